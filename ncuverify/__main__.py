@@ -1,0 +1,3 @@
+from ncuverify.cli import main
+
+main()

@@ -1,0 +1,266 @@
+"""Stage 2: compile each kernel with NVRTC (cuda-python's bindings) and keep its static facts.
+
+Kernels that share a source and compile options are compiled together, once. ptxas's resource report
+(registers, stack, spills, shared memory) comes from the compile log, with NVRTC's cache off: on a cache
+hit the log is empty.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ncuverify.errors import InputError
+from ncuverify.spec import KernelSpec, Spec
+
+
+@dataclass(frozen=True)
+class ResourceUsage:
+    """What ptxas reported for one entry function."""
+
+    registers: int
+    stack_frame_bytes: int
+    spill_store_bytes: int
+    spill_load_bytes: int
+    shared_bytes: int
+    barriers: int
+
+
+@dataclass(frozen=True)
+class KernelBuild:
+    """One compiled kernel, ready to load and launch."""
+
+    name: str  # the kernel's key in the expectation file
+    entry: str  # as written: strided_read, copy_stride<32>
+    symbol: str  # the mangled name in the cubin, which ncu reports too
+    arch: str
+    cubin: bytes
+    resources: ResourceUsage | None
+    log: str
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """One NVRTC program: a source and its options, shared by the kernels that use them."""
+
+    source: str
+    source_name: str
+    arch: str
+    defines: tuple[tuple[str, str | None], ...]
+    include_dirs: tuple[str, ...]
+    lineinfo: bool
+    std: str
+    max_registers: int | None
+    flags: tuple[str, ...]
+
+
+def cuda_include_dirs() -> list[str]:
+    """The CUDA runtime and CCCL headers (from the CUDA wheels or a toolkit), so kernels can include them."""
+    try:
+        from cuda import pathfinder
+    except ImportError:
+        return []
+    found = []
+    for library in ("cudart", "cccl"):
+        located = pathfinder.locate_nvidia_header_directory(library)
+        if located is not None:
+            found.append(located.abs_path)
+    return found
+
+
+def build_spec(spec: Spec, arch: str) -> dict[str, KernelBuild]:
+    """Compile every kernel of a file for arch (unless a kernel pins its own); raise InputError on failure."""
+    units: dict[_Unit, list[tuple[str, KernelSpec]]] = {}
+    for name, kernel in spec.content.kernels.items():
+        units.setdefault(_unit(spec.folder, kernel, kernel.arch or arch), []).append((name, kernel))
+    builds: dict[str, KernelBuild] = {}
+    problems: list[str] = []
+    for unit, kernels in units.items():
+        try:
+            builds.update(_compile(unit, kernels))
+        except InputError as error:
+            problems.append(str(error))
+    if problems:
+        raise InputError("\n".join(f"{spec.path}: {problem}" for problem in problems))
+    return builds
+
+
+def _unit(folder: Path, kernel: KernelSpec, arch: str) -> _Unit:
+    includes = [str((folder / d).resolve()) for d in kernel.include_dirs]
+    if kernel.file is not None:
+        path = folder / kernel.file
+        source = path.read_text(encoding="utf-8")
+        source_name = _display_path(path)
+        includes.insert(0, str(path.resolve().parent))  # quoted includes next to the .cu file
+    else:
+        source, source_name = kernel.source or "", f"{folder.name}/inline"
+    defines = tuple(sorted((k, _define_value(v)) for k, v in kernel.defines.items()))
+    return _Unit(
+        source=source,
+        source_name=source_name,
+        arch=arch,
+        defines=defines,
+        include_dirs=tuple(includes),
+        lineinfo=kernel.lineinfo,
+        std=kernel.std,
+        max_registers=kernel.max_registers,
+        flags=tuple(kernel.flags),
+    )
+
+
+def _display_path(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path.resolve())
+
+
+def _define_value(value: object) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return str(value)
+
+
+def nvrtc_options(unit: _Unit) -> list[str]:
+    """The NVRTC command line for a unit."""
+    options = [f"-arch={unit.arch}", f"--std={unit.std}", "--ptxas-options=-v"]
+    if unit.lineinfo:
+        options.append("--generate-line-info")
+    if unit.max_registers is not None:
+        options.append(f"--maxrregcount={unit.max_registers}")
+    options += [f"--define-macro={n}" if v is None else f"--define-macro={n}={v}" for n, v in unit.defines]
+    options += [f"--include-path={d}" for d in (*unit.include_dirs, *cuda_include_dirs())]
+    if nvrtc_version() >= (12, 9):
+        options.append("--no-cache")  # NVRTC's cache drops the ptxas report on a hit
+    return [*options, *unit.flags]
+
+
+def nvrtc_version() -> tuple[int, int]:
+    from cuda.bindings import nvrtc
+
+    result, major, minor = nvrtc.nvrtcVersion()
+    _check(result, "nvrtcVersion")
+    return (major, minor)
+
+
+def _compile(unit: _Unit, kernels: list[tuple[str, KernelSpec]]) -> dict[str, KernelBuild]:
+    from cuda.bindings import nvrtc
+
+    templates = [k.entry for _, k in kernels if k.is_template]
+    options = [o.encode() for o in nvrtc_options(unit)]
+    result, program = nvrtc.nvrtcCreateProgram(unit.source.encode(), unit.source_name.encode(), 0, [], [])
+    _check(result, "nvrtcCreateProgram")
+    try:
+        for entry in templates:
+            _check(nvrtc.nvrtcAddNameExpression(program, entry.encode())[0], "nvrtcAddNameExpression")
+        (compiled,) = nvrtc.nvrtcCompileProgram(program, len(options), options)
+        log = _program_log(program)
+        if compiled != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            raise InputError(f"{unit.source_name}: does not compile for {unit.arch}:\n{log.strip()}")
+        cubin = _program_cubin(program)
+        lowered = {entry: _lowered_name(program, entry) for entry in templates}
+    finally:
+        nvrtc.nvrtcDestroyProgram(program)
+    entries = _entry_functions(log)
+    resources = parse_ptxas_report(log)
+    builds = {}
+    for name, kernel in kernels:
+        symbol = lowered.get(kernel.entry, kernel.entry)
+        if symbol not in entries:
+            known = ", ".join(sorted(entries)) or "none"
+            raise InputError(
+                f"{unit.source_name}: no kernel entry point {kernel.entry!r} (it defines: {known})"
+            )
+        builds[name] = KernelBuild(
+            name=name,
+            entry=kernel.entry,
+            symbol=symbol,
+            arch=unit.arch,
+            cubin=cubin,
+            resources=resources.get(symbol),
+            log=log,
+        )
+    return builds
+
+
+def _check(result: object, call: str) -> None:
+    from cuda.bindings import nvrtc
+
+    if result != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        _, text = nvrtc.nvrtcGetErrorString(result)
+        raise InputError(f"{call} failed: {text.decode(errors='replace')}")
+
+
+def _program_log(program: object) -> str:
+    from cuda.bindings import nvrtc
+
+    result, size = nvrtc.nvrtcGetProgramLogSize(program)
+    _check(result, "nvrtcGetProgramLogSize")
+    buffer = b" " * size
+    _check(nvrtc.nvrtcGetProgramLog(program, buffer)[0], "nvrtcGetProgramLog")
+    return buffer.rstrip(b"\0").decode(errors="replace")
+
+
+def _program_cubin(program: object) -> bytes:
+    from cuda.bindings import nvrtc
+
+    result, size = nvrtc.nvrtcGetCUBINSize(program)
+    _check(result, "nvrtcGetCUBINSize")
+    buffer = b" " * size
+    _check(nvrtc.nvrtcGetCUBIN(program, buffer)[0], "nvrtcGetCUBIN")
+    return buffer
+
+
+def _lowered_name(program: object, entry: str) -> str:
+    from cuda.bindings import nvrtc
+
+    result, name = nvrtc.nvrtcGetLoweredName(program, entry.encode())
+    _check(result, "nvrtcGetLoweredName")
+    return name.decode()
+
+
+_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '([^']+)'")
+_PROPERTIES = re.compile(r"Function properties for (\S+)")
+_STACK = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_USED = re.compile(r"Used (\d+) registers")
+_BARRIERS = re.compile(r"used (\d+) barriers")
+_SMEM = re.compile(r"(\d+) bytes smem")
+
+
+def _entry_functions(log: str) -> set[str]:
+    return {match.group(1) for match in _ENTRY.finditer(log)}
+
+
+def parse_ptxas_report(log: str) -> dict[str, ResourceUsage]:
+    """ptxas -v lines, per mangled entry function."""
+    found: dict[str, dict[str, int]] = {}
+    current: str | None = None
+    for line in log.splitlines():
+        if match := _ENTRY.search(line) or _PROPERTIES.search(line):
+            current = match.group(1)
+            found.setdefault(current, {})
+            continue
+        if current is None:
+            continue
+        facts = found[current]
+        if match := _STACK.search(line):
+            facts["stack"], facts["spill_st"], facts["spill_ld"] = (int(g) for g in match.groups())
+        if match := _USED.search(line):
+            facts["registers"] = int(match.group(1))
+            facts["barriers"] = int(b.group(1)) if (b := _BARRIERS.search(line)) else 0
+            facts["smem"] = int(s.group(1)) if (s := _SMEM.search(line)) else 0
+    return {
+        name: ResourceUsage(
+            registers=facts["registers"],
+            stack_frame_bytes=facts.get("stack", 0),
+            spill_store_bytes=facts.get("spill_st", 0),
+            spill_load_bytes=facts.get("spill_ld", 0),
+            shared_bytes=facts.get("smem", 0),
+            barriers=facts.get("barriers", 0),
+        )
+        for name, facts in found.items()
+        if "registers" in facts
+    }

@@ -1,0 +1,70 @@
+"""The command line: parses options and calls the pipeline."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from ncuverify import pipeline, report
+from ncuverify.errors import ExitCode
+from ncuverify.profile import NcuOptions
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Check quantitative claims about CUDA kernels against Nsight Compute measurements.",
+)
+
+
+@app.callback()
+def _root() -> None:
+    """ncuverify: claims about CUDA kernels, checked on the hardware."""
+
+
+@app.command()
+def check(
+    files: Annotated[list[Path], typer.Argument(help="expectation files (YAML)", show_default=False)],
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="show the documents' figures and notes")
+    ] = False,
+    arch: Annotated[str | None, typer.Option(help="build for this architecture, e.g. sm_90")] = None,
+    ncu: Annotated[str, typer.Option(help="the ncu executable")] = "ncu",
+    clock_control: Annotated[str, typer.Option(help="ncu --clock-control: none or base")] = "none",
+    cache_control: Annotated[str, typer.Option(help="ncu --cache-control: all or none")] = "all",
+    keep: Annotated[
+        Path | None,
+        typer.Option(help="keep each file's plan, cubins, ncu log and runner status in DIR/<file>"),
+    ] = None,
+) -> None:
+    """Build, profile and judge every claim of the given files.
+
+    Exit codes: 0 every claim holds; 1 a claim failed or could not be evaluated; 2 the input is wrong;
+    3 the claims could not be measured here (no GPU, no ncu, no counter access).
+    """
+    if clock_control not in ("none", "base"):
+        raise typer.BadParameter("none or base", param_hint="--clock-control")
+    if cache_control not in ("all", "none"):
+        raise typer.BadParameter("all or none", param_hint="--cache-control")
+    options = pipeline.CheckOptions(
+        arch=arch,
+        ncu=NcuOptions(executable=ncu, clock_control=clock_control, cache_control=cache_control),
+        keep_dir=keep,
+    )
+    console = Console() if sys.stdout.isatty() else Console(width=160)
+    started = time.monotonic()
+    results = pipeline.check_files(files, options)
+    report.print_run(console, results, time.monotonic() - started, verbose)
+    raise typer.Exit(int(pipeline.exit_code(results)))
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(int(ExitCode.NOT_MEASURABLE))

@@ -1,0 +1,62 @@
+"""What this machine offers: an NVIDIA GPU (and its architecture) and Nsight Compute."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from ncuverify.errors import EnvironmentProblem
+
+
+@dataclass(frozen=True)
+class Gpu:
+    index: int
+    name: str
+    arch: str  # sm_90
+    driver_version: str
+
+
+def detect_gpu(index: int = 0) -> Gpu:
+    """The GPU the runner will use; EnvironmentProblem if there is none."""
+    try:
+        from cuda.bindings import driver
+
+        _ok(driver.cuInit(0))
+        count = _ok(driver.cuDeviceGetCount())
+    except EnvironmentProblem:
+        raise
+    except Exception:  # the driver library itself is missing: no NVIDIA driver here
+        raise EnvironmentProblem(
+            "no NVIDIA GPU: the CUDA driver library (libcuda) cannot be loaded"
+        ) from None
+    if count <= index:
+        raise EnvironmentProblem(f"no NVIDIA GPU: the driver reports {count} device(s)")
+    device = _ok(driver.cuDeviceGet(index))
+    attribute = driver.CUdevice_attribute
+    major = _ok(driver.cuDeviceGetAttribute(attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device))
+    minor = _ok(driver.cuDeviceGetAttribute(attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device))
+    name = _ok(driver.cuDeviceGetName(64, device)).split(b"\0", 1)[0].decode()
+    version = _ok(driver.cuDriverGetVersion())
+    return Gpu(index, name, f"sm_{major}{minor}", f"{version // 1000}.{version % 1000 // 10}")
+
+
+def find_ncu(executable: str) -> str:
+    """The path of ncu; EnvironmentProblem if it is not installed."""
+    found = shutil.which(executable) or (executable if Path(executable).is_file() else None)
+    if found is None:
+        raise EnvironmentProblem(
+            f"Nsight Compute's ncu is not on the PATH (looked for {executable!r}): install it or pass --ncu PATH"
+        )
+    return found
+
+
+def _ok(result: tuple) -> object:
+    from cuda.bindings import driver
+
+    error, *values = result
+    if error != driver.CUresult.CUDA_SUCCESS:
+        if error == driver.CUresult.CUDA_ERROR_NO_DEVICE:
+            raise EnvironmentProblem("no NVIDIA GPU: the driver found no device")
+        raise EnvironmentProblem(f"the CUDA driver failed: {error.name}")
+    return values[0] if len(values) == 1 else tuple(values)

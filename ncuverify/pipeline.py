@@ -1,0 +1,158 @@
+"""The stages in order: spec -> build -> profile -> judge, for each expectation file."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ncuverify import profile
+from ncuverify.build import KernelBuild, build_spec
+from ncuverify.environment import Gpu, detect_gpu, find_ncu
+from ncuverify.errors import EnvironmentProblem, ExitCode, InputError
+from ncuverify.judge import ClaimResult, Verdict, judge, skip_all
+from ncuverify.spec import Spec, load
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    arch: str | None = None  # build target; else the GPU's, else the file's
+    ncu: profile.NcuOptions = field(default_factory=profile.NcuOptions)
+    keep_dir: Path | None = None  # keep each file's plan, cubins, ncu log and runner status here
+
+
+@dataclass(frozen=True)
+class Environment:
+    """What the machine can do, probed once per run."""
+
+    gpu: Gpu | None
+    ncu: str | None
+    problem: str | None  # why profiler claims cannot be measured here
+
+    @classmethod
+    def probe(cls, ncu_executable: str) -> Environment:
+        try:
+            gpu = detect_gpu()
+        except EnvironmentProblem as problem:
+            return cls(None, None, str(problem))
+        try:
+            return cls(gpu, find_ncu(ncu_executable), None)
+        except EnvironmentProblem as problem:
+            return cls(gpu, None, str(problem))
+
+
+@dataclass(frozen=True)
+class FileResult:
+    path: Path
+    claims: list[ClaimResult]
+    input_error: str | None = None
+    seconds: float = 0.0
+    gpu: Gpu | None = None
+    ncu_command: list[str] | None = None
+
+    def count(self, verdict: Verdict) -> int:
+        return sum(1 for result in self.claims if result.verdict is verdict)
+
+
+def check_files(paths: Iterable[Path], options: CheckOptions) -> list[FileResult]:
+    environment = Environment.probe(options.ncu.executable)
+    return [check_file(path, options, environment) for path in paths]
+
+
+def check_file(path: Path, options: CheckOptions, environment: Environment) -> FileResult:
+    started = time.monotonic()
+    try:
+        spec = load(path)
+        arch = target_arch(spec, options, environment)
+        builds = build_spec(spec, arch) if arch is not None else None
+    except InputError as error:
+        return FileResult(path, [], input_error=str(error), seconds=time.monotonic() - started)
+    claims = spec.content.claims
+    if environment.problem is not None or environment.ncu is None or builds is None:
+        reason = environment.problem or "no architecture to build for: pass --arch or set 'arch' in the file"
+        return FileResult(path, skip_all(claims, reason), seconds=time.monotonic() - started)
+    try:
+        keep = options.keep_dir / spec.path.stem if options.keep_dir is not None else None
+        measured, command = measure(spec, builds, replace(options.ncu, executable=environment.ncu), keep)
+    except EnvironmentProblem as problem:
+        return FileResult(
+            path, skip_all(claims, str(problem)), seconds=time.monotonic() - started, gpu=environment.gpu
+        )
+    results = judge(claims, measured)
+    return FileResult(
+        path, results, seconds=time.monotonic() - started, gpu=environment.gpu, ncu_command=command
+    )
+
+
+def target_arch(spec: Spec, options: CheckOptions, environment: Environment) -> str | None:
+    """--arch, else the GPU's own architecture, else the file's `arch` (for machines without a GPU)."""
+    if options.arch is not None:
+        return options.arch
+    if environment.gpu is not None:
+        return environment.gpu.arch
+    return spec.content.arch
+
+
+def measure(
+    spec: Spec, builds: dict[str, KernelBuild], options: profile.NcuOptions, keep_dir: Path | None = None
+) -> tuple[profile.Measurements, list[str]]:
+    """Profile the cases the claims read, in one ncu process."""
+    needed_cases, metrics = _needs(spec)
+    with _work_dir(keep_dir) as work_dir:
+        cubins: dict[str, Path] = {}
+        planned = []
+        symbols = {}
+        for name in needed_cases:
+            case = spec.content.cases[name]
+            build = builds[case.kernel]
+            cubin = cubins.get(case.kernel)
+            if cubin is None:
+                cubin = cubins[case.kernel] = work_dir / f"{case.kernel}.cubin"
+                cubin.write_bytes(build.cubin)
+            planned.append(profile.planned_case(name, case, build, cubin))
+            symbols[name] = build.symbol
+        run = profile.run_ncu(work_dir, planned, metrics, options)
+    profile.diagnose(run)
+    status = run.status or _runner_failure(run, needed_cases)
+    table = profile.parse_csv(run.report)
+    return profile.measurements(table, status, symbols), run.command
+
+
+@contextmanager
+def _work_dir(keep_dir: Path | None) -> Iterator[Path]:
+    if keep_dir is not None:
+        keep_dir.mkdir(parents=True, exist_ok=True)
+        yield keep_dir
+        return
+    with tempfile.TemporaryDirectory(prefix="ncuverify-") as scratch:
+        yield Path(scratch)
+
+
+def _needs(spec: Spec) -> tuple[list[str], set[str]]:
+    """The cases (in file order) and metrics that the claims read."""
+    refs = [ref for claim in spec.content.claims for ref in claim.metric_refs()]
+    cases = {ref.case for ref in refs}
+    return [name for name in spec.content.cases if name in cases], {ref.name for ref in refs}
+
+
+def _runner_failure(run: profile.ProfileRun, cases: list[str]) -> list[dict[str, object]]:
+    """The runner left no status: it never started. Every case fails with what it printed last."""
+    lines = [line for line in (run.output + run.report).splitlines() if line.strip()]
+    reason = f"the runner did not start (exit {run.returncode}): {lines[-1] if lines else 'no output'}"
+    return [{"case": name, "ok": False, "error": reason} for name in cases]
+
+
+def exit_code(results: Iterable[FileResult]) -> ExitCode:
+    """2 for wrong input anywhere, else 1 for a failed or unevaluable claim, else 3 for skipped, else 0."""
+    results = list(results)
+    if any(r.input_error for r in results):
+        return ExitCode.BAD_INPUT
+    verdicts = [c.verdict for r in results for c in r.claims]
+    if any(v in (Verdict.FAILED, Verdict.ERROR) for v in verdicts):
+        return ExitCode.CLAIM_FAILED
+    if any(v is Verdict.SKIPPED for v in verdicts):
+        return ExitCode.NOT_MEASURABLE
+    return ExitCode.OK

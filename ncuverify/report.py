@@ -1,0 +1,116 @@
+"""Stage 5: show the verdicts: one rich table per file and a summary line."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ncuverify.judge import ClaimResult, Verdict, describe, format_number
+from ncuverify.pipeline import FileResult
+
+VERDICT_STYLE = {
+    Verdict.PASSED: "bold green",
+    Verdict.FAILED: "bold red",
+    Verdict.ERROR: "bold magenta",
+    Verdict.SKIPPED: "yellow",
+}
+
+
+def document_column(result: ClaimResult) -> Text:
+    """Whether the document's own figure holds, and by how much the hardware differs from it."""
+    cite = result.claim.cite
+    if cite.holds:
+        return Text("holds", style="green")
+    text = "wrong"
+    if cite.value is not None:
+        text += f": says {format_number(cite.value)}"
+        if result.measured is not None and cite.value != 0:
+            text += f", measured ×{result.measured / cite.value:.3g} of it"
+    return Text(text, style="yellow")
+
+
+def claims_table(result: FileResult, verbose: bool) -> Table:
+    table = Table(title=str(result.path), title_justify="left", show_lines=verbose, expand=False)
+    table.add_column("claim", overflow="fold")
+    table.add_column("case")
+    table.add_column("metric", overflow="fold", max_width=48)
+    table.add_column("expected", no_wrap=True)
+    table.add_column("measured", justify="right", no_wrap=True)
+    table.add_column("verdict", no_wrap=True)
+    table.add_column("document")
+    table.add_column("source", overflow="fold")
+    for claim_result in result.claims:
+        claim = claim_result.claim
+        measured = format_number(claim_result.measured) if claim_result.measured is not None else "-"
+        source = f"{claim.cite.document} §{claim.cite.section}"
+        if verbose:
+            source += f"\n“{claim.cite.figure}”"
+        table.add_row(
+            claim.id,
+            claim.case or "-",
+            claim.metric,
+            describe(claim.expect),
+            measured,
+            Text(claim_result.verdict.value, style=VERDICT_STYLE[claim_result.verdict]),
+            document_column(claim_result),
+            source,
+        )
+    return table
+
+
+def reason_lines(result: FileResult, verbose: bool) -> list[Text]:
+    """Why each claim did not pass; with verbose, also why a passing claim departs from its document."""
+    lines = []
+    for claim_result in result.claims:
+        claim = claim_result.claim
+        if claim_result.verdict is not Verdict.PASSED and claim_result.reason:
+            style = VERDICT_STYLE[claim_result.verdict]
+            lines.append(
+                Text.assemble((f"{claim_result.verdict.value} ", style), f"{claim.id}: {claim_result.reason}")
+            )
+        if verbose and claim.note:
+            lines.append(Text.assemble(("note ", "cyan"), f"{claim.id}: {claim.note}"))
+    return lines
+
+
+def summary(results: Sequence[FileResult], seconds: float) -> str:
+    counts = {verdict: sum(r.count(verdict) for r in results) for verdict in Verdict}
+    bad_files = sum(1 for r in results if r.input_error)
+    text = (
+        f"{counts[Verdict.PASSED]} passed, {counts[Verdict.FAILED]} failed, {counts[Verdict.ERROR]} errors, "
+        f"{counts[Verdict.SKIPPED]} skipped"
+    )
+    if bad_files:
+        text += f", {bad_files} file{'s' if bad_files > 1 else ''} with input errors"
+    return f"{text} in {seconds:.1f} s"
+
+
+def print_file(console: Console, result: FileResult, verbose: bool) -> None:
+    if result.input_error is not None:
+        console.print(Text(f"{result.path}: input error", style="bold red"))
+        console.print(Text(result.input_error), soft_wrap=True)
+        return
+    reasons = {r.reason for r in result.claims}
+    if all(r.verdict is Verdict.SKIPPED for r in result.claims) and len(reasons) == 1 and not verbose:
+        # One cause for every claim (no GPU, no ncu): one line, not a table of the same words.
+        line = f"{result.path}: {len(result.claims)} claims not measured: {reasons.pop()}"
+        console.print(Text(line, style="yellow"), soft_wrap=True)
+        return
+    console.print(claims_table(result, verbose))
+    for line in reason_lines(result, verbose):
+        console.print(line, soft_wrap=True)
+    if verbose and result.gpu is not None:
+        console.print(
+            Text(f"measured on {result.gpu.name} ({result.gpu.arch}, CUDA driver {result.gpu.driver_version})")
+        )
+    console.print(Text(f"{result.path.name}: {summary([result], result.seconds)}"))
+
+
+def print_run(console: Console, results: Sequence[FileResult], seconds: float, verbose: bool) -> None:
+    for result in results:
+        print_file(console, result, verbose)
+    if len(results) > 1:
+        console.print(Text(f"ncuverify: {summary(results, seconds)} ({len(results)} files)", style="bold"))

@@ -1,0 +1,518 @@
+"""Stage 1: load an expectation file and validate it into typed values.
+
+The YAML is read with PyYAML's safe composer and turned into plain values by hand, so that every value
+keeps its line number (for error messages), duplicate keys are refused, and alias expansion is bounded.
+pydantic then validates the shape; references between kernels, cases and claims are checked last.
+Every problem is reported at once, each with the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from ncuverify import expression
+from ncuverify.errors import InputError
+
+# Bounds the work an expectation file can cause while it is read (aliases can expand exponentially).
+MAX_YAML_NODES = 100_000
+
+DTYPES = (
+    "int8",
+    "uint8",
+    "int16",
+    "uint16",
+    "int32",
+    "uint32",
+    "int64",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+)
+DType = Literal[DTYPES]  # type: ignore[valid-type]
+SCALAR_TYPES = ("int32", "uint32", "int64", "uint64", "float32", "float64")
+
+_ARCH = r"^(sm|compute)_\d{2,3}[af]?$"
+_IDENT = r"^[A-Za-z_][A-Za-z0-9_-]*$"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _as_text(value: Any) -> Any:
+    """YAML reads `section: 2.2` as a number; a section or figure is text whatever it looks like."""
+    return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
+
+
+# --- kernels ---------------------------------------------------------------------------------------------
+
+
+class KernelSpec(_Strict):
+    """One kernel: where its source is, which entry point, and how to compile it."""
+
+    file: str | None = Field(None, description="a .cu file, relative to the expectation file")
+    source: str | None = Field(None, description="inline CUDA C++ source")
+    entry: str = Field(
+        pattern=r"^[A-Za-z_][A-Za-z0-9_:]*(<.+>)?$",
+        description='an extern "C" name, or a template instantiation such as copy_stride<32>',
+    )
+    defines: dict[str, str | int | float | bool | None] = Field(default_factory=dict)
+    include_dirs: list[str] = Field(default_factory=list, description="relative to the expectation file")
+    arch: str | None = Field(None, pattern=_ARCH, description="pin the target, e.g. sm_90")
+    lineinfo: bool = True
+    std: Literal["c++11", "c++14", "c++17", "c++20"] = "c++17"
+    max_registers: int | None = Field(None, ge=1, le=255)
+    flags: list[str] = Field(default_factory=list, description="extra NVRTC options")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> KernelSpec:
+        if (self.file is None) == (self.source is None):
+            raise ValueError("give exactly one of 'file' (a .cu path) or 'source' (inline code)")
+        return self
+
+    @property
+    def is_template(self) -> bool:
+        return "<" in self.entry
+
+
+# --- cases -----------------------------------------------------------------------------------------------
+
+
+class BufferArg(_Strict):
+    """A device buffer: `{buffer: float32, count: 1024, fill: random, seed: 1, offset: 1}`."""
+
+    buffer: DType
+    count: int = Field(ge=1, le=2**36, description="elements the kernel sees (after the offset)")
+    fill: Literal["zeros", "constant", "iota", "random"] = "zeros"
+    value: float | None = Field(None, description="the value of a constant fill")
+    seed: int = Field(0, ge=0)
+    offset: int = Field(0, ge=0, description="elements between the allocation and the pointer passed")
+
+    @model_validator(mode="after")
+    def _value_with_constant(self) -> BufferArg:
+        if (self.fill == "constant") != (self.value is not None):
+            raise ValueError("'value' goes with 'fill: constant', and only with it")
+        return self
+
+
+class Int32Arg(_Strict):
+    int32: int = Field(ge=-(2**31), le=2**31 - 1)
+
+
+class UInt32Arg(_Strict):
+    uint32: int = Field(ge=0, le=2**32 - 1)
+
+
+class Int64Arg(_Strict):
+    int64: int = Field(ge=-(2**63), le=2**63 - 1)
+
+
+class UInt64Arg(_Strict):
+    uint64: int = Field(ge=0, le=2**64 - 1)
+
+
+class Float32Arg(_Strict):
+    float32: float
+
+
+class Float64Arg(_Strict):
+    float64: float
+
+
+def _argument_kind(value: Any) -> str | None:
+    if isinstance(value, dict):
+        for key in ("buffer", *SCALAR_TYPES):
+            if key in value:
+                return key
+    if isinstance(value, BaseModel):
+        return next(iter(type(value).model_fields))
+    return None
+
+
+Argument = Annotated[
+    Annotated[BufferArg, Tag("buffer")]
+    | Annotated[Int32Arg, Tag("int32")]
+    | Annotated[UInt32Arg, Tag("uint32")]
+    | Annotated[Int64Arg, Tag("int64")]
+    | Annotated[UInt64Arg, Tag("uint64")]
+    | Annotated[Float32Arg, Tag("float32")]
+    | Annotated[Float64Arg, Tag("float64")],
+    Discriminator(
+        _argument_kind,
+        custom_error_type="argument_kind",
+        custom_error_message="an argument is a buffer ({buffer: float32, count: N, ...}) "
+        "or one scalar ({int32: 5}, {float32: 0.5}; also uint32, int64, uint64, float64)",
+    ),
+]
+
+Dim3 = tuple[int, int, int]
+
+
+def _dim3(value: Any, what: str) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = [value]
+    if not isinstance(value, list | tuple) or not 1 <= len(value) <= 3:
+        raise ValueError(f"{what} is a number or a list of 1 to 3 numbers, e.g. [32, 8]")
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in value):
+        raise ValueError(f"every {what} dimension is a whole number of at least 1")
+    return (*value, 1, 1)[:3]
+
+
+class CaseSpec(_Strict):
+    """One launch: which kernel, its geometry and its arguments in order."""
+
+    kernel: str
+    grid: Dim3
+    block: Dim3
+    shared_bytes: int = Field(0, ge=0, le=227 * 1024, description="dynamic shared memory per block")
+    args: list[Argument] = Field(default_factory=list)
+
+    @field_validator("grid", mode="before")
+    @classmethod
+    def _grid(cls, value: Any) -> Any:
+        grid = _dim3(value, "grid")
+        if grid[0] > 2**31 - 1 or grid[1] > 65535 or grid[2] > 65535:
+            raise ValueError("grid is at most [2147483647, 65535, 65535]")
+        return grid
+
+    @field_validator("block", mode="before")
+    @classmethod
+    def _block(cls, value: Any) -> Any:
+        block = _dim3(value, "block")
+        if block[0] > 1024 or block[1] > 1024 or block[2] > 64:
+            raise ValueError("block is at most [1024, 1024, 64]")
+        if block[0] * block[1] * block[2] > 1024:
+            raise ValueError(
+                f"a block holds at most 1024 threads; {block} holds {block[0] * block[1] * block[2]}"
+            )
+        return block
+
+    @property
+    def threads(self) -> int:
+        return self.grid[0] * self.grid[1] * self.grid[2] * self.block[0] * self.block[1] * self.block[2]
+
+
+# --- claims ----------------------------------------------------------------------------------------------
+
+
+class Citation(_Strict):
+    """Where a claim comes from: the document, its section and the figure it states."""
+
+    document: str
+    section: str
+    figure: str = Field(description="what the document states, in its words")
+    value: float | None = Field(None, description="the document's number, where it gives one")
+    holds: bool = Field(True, description="false where the hardware disagrees with the document")
+
+    _text = field_validator("section", "figure", mode="before")(_as_text)
+
+
+class Expectation(_Strict):
+    """The assertion: exactly one of equals, at_least, at_most, between or approx (with rel or abs)."""
+
+    equals: float | None = None
+    at_least: float | None = None
+    at_most: float | None = None
+    between: tuple[float, float] | None = None
+    approx: float | None = None
+    rel: float | None = Field(None, gt=0)
+    abs: float | None = Field(None, gt=0)
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> Expectation:
+        given = [
+            k for k in ("equals", "at_least", "at_most", "between", "approx") if getattr(self, k) is not None
+        ]
+        if len(given) != 1:
+            raise ValueError("give exactly one of equals, at_least, at_most, between or approx")
+        if self.approx is not None and (self.rel is None) == (self.abs is None):
+            raise ValueError("approx needs exactly one tolerance: rel (a fraction) or abs")
+        if self.approx is None and (self.rel is not None or self.abs is not None):
+            raise ValueError("rel and abs go with approx only")
+        if self.between is not None and self.between[0] > self.between[1]:
+            raise ValueError(f"between needs low <= high, got {list(self.between)}")
+        return self
+
+
+class Claim(_Strict):
+    """One checkable statement about a case."""
+
+    id: str = Field(pattern=_IDENT)
+    case: str | None = Field(None, description="the case unqualified metric names are read from")
+    metric: str = Field(description="a metric name or an expression over metric names")
+    expect: Expectation
+    cite: Citation
+    note: str | None = Field(None, description="why the assertion differs from the document")
+
+    _text = field_validator("metric", mode="before")(_as_text)
+
+    @field_validator("metric")
+    @classmethod
+    def _parses(cls, value: str) -> str:
+        expression.parse(value)
+        return value
+
+    @model_validator(mode="after")
+    def _note_when_document_is_wrong(self) -> Claim:
+        if not self.cite.holds and not self.note:
+            raise ValueError("a claim whose document figure does not hold (cite.holds: false) needs a 'note'")
+        return self
+
+    @property
+    def expression(self) -> expression.Expr:
+        return expression.parse(self.metric)
+
+    def metric_refs(self) -> list[expression.MetricRef]:
+        """The metrics this claim reads, each with its case made explicit."""
+        return [
+            expression.MetricRef(ref.name, ref.case or self.case)
+            for ref in expression.references(self.expression)
+        ]
+
+
+class ExpectationFile(_Strict):
+    """The whole file, as validated."""
+
+    arch: str | None = Field(None, pattern=_ARCH, description="build target when no GPU can be asked")
+    kernels: dict[Annotated[str, Field(pattern=_IDENT)], KernelSpec] = Field(min_length=1)
+    cases: dict[Annotated[str, Field(pattern=_IDENT)], CaseSpec] = Field(min_length=1)
+    claims: list[Claim] = Field(min_length=1)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A loaded expectation file: its path and its validated content."""
+
+    path: Path
+    content: ExpectationFile
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+# --- loading ---------------------------------------------------------------------------------------------
+
+Location = tuple[str | int, ...]
+
+
+@dataclass
+class _YamlReader:
+    """Turns composed YAML nodes into plain values, remembering the line of every value."""
+
+    lines: dict[Location, int]
+    budget: int = MAX_YAML_NODES
+
+    def value(self, node: yaml.Node, where: Location) -> Any:
+        self.budget -= 1
+        if self.budget < 0:
+            raise InputError(
+                f"more than {MAX_YAML_NODES} values once aliases are expanded; refusing to read on"
+            )
+        self.lines.setdefault(where, node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode):
+            return self._mapping(node, where)
+        if isinstance(node, yaml.SequenceNode):
+            return [self.value(item, (*where, i)) for i, item in enumerate(node.value)]
+        return yaml.constructor.SafeConstructor().construct_object(node, deep=True)
+
+    def _mapping(self, node: yaml.MappingNode, where: Location) -> dict[str, Any]:
+        yaml.constructor.SafeConstructor().flatten_mapping(node)
+        result: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            key = self.value(key_node, (*where, "<key>"))
+            if not isinstance(key, str | int | float | bool):
+                raise InputError(f"line {key_node.start_mark.line + 1}: a key must be plain text")
+            key = str(key)
+            if key in result:
+                raise InputError(f"line {key_node.start_mark.line + 1}: duplicate key {key!r}")
+            self.lines[(*where, key)] = key_node.start_mark.line + 1
+            result[key] = self.value(value_node, (*where, key))
+        return result
+
+
+def read_yaml(text: str) -> tuple[Any, dict[Location, int]]:
+    """Parse YAML safely into plain values and a map from each value's location to its line."""
+    loader = yaml.SafeLoader(text)
+    try:
+        root = loader.get_single_node()
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        raise InputError(f"{where}not valid YAML: {error.problem}") from None
+    except yaml.YAMLError as error:
+        raise InputError(f"not valid YAML: {error}") from None
+    finally:
+        loader.dispose()
+    if root is None:
+        raise InputError("the file is empty")
+    lines: dict[Location, int] = {}
+    return _YamlReader(lines).value(root, ()), lines
+
+
+def load(path: Path) -> Spec:
+    """Read and validate an expectation file; raise InputError naming every problem with its line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such expectation file") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"{path}: cannot read it ({error})") from None
+    try:
+        data, lines = read_yaml(text)
+    except InputError as error:
+        raise InputError(f"{path}: {error}") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{path}:1: the file must be a mapping with kernels, cases and claims")
+    try:
+        content = ExpectationFile.model_validate(data)
+    except ValidationError as error:
+        raise InputError(_describe(path, lines, _pydantic_problems(error))) from None
+    problems = list(_reference_problems(content))
+    problems += [(where, message) for where, message in _path_problems(content, path.parent)]
+    if problems:
+        raise InputError(_describe(path, lines, problems))
+    return Spec(path=path, content=content)
+
+
+# --- messages --------------------------------------------------------------------------------------------
+
+_ALL_FIELDS = sorted(
+    {
+        name
+        for model in (ExpectationFile, KernelSpec, CaseSpec, BufferArg, Claim, Citation, Expectation)
+        for name in model.model_fields
+    }
+    | set(SCALAR_TYPES)
+)
+
+
+def _pydantic_problems(error: ValidationError) -> list[tuple[Location, str]]:
+    problems = []
+    for item in error.errors(include_url=False):
+        # Union tags and validator names appear in loc; they are not keys of the file.
+        where = _file_location(item["loc"])
+        message = item["msg"].removeprefix("Value error, ")
+        if item["type"] == "extra_forbidden":
+            key = str(where[-1])
+            close = difflib.get_close_matches(key, _ALL_FIELDS, n=1)
+            message = f"unknown key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+        elif item["type"] == "missing":
+            message = f"missing: {where[-1]!r} is required"
+        problems.append((where, message))
+    return problems
+
+
+_UNION_TAGS = ("buffer", *SCALAR_TYPES)
+_TYPE_NAMES = ("str", "int", "float", "bool", "none")
+
+
+def _file_location(loc: tuple[str | int, ...]) -> Location:
+    """pydantic's loc, less the union tags and type names it adds, which are not keys of the file."""
+    where: list[str | int] = []
+    for index, part in enumerate(loc):
+        is_last = index == len(loc) - 1
+        after_index = index > 0 and isinstance(loc[index - 1], int)
+        if isinstance(part, str) and not is_last and after_index and part in _UNION_TAGS:
+            continue
+        if isinstance(part, str) and (part in _TYPE_NAMES or part[:1].isupper()):
+            continue
+        where.append(part)
+    return tuple(where)
+
+
+def _describe(path: Path, lines: dict[Location, int], problems: Iterable[tuple[Location, str]]) -> str:
+    rendered = []
+    for where, message in problems:
+        line = _line_of(lines, where)
+        field = _field_name(where)
+        rendered.append(f"{path}:{line}: {field + ': ' if field else ''}{message}")
+    return "\n".join(dict.fromkeys(rendered))
+
+
+def _line_of(lines: dict[Location, int], where: Location) -> int:
+    for end in range(len(where), -1, -1):
+        if where[:end] in lines:
+            return lines[where[:end]]
+    return 1
+
+
+def _field_name(where: Location) -> str:
+    text = ""
+    for part in where:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _suggest(name: str, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _reference_problems(content: ExpectationFile) -> Iterable[tuple[Location, str]]:
+    for case_name, case in content.cases.items():
+        if case.kernel not in content.kernels:
+            yield (
+                ("cases", case_name, "kernel"),
+                f"no kernel named {case.kernel!r}{_suggest(case.kernel, content.kernels)}",
+            )
+    seen: dict[str, int] = {}
+    for index, claim in enumerate(content.claims):
+        if claim.id in seen:
+            yield (
+                ("claims", index, "id"),
+                f"duplicate claim id {claim.id!r} (also claims[{seen[claim.id]}])",
+            )
+        seen.setdefault(claim.id, index)
+        if claim.case is not None and claim.case not in content.cases:
+            yield (
+                ("claims", index, "case"),
+                f"no case named {claim.case!r}{_suggest(claim.case, content.cases)}",
+            )
+        for ref in expression.references(claim.expression):
+            if ref.case is None and claim.case is None:
+                yield (
+                    ("claims", index, "metric"),
+                    f"{ref.name} names no case: set the claim's 'case' or write {ref.name}@CASE",
+                )
+            elif ref.case is not None and ref.case not in content.cases:
+                yield (
+                    ("claims", index, "metric"),
+                    f"no case named {ref.case!r}{_suggest(ref.case, content.cases)}",
+                )
+
+
+def _path_problems(content: ExpectationFile, folder: Path) -> Iterable[tuple[Location, str]]:
+    for name, kernel in content.kernels.items():
+        if kernel.file is not None and not (folder / kernel.file).is_file():
+            yield (("kernels", name, "file"), f"no such file: {kernel.file} (looked in {folder})")
+        for index, include in enumerate(kernel.include_dirs):
+            if not (folder / include).is_dir():
+                yield (("kernels", name, "include_dirs", index), f"no such folder: {include}")
+
+
+def arch_number(arch: str) -> int:
+    """`sm_90a` -> 90."""
+    return int(re.sub(r"\D", "", arch))

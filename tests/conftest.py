@@ -1,0 +1,19 @@
+from pathlib import Path
+
+import pytest
+
+from ncuverify.pipeline import Environment
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data"
+FIXTURES = ROOT / "tests" / "fixtures"
+EXPECTATIONS = ROOT / "expectations"
+
+
+@pytest.fixture(scope="session")
+def gpu_environment() -> Environment:
+    """The machine's GPU and ncu; GPU tests skip, saying why, where either is missing."""
+    environment = Environment.probe("ncu")
+    if environment.problem is not None:
+        pytest.skip(f"needs an NVIDIA GPU and Nsight Compute: {environment.problem}")
+    return environment
