@@ -104,7 +104,9 @@ def print_file(console: Console, result: FileResult, verbose: bool) -> None:
         console.print(line, soft_wrap=True)
     if verbose and result.gpu is not None:
         console.print(
-            Text(f"measured on {result.gpu.name} ({result.gpu.arch}, CUDA driver {result.gpu.driver_version})")
+            Text(
+                f"measured on {result.gpu.name} ({result.gpu.arch}, CUDA driver {result.gpu.driver_version})"
+            )
         )
     console.print(Text(f"{result.path.name}: {summary([result], result.seconds)}"))
 

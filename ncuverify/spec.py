@@ -331,12 +331,24 @@ class _YamlReader:
             raise InputError(
                 f"more than {MAX_YAML_NODES} values once aliases are expanded; refusing to read on"
             )
-        self.lines.setdefault(where, node.start_mark.line + 1)
+        line = node.start_mark.line + 1
+        self.lines.setdefault(where, line)
         if isinstance(node, yaml.MappingNode):
+            self._plain(node, "map", line)
             return self._mapping(node, where)
         if isinstance(node, yaml.SequenceNode):
+            self._plain(node, "seq", line)
             return [self.value(item, (*where, i)) for i, item in enumerate(node.value)]
-        return yaml.constructor.SafeConstructor().construct_object(node, deep=True)
+        try:
+            return yaml.constructor.SafeConstructor().construct_object(node, deep=True)
+        except yaml.YAMLError as error:
+            raise InputError(f"line {line}: not valid here: {getattr(error, 'problem', error)}") from None
+
+    @staticmethod
+    def _plain(node: yaml.Node, kind: str, line: int) -> None:
+        """Only plain mappings and lists: a tag such as !!python/object is refused, not ignored."""
+        if node.tag != f"tag:yaml.org,2002:{kind}":
+            raise InputError(f"line {line}: the tag {node.tag} is not allowed")
 
     def _mapping(self, node: yaml.MappingNode, where: Location) -> dict[str, Any]:
         yaml.constructor.SafeConstructor().flatten_mapping(node)

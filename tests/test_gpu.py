@@ -25,7 +25,9 @@ def test_coalescing_claims_all_measured_and_hold(gpu_environment):
     result = check_file(EXPECTATIONS / "coalescing.yaml", CheckOptions(), gpu_environment)
     assert result.input_error is None
     assert len(result.claims) >= 20
-    not_passed = {r.claim.id: (r.verdict, r.measured, r.reason) for r in result.claims if r.verdict != Verdict.PASSED}
+    not_passed = {
+        r.claim.id: (r.verdict, r.measured, r.reason) for r in result.claims if r.verdict != Verdict.PASSED
+    }
     assert not_passed == {}
     assert all(r.measured is not None for r in result.claims)
 

@@ -1,0 +1,87 @@
+"""The command line, without a GPU: the environment is fixed so these run the same on any machine."""
+
+import pytest
+from conftest import DATA
+from typer.testing import CliRunner
+
+from ncuverify import pipeline
+from ncuverify.cli import app
+from ncuverify.errors import ExitCode
+
+NO_GPU = pipeline.Environment(
+    gpu=None, ncu=None, problem="no NVIDIA GPU: the CUDA driver library (libcuda) cannot be loaded"
+)
+
+
+@pytest.fixture
+def no_gpu(monkeypatch):
+    monkeypatch.setattr(pipeline.Environment, "probe", classmethod(lambda cls, ncu: NO_GPU))
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(app, ["check", *args])
+
+
+def test_without_a_gpu_exits_3_with_one_line(no_gpu):
+    result = invoke(str(DATA / "sample.yaml"))
+    assert result.exit_code == ExitCode.NOT_MEASURABLE
+    lines = result.stdout.strip().splitlines()
+    assert lines == [f"{DATA / 'sample.yaml'}: 6 claims not measured: {NO_GPU.problem}"]
+    assert "Traceback" not in result.stdout
+
+
+def test_without_a_gpu_verbose_shows_the_table(no_gpu):
+    result = invoke("--verbose", str(DATA / "sample.yaml"))
+    assert result.exit_code == ExitCode.NOT_MEASURABLE
+    assert "stride32_sector_ratio" in result.stdout and "skipped" in result.stdout
+    assert "wrong: says 32" in result.stdout
+
+
+def test_bad_input_exits_2_and_keeps_the_other_files(no_gpu, tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        (DATA / "sample.yaml").read_text().replace("    case: stride32\n", "    case: strde32\n", 1)
+    )
+    result = invoke(str(bad), str(DATA / "sample.yaml"))
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert f"{bad}: input error" in result.stdout
+    assert "claims[1].case: no case named 'strde32' (did you mean 'stride32'?)" in result.stdout
+    assert f"{DATA / 'sample.yaml'}: 6 claims not measured" in result.stdout
+    assert "Traceback" not in result.stdout
+
+
+def test_compile_error_exits_2_with_the_nvrtc_log(no_gpu, tmp_path):
+    broken = tmp_path / "broken.yaml"
+    broken.write_text((DATA / "launch_failure.yaml").read_text().replace("= 1.0f;", "= 1.0f"))
+    result = invoke(str(broken))
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert "does not compile for sm_90" in result.stdout and 'expected a ";"' in result.stdout
+
+
+def test_missing_file_exits_2(no_gpu, tmp_path):
+    result = invoke(str(tmp_path / "absent.yaml"))
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert "no such expectation file" in result.stdout
+
+
+def test_bad_option_exits_2(no_gpu):
+    result = invoke("--clock-control", "fast", str(DATA / "sample.yaml"))
+    assert result.exit_code == ExitCode.BAD_INPUT
+
+
+def test_no_arch_and_no_gpu_is_said(no_gpu, tmp_path):
+    unpinned = tmp_path / "unpinned.yaml"
+    unpinned.write_text((DATA / "sample.yaml").read_text().replace("arch: sm_90\n", ""))
+    result = invoke(str(unpinned))
+    assert result.exit_code == ExitCode.NOT_MEASURABLE
+    assert NO_GPU.problem in result.stdout
+
+
+def test_arch_option_builds_without_a_gpu(no_gpu, tmp_path):
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(
+        (DATA / "launch_failure.yaml").read_text().replace("arch: sm_90\n", "").replace("= 1.0f;", "= 1.0f")
+    )
+    # Without a target nothing is built; with --arch the compile error is found.
+    assert invoke(str(broken)).exit_code == ExitCode.NOT_MEASURABLE
+    assert invoke("--arch", "sm_90", str(broken)).exit_code == ExitCode.BAD_INPUT

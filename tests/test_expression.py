@@ -1,0 +1,61 @@
+import pytest
+
+from ncuverify.expression import ExpressionError, MetricRef, evaluate, parse, references, render
+
+VALUES = {("a.sum", None): 8.0, ("b.sum", None): 2.0, ("a.sum", "other"): 32.0, ("z.sum", None): 0.0}
+
+
+def lookup(ref: MetricRef) -> float:
+    return VALUES[(ref.name, ref.case)]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("a.sum", 8.0),
+        ("a.sum / b.sum", 4.0),
+        ("a.sum - b.sum * 2", 4.0),
+        ("(a.sum - b.sum) * 2", 12.0),
+        ("-b.sum + 1", -1.0),
+        ("a.sum@other / a.sum", 4.0),
+        ("1e3 / 4", 250.0),
+        ("16_777_216 / 1024", 16384.0),
+        ("a.sum / b.sum / 2", 2.0),  # left-associative
+    ],
+)
+def test_evaluates_with_precedence_and_cases(text, value):
+    assert evaluate(parse(text), lookup) == value
+
+
+def test_references_keep_order_and_cases():
+    refs = list(references(parse("l1tex__t_sectors.sum@stride32 / (l1tex__t_requests.sum + 1)")))
+    assert refs == [MetricRef("l1tex__t_sectors.sum", "stride32"), MetricRef("l1tex__t_requests.sum")]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "empty"),
+        ("a.sum /", "ends too early"),
+        ("a.sum b.sum", "expected an operator at column 7"),
+        ("(a.sum", "ends too early"),
+        ("a.sum $ 2", "unexpected character '$' at column 7"),
+        ("a.sum@", "ends too early"),
+        ("a.sum@3", "a case name after '@'"),
+        ("__import__('os')", "unexpected character"),
+    ],
+)
+def test_syntax_errors_say_where(text, message):
+    with pytest.raises(ExpressionError, match=message.replace("(", r"\(").replace("$", r"\$")):
+        parse(text)
+
+
+def test_division_by_zero_names_the_divisor():
+    with pytest.raises(ExpressionError, match=r"division by zero: z\.sum is 0"):
+        evaluate(parse("a.sum / z.sum"), lookup)
+
+
+def test_render_round_trips():
+    text = "(a.sum - b.sum) / a.sum@other"
+    assert render(parse(text)) == text
+    assert evaluate(parse(render(parse(text))), lookup) == evaluate(parse(text), lookup)

@@ -1,0 +1,127 @@
+import json
+import math
+
+import pandas as pd
+import pytest
+from conftest import DATA, FIXTURES
+
+from ncuverify.build import build_spec
+from ncuverify.judge import ClaimResult, Verdict, describe, format_number, holds, judge, judge_claim, skip_all
+from ncuverify.profile import Measurements, measurements, parse_csv
+from ncuverify.spec import Claim, Expectation, load
+
+
+def expectation(**kwargs) -> Expectation:
+    return Expectation(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("expect", "inside", "outside"),
+    [
+        (expectation(equals=4), [4.0, 4.0 + 1e-12], [4.0001, 3.9999]),
+        (expectation(at_least=2.5), [2.5, 100], [2.4999]),
+        (expectation(at_most=1), [1, -5], [1.0001]),
+        (expectation(between=(4, 9)), [4, 6.5, 9], [3.99, 9.01]),
+        (expectation(approx=100, rel=0.1), [90, 110, 100], [89.9, 110.1]),
+        (expectation(approx=100, abs=2), [98, 102], [97.9, 102.1]),
+    ],
+)
+def test_holds_at_and_beyond_the_bounds(expect, inside, outside):
+    assert all(holds(expect, v) for v in inside)
+    assert not any(holds(expect, v) for v in outside)
+
+
+@pytest.mark.parametrize(
+    ("expect", "text"),
+    [
+        (expectation(equals=4), "== 4"),
+        (expectation(at_least=2.5), ">= 2.5"),
+        (expectation(at_most=1e6), "<= 1,000,000"),
+        (expectation(between=(4, 9)), "in [4, 9]"),
+        (expectation(approx=16, rel=0.1), "≈ 16 ± 10%"),
+        (expectation(approx=16, abs=0.5), "≈ 16 ± 0.5"),
+    ],
+)
+def test_describe(expect, text):
+    assert describe(expect) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(4.0, "4"), (5.98765, "5.988"), (16780544.0, "16,780,544"), (1234.56, "1,234.6"), (math.nan, "n/a")],
+)
+def test_format_number(value, text):
+    assert format_number(value) == text
+
+
+def claim(metric: str, case: str | None = "a", **expect) -> Claim:
+    return Claim(
+        id="c",
+        case=case,
+        metric=metric,
+        expect=Expectation(**(expect or {"equals": 4})),
+        cite={"document": "d", "section": "1", "figure": "f"},
+    )
+
+
+MEASURED = Measurements(
+    frame=pd.DataFrame(
+        {
+            "case": ["a", "a", "b", "a"],
+            "kernel": ["k", "k", "k", "k"],
+            "metric": ["sectors.sum", "requests.sum", "sectors.sum", "empty.sum"],
+            "value": [400.0, 100.0, 3200.0, math.nan],
+            "unit": ["sector", "", "sector", ""],
+        }
+    ),
+    failed_cases={"broken": "CUDAError: CUDA_ERROR_ILLEGAL_ADDRESS"},
+)
+
+
+def test_passes_and_fails_with_the_measured_value():
+    passed = judge_claim(claim("sectors.sum / requests.sum"), MEASURED)
+    assert (passed.verdict, passed.measured) == (Verdict.PASSED, 4.0)
+    failed = judge_claim(claim("sectors.sum / requests.sum", equals=32), MEASURED)
+    assert (failed.verdict, failed.measured) == (Verdict.FAILED, 4.0)
+    assert failed.reason == "measured 4, expected == 32"
+
+
+def test_cross_case_ratio():
+    result = judge_claim(claim("sectors.sum@b / sectors.sum@a", case=None, equals=8), MEASURED)
+    assert (result.verdict, result.measured) == (Verdict.PASSED, 8.0)
+
+
+@pytest.mark.parametrize(
+    ("metric", "case", "reason"),
+    [
+        ("missing.sum", "a", "ncu reported no missing.sum for case a"),
+        ("empty.sum", "a", "ncu reported empty.sum as n/a for case a"),
+        ("sectors.sum", "broken", "case broken did not run: CUDAError: CUDA_ERROR_ILLEGAL_ADDRESS"),
+        ("sectors.sum", "never", "case never was not measured"),
+        ("sectors.sum / (requests.sum - 100)", "a", "division by zero: requests.sum - 100 is 0"),
+    ],
+)
+def test_unevaluable_claims_are_errors_with_the_reason(metric, case, reason):
+    result = judge_claim(claim(metric, case=case), MEASURED)
+    assert result.verdict == Verdict.ERROR
+    assert result.reason == reason
+    assert result.measured is None
+
+
+def test_skip_all_keeps_the_reason():
+    results = skip_all([claim("sectors.sum")], "no NVIDIA GPU")
+    assert results == [ClaimResult(claim("sectors.sum"), Verdict.SKIPPED, reason="no NVIDIA GPU")]
+
+
+def test_sample_capture_judged_without_a_gpu():
+    spec = load(DATA / "sample.yaml")
+    builds = build_spec(spec, "sm_90")
+    symbols = {name: builds[case.kernel].symbol for name, case in spec.content.cases.items()}
+    folder = FIXTURES / "sample"
+    measured = measurements(
+        parse_csv((folder / "ncu.log").read_text()), json.loads((folder / "status.json").read_text()), symbols
+    )
+    results = judge(spec.content.claims, measured)
+    assert [r.verdict for r in results] == [Verdict.PASSED] * len(spec.content.claims)
+    by_id = {r.claim.id: r.measured for r in results}
+    assert by_id["stride32_sector_ratio"] == 8 and by_id["misaligned_five_sectors"] == 5

@@ -1,0 +1,158 @@
+"""Parsing real ncu captures (tests/fixtures, remade by scripts/capture-fixtures.sh) and building the command."""
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+
+from ncuverify.errors import EnvironmentProblem
+from ncuverify.profile import (
+    NcuOptions,
+    ProfileRun,
+    diagnose,
+    measurements,
+    ncu_command,
+    parse_csv,
+    parse_number,
+)
+
+SAMPLE_SYMBOLS = {
+    "stride1": "_Z11read_strideILi1EEvPKfPf",
+    "stride32": "_Z11read_strideILi32EEvPKfPf",
+    "scale_2d": "scale",
+    "misaligned": "_Z11read_strideILi1EEvPKfPf",
+}
+
+
+def capture(name: str) -> tuple[str, list[dict]]:
+    folder = FIXTURES / name
+    return (folder / "ncu.log").read_text(), json.loads((folder / "status.json").read_text())
+
+
+def test_raw_page_becomes_one_row_per_launch_and_metric():
+    log, _ = capture("sample")
+    table = parse_csv(log)
+    assert list(table.columns) == ["launch", "kernel", "metric", "value", "unit"]
+    assert sorted(table["launch"].unique()) == [0, 1, 2, 3]
+    sectors = table[table["metric"] == "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"].set_index("launch")
+    # 262,144 threads: 8,192 warps, 4 sectors each contiguous, 32 at stride 32; printed with separators.
+    assert sectors.loc[0, "value"] == 32768 and sectors.loc[1, "value"] == 262144
+    assert sectors.loc[0, "unit"] == "sector"
+    assert set(table["kernel"]) == set(SAMPLE_SYMBOLS.values())
+    # The device attributes come along on the raw page: they are metrics too.
+    name = table[(table["metric"] == "device__attribute_display_name") & (table["launch"] == 0)]
+    assert math.isnan(name["value"].iloc[0])
+
+
+def test_preamble_and_units_row_are_not_data():
+    log, _ = capture("sample")
+    assert log.startswith("==")  # ncu's own lines come first
+    table = parse_csv(log)
+    assert table["launch"].min() == 0  # the units row (empty ID) is gone
+    assert not table["metric"].str.startswith("==").any()
+
+
+def test_details_page_with_thousands_separators_and_program_output():
+    text = (FIXTURES / "sample" / "details.csv").read_text()
+    table = parse_csv(text)
+    sectors = table[table["metric"] == "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"].set_index("launch")
+    assert sectors.loc[1, "value"] == 262144
+    assert '"262,144"' in text
+
+
+def test_measurements_map_launches_to_cases_in_order():
+    log, status = capture("sample")
+    measured = measurements(parse_csv(log), status, SAMPLE_SYMBOLS)
+    assert measured.value("stride32", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum") == 8192
+    assert measured.value("misaligned", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum") == 5 * 8192
+    assert measured.failed_cases == {}
+
+
+def test_a_case_that_failed_is_skipped_in_the_mapping_and_reported():
+    log, status = capture("launch_failure")
+    measured = measurements(parse_csv(log), status, {"too_big": "bounded", "fits": "bounded"})
+    assert measured.value("fits", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum") == 128
+    with pytest.raises(KeyError, match="case too_big did not run: CUDAError: CUDA_ERROR_INVALID_VALUE"):
+        measured.value("too_big", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum")
+    with pytest.raises(KeyError, match=r"ncu reported no nonexistent\.sum for case fits"):
+        measured.value("fits", "nonexistent.sum")
+
+
+def test_a_launch_of_the_wrong_kernel_is_refused():
+    log, status = capture("sample")
+    wrong = {**SAMPLE_SYMBOLS, "stride32": "scale"}
+    with pytest.raises(EnvironmentProblem, match="launch 1 ran _Z11read_strideILi32EEvPKfPf, expected scale"):
+        measurements(parse_csv(log), status, wrong)
+
+
+def test_launch_count_must_match_the_cases_that_ran():
+    log, status = capture("sample")
+    with pytest.raises(EnvironmentProblem, match="ncu profiled 4 launches but the runner launched 3"):
+        measurements(parse_csv(log), status[:3], SAMPLE_SYMBOLS)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"), [("16,780,032", 16780032.0), ("4", 4.0), ("1,064.5", 1064.5), (" 0 ", 0.0)]
+)
+def test_numbers(text, value):
+    assert parse_number(text) == value
+
+
+@pytest.mark.parametrize("text", ["n/a", "N/A", "", "NVIDIA H200"])
+def test_not_numbers(text):
+    assert math.isnan(parse_number(text))
+
+
+def test_no_csv_gives_an_empty_table():
+    assert parse_csv("==PROF== No kernels were profiled.\n").empty
+
+
+def test_command_asks_for_what_the_claims_need(tmp_path: Path):
+    command = ncu_command(
+        NcuOptions(executable="/opt/ncu"),
+        ["b.sum", "a.sum", "b.sum"],
+        ["scale", "_Z11read_strideILi1EEvPKfPf", "scale"],
+        tmp_path / "ncu.log",
+        tmp_path / "plan.json",
+    )
+    assert command[0] == "/opt/ncu"
+
+    def option(name: str) -> str:
+        return command[command.index(name) + 1]
+
+    assert option("--metrics") == "a.sum,b.sum"
+    assert option("--clock-control") == "none"
+    assert option("--page") == "raw" and option("--print-units") == "base" and "--csv" in command
+    assert option("--kernel-name-base") == "mangled"
+    assert option("--kernel-name") == "regex:^(_Z11read_strideILi1EEvPKfPf|scale)$"
+    assert option("--log-file") == str(tmp_path / "ncu.log")
+    assert command[-3:] == ["-m", "ncuverify.runner", str(tmp_path / "plan.json")]
+
+
+def test_clock_control_can_be_changed(tmp_path: Path):
+    command = ncu_command(NcuOptions(clock_control="base"), ["a.sum"], ["k"], tmp_path / "l", tmp_path / "p")
+    assert command[command.index("--clock-control") + 1] == "base"
+
+
+@pytest.mark.parametrize(
+    ("report", "expected"),
+    [
+        (
+            "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters",
+            "ERR_NVGPUCTRPERM",
+        ),
+        ("==ERROR== Failed to initialize the profiler: LibraryNotLoaded", "LibraryNotLoaded"),
+        ("==ERROR== Failed to find metric sm__bogus.sum", "ncu failed: Failed to find metric sm__bogus.sum"),
+    ],
+)
+def test_environment_problems_are_recognised(report, expected):
+    run = ProfileRun(command=["ncu"], returncode=1, report=report, output="", status=[])
+    with pytest.raises(EnvironmentProblem, match=expected):
+        diagnose(run)
+
+
+def test_a_clean_capture_is_no_problem():
+    log, status = capture("sample")
+    diagnose(ProfileRun(command=["ncu"], returncode=0, report=log, output="", status=status))
