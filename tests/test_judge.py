@@ -3,7 +3,7 @@ import math
 
 import pandas as pd
 import pytest
-from conftest import DATA, FIXTURES
+from conftest import DATA, EXPECTATIONS, FIXTURES
 
 from ncuverify.build import build_spec
 from ncuverify.judge import ClaimResult, Verdict, describe, format_number, holds, judge, judge_claim, skip_all
@@ -113,15 +113,38 @@ def test_skip_all_keeps_the_reason():
     assert results == [ClaimResult(claim("sectors.sum"), Verdict.SKIPPED, reason="no NVIDIA GPU")]
 
 
-def test_sample_capture_judged_without_a_gpu():
-    spec = load(DATA / "sample.yaml")
+def replay(spec_path, capture: str):
+    """Judge a file's claims on its committed ncu capture: every stage after profiling, with no GPU."""
+    spec = load(spec_path)
     builds = build_spec(spec, "sm_90")
     symbols = {name: builds[case.kernel].symbol for name, case in spec.content.cases.items()}
-    folder = FIXTURES / "sample"
-    measured = measurements(
-        parse_csv((folder / "ncu.log").read_text()), json.loads((folder / "status.json").read_text()), symbols
-    )
-    results = judge(spec.content.claims, measured)
-    assert [r.verdict for r in results] == [Verdict.PASSED] * len(spec.content.claims)
-    by_id = {r.claim.id: r.measured for r in results}
-    assert by_id["stride32_sector_ratio"] == 8 and by_id["misaligned_five_sectors"] == 5
+    folder = FIXTURES / capture
+    status = json.loads((folder / "status.json").read_text())
+    measured = measurements(parse_csv((folder / "ncu.log").read_text()), status, symbols)
+    return {r.claim.id: r for r in judge(spec.content.claims, measured)}
+
+
+def test_sample_capture_judged_without_a_gpu():
+    results = replay(DATA / "sample.yaml", "sample")
+    assert {r.verdict for r in results.values()} == {Verdict.PASSED}
+    assert results["stride32_sector_ratio"].measured == 8
+    assert results["misaligned_five_sectors"].measured == 5
+
+
+def test_coalescing_capture_judged_without_a_gpu():
+    results = replay(EXPECTATIONS / "coalescing.yaml", "coalescing")
+    assert len(results) == 46
+    assert {claim_id: r.reason for claim_id, r in results.items() if r.verdict != Verdict.PASSED} == {}
+    # The documents' headline figures, as the H200 has them.
+    assert results["s22_32_lines_32_sectors"].measured == 32
+    assert results["s33_aos_28_sectors"].measured == 28
+    assert 4 <= results["s01_stride32_time_ratio"].measured <= 9  # the document says 32
+
+
+def test_a_wrong_figure_fails_on_the_capture(tmp_path):
+    text = (DATA / "sample.yaml").read_text().replace("expect: {equals: 32}", "expect: {equals: 33}")
+    edited = tmp_path / "sample.yaml"
+    edited.write_text(text)
+    results = replay(edited, "sample")
+    assert results["stride32_sectors"].verdict == Verdict.FAILED
+    assert results["stride32_sectors"].reason == "measured 32, expected == 33"

@@ -54,12 +54,13 @@ def test_preamble_and_units_row_are_not_data():
     assert not table["metric"].str.startswith("==").any()
 
 
-def test_details_page_with_thousands_separators_and_program_output():
+def test_details_page_with_thousands_separators_and_demangled_names():
     text = (FIXTURES / "sample" / "details.csv").read_text()
     table = parse_csv(text)
     sectors = table[table["metric"] == "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"].set_index("launch")
     assert sectors.loc[1, "value"] == 262144
     assert '"262,144"' in text
+    assert "void read_stride<32>(const float *, float *)" in set(table["kernel"])
 
 
 def test_measurements_map_launches_to_cases_in_order():
