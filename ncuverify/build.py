@@ -1,30 +1,18 @@
-"""Stage 2: compile each kernel with NVRTC (cuda-python's bindings) and keep its static facts.
+"""Stage 2: compile each kernel with NVRTC (cuda-python's bindings) and read its static facts.
 
 Kernels that share a source and compile options are compiled together, once. ptxas's resource report
 (registers, stack, spills, shared memory) comes from the compile log, with NVRTC's cache off: on a cache
-hit the log is empty.
+hit the log is empty. ncuverify.static adds the cubin's resource table and SASS.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from ncuverify.errors import InputError
 from ncuverify.spec import KernelSpec, Spec
-
-
-@dataclass(frozen=True)
-class ResourceUsage:
-    """What ptxas reported for one entry function."""
-
-    registers: int
-    stack_frame_bytes: int
-    spill_store_bytes: int
-    spill_load_bytes: int
-    shared_bytes: int
-    barriers: int
+from ncuverify.static import StaticFacts, entry_functions, parse_ptxas_report, static_facts
 
 
 @dataclass(frozen=True)
@@ -36,7 +24,7 @@ class KernelBuild:
     symbol: str  # the mangled name in the cubin, which ncu reports too
     arch: str
     cubin: bytes
-    resources: ResourceUsage | None
+    facts: StaticFacts
     log: str
 
 
@@ -164,26 +152,28 @@ def _compile(unit: _Unit, kernels: list[tuple[str, KernelSpec]]) -> dict[str, Ke
         lowered = {entry: _lowered_name(program, entry) for entry in templates}
     finally:
         nvrtc.nvrtcDestroyProgram(program)
-    entries = _entry_functions(log)
-    resources = parse_ptxas_report(log)
-    builds = {}
-    for name, kernel in kernels:
-        symbol = lowered.get(kernel.entry, kernel.entry)
-        if symbol not in entries:
-            known = ", ".join(sorted(entries)) or "none"
-            raise InputError(
-                f"{unit.source_name}: no kernel entry point {kernel.entry!r} (it defines: {known})"
-            )
-        builds[name] = KernelBuild(
+    entries = entry_functions(log)
+    missing = [k.entry for _, k in kernels if lowered.get(k.entry, k.entry) not in entries]
+    if missing:
+        known = ", ".join(sorted(entries)) or "none"
+        raise InputError(f"{unit.source_name}: no kernel entry point {missing[0]!r} (it defines: {known})")
+    symbols = {name: lowered.get(kernel.entry, kernel.entry) for name, kernel in kernels}
+    try:
+        facts = static_facts(cubin, parse_ptxas_report(log), symbols.values())
+    except (RuntimeError, KeyError) as error:
+        raise InputError(f"{unit.source_name}: cannot read the static facts of the build: {error}") from None
+    return {
+        name: KernelBuild(
             name=name,
             entry=kernel.entry,
-            symbol=symbol,
+            symbol=symbols[name],
             arch=unit.arch,
             cubin=cubin,
-            resources=resources.get(symbol),
+            facts=facts[symbols[name]],
             log=log,
         )
-    return builds
+        for name, kernel in kernels
+    }
 
 
 def _check(result: object, call: str) -> None:
@@ -220,47 +210,3 @@ def _lowered_name(program: object, entry: str) -> str:
     result, name = nvrtc.nvrtcGetLoweredName(program, entry.encode())
     _check(result, "nvrtcGetLoweredName")
     return name.decode()
-
-
-_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '([^']+)'")
-_PROPERTIES = re.compile(r"Function properties for (\S+)")
-_STACK = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
-_USED = re.compile(r"Used (\d+) registers")
-_BARRIERS = re.compile(r"used (\d+) barriers")
-_SMEM = re.compile(r"(\d+) bytes smem")
-
-
-def _entry_functions(log: str) -> set[str]:
-    return {match.group(1) for match in _ENTRY.finditer(log)}
-
-
-def parse_ptxas_report(log: str) -> dict[str, ResourceUsage]:
-    """ptxas -v lines, per mangled entry function."""
-    found: dict[str, dict[str, int]] = {}
-    current: str | None = None
-    for line in log.splitlines():
-        if match := _ENTRY.search(line) or _PROPERTIES.search(line):
-            current = match.group(1)
-            found.setdefault(current, {})
-            continue
-        if current is None:
-            continue
-        facts = found[current]
-        if match := _STACK.search(line):
-            facts["stack"], facts["spill_st"], facts["spill_ld"] = (int(g) for g in match.groups())
-        if match := _USED.search(line):
-            facts["registers"] = int(match.group(1))
-            facts["barriers"] = int(b.group(1)) if (b := _BARRIERS.search(line)) else 0
-            facts["smem"] = int(s.group(1)) if (s := _SMEM.search(line)) else 0
-    return {
-        name: ResourceUsage(
-            registers=facts["registers"],
-            stack_frame_bytes=facts.get("stack", 0),
-            spill_store_bytes=facts.get("spill_st", 0),
-            spill_load_bytes=facts.get("spill_ld", 0),
-            shared_bytes=facts.get("smem", 0),
-            barriers=facts.get("barriers", 0),
-        )
-        for name, facts in found.items()
-        if "registers" in facts
-    }

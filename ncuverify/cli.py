@@ -28,7 +28,9 @@ def _root() -> None:
 
 @app.command()
 def check(
-    files: Annotated[list[Path], typer.Argument(help="expectation files (YAML)", show_default=False)],
+    files: Annotated[
+        list[Path], typer.Argument(help="expectation files (YAML), or folders of them", show_default=False)
+    ],
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="show the documents' figures and notes")
     ] = False,
@@ -40,8 +42,11 @@ def check(
         Path | None,
         typer.Option(help="keep each file's plan, cubins, ncu log and runner status in DIR/<file>"),
     ] = None,
+    static_only: Annotated[
+        bool, typer.Option("--static-only", help="judge only the claims on static facts (no GPU needed)")
+    ] = False,
 ) -> None:
-    """Build, profile and judge every claim of the given files.
+    """Build, profile and judge every claim of the given files (expectation files, or folders of them).
 
     Exit codes: 0 every claim holds; 1 a claim failed or could not be evaluated; 2 the input is wrong;
     3 the claims could not be measured here (no GPU, no ncu, no counter access).
@@ -54,12 +59,50 @@ def check(
         arch=arch,
         ncu=NcuOptions(executable=ncu, clock_control=clock_control, cache_control=cache_control),
         keep_dir=keep,
+        static_only=static_only,
     )
-    console = Console() if sys.stdout.isatty() else Console(width=160)
+    console = _console()
     started = time.monotonic()
-    results = pipeline.check_files(files, options)
+    results = pipeline.check_files(expand(files), options)
     report.print_run(console, results, time.monotonic() - started, verbose)
     raise typer.Exit(int(pipeline.exit_code(results)))
+
+
+@app.command()
+def build(
+    files: Annotated[
+        list[Path], typer.Argument(help="expectation files (YAML), or folders of them", show_default=False)
+    ],
+    arch: Annotated[
+        str | None, typer.Option(help="build for this architecture (default: the GPU's, else the file's)")
+    ] = None,
+) -> None:
+    """Compile the kernels and show their static facts: registers, spills, stack, shared memory, SASS mix.
+
+    Exit codes: 0 built; 2 the input is wrong or nothing says which architecture to build for.
+    """
+    console = _console()
+    status = ExitCode.OK
+    environment = pipeline.Environment.probe("ncu")
+    for path in expand(files):
+        built = pipeline.build_file(path, pipeline.CheckOptions(arch=arch), environment)
+        report.print_build(console, path, built)
+        if isinstance(built, str):
+            status = ExitCode.BAD_INPUT
+    raise typer.Exit(int(status))
+
+
+def expand(paths: list[Path]) -> list[Path]:
+    """Folders stand for the expectation files in them."""
+    expanded: list[Path] = []
+    for path in paths:
+        expanded += sorted(path.glob("*.yaml")) + sorted(path.glob("*.yml")) if path.is_dir() else [path]
+    return expanded
+
+
+def _console() -> Console:
+    # Logs of CI jobs are not terminals: give tables room rather than rich's 80 columns.
+    return Console() if sys.stdout.isatty() else Console(width=160)
 
 
 def main() -> None:

@@ -1,13 +1,15 @@
-"""Metric expressions: a claim's metric is a metric name or arithmetic over metric names.
+r"""Metric expressions: a claim's metric is a metric name or arithmetic over metric names.
 
 Grammar (parsed by hand, never by Python's eval, because expectation files are untrusted input):
 
     expr   := term (("+" | "-") term)*
     term   := factor (("*" | "/") factor)*
-    factor := ("+" | "-") factor | NUMBER | METRIC ["@" CASE] | "(" expr ")"
+    factor := ("+" | "-") factor | NUMBER | METRIC ["@" CASE] | "sass(" STRING ")" ["@" CASE]
+            | "(" expr ")"
 
 A metric without ``@case`` is read from the claim's own case; ``gpu__time_duration.sum@contiguous``
-reads it from another case of the same file.
+reads it from another case of the same file. ``sass('LDG\.E\.128')`` counts the SASS instructions of
+the case's kernel whose mnemonic matches the regular expression (see ncuverify.static).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 _TOKEN = re.compile(
     r"\s*(?:(?P<number>\d[\d_]*(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)"
     r"|(?P<name>[A-Za-z_][A-Za-z0-9_.]*)"
+    r"|(?P<string>'[^']*'|\"[^\"]*\")"
     r"|(?P<op>[-+*/()@]))"
 )
 _CASE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
@@ -33,13 +36,23 @@ class Number:
     value: float
 
 
+# SASS counts are metrics whose name carries the pattern: `sass:LDG\.E\.128`.
+SASS_PREFIX = "sass:"
+
+
 @dataclass(frozen=True)
 class MetricRef:
     name: str
     case: str | None = None
 
+    @property
+    def sass_pattern(self) -> str | None:
+        return self.name.removeprefix(SASS_PREFIX) if self.name.startswith(SASS_PREFIX) else None
+
     def __str__(self) -> str:
-        return f"{self.name}@{self.case}" if self.case else self.name
+        pattern = self.sass_pattern
+        name = f"sass('{pattern}')" if pattern is not None else self.name
+        return f"{name}@{self.case}" if self.case else name
 
 
 @dataclass(frozen=True)
@@ -143,13 +156,32 @@ class _Parser:
 
     def _metric(self, token: _Token) -> MetricRef:
         following = self._peek()
+        name = token.text
+        if name == "sass" and following is not None and following.text == "(":
+            name = SASS_PREFIX + self._sass_pattern()
+            following = self._peek()
         if following is None or following.text != "@":
-            return MetricRef(token.text)
+            return MetricRef(name)
         self._take()
         case = self._take()
         if case.kind != "name" or not _CASE_NAME.fullmatch(case.text):
             raise self._fail(case, "a case name after '@'")
-        return MetricRef(token.text, case.text)
+        return MetricRef(name, case.text)
+
+    def _sass_pattern(self) -> str:
+        self._take()  # "("
+        pattern = self._take()
+        if pattern.kind != "string":
+            raise self._fail(pattern, "a quoted pattern, as in sass('LDG\\.E\\.128')")
+        closing = self._take()
+        if closing.text != ")":
+            raise self._fail(closing, "')'")
+        text = pattern.text[1:-1]
+        try:
+            re.compile(text)
+        except re.error as error:
+            raise ExpressionError(f"sass pattern {text!r} is not a regular expression: {error}") from None
+        return text
 
 
 def parse(text: str) -> Expr:

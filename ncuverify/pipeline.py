@@ -14,7 +14,9 @@ from ncuverify.build import KernelBuild, build_spec
 from ncuverify.environment import Gpu, detect_gpu, find_ncu
 from ncuverify.errors import EnvironmentProblem, ExitCode, InputError
 from ncuverify.judge import ClaimResult, Verdict, judge, skip_all
-from ncuverify.spec import Spec, load
+from ncuverify.spec import Claim, Spec, load
+from ncuverify.static import is_static
+from ncuverify.static import measurement_rows as static_rows
 
 
 @dataclass(frozen=True)
@@ -22,6 +24,7 @@ class CheckOptions:
     arch: str | None = None  # build target; else the GPU's, else the file's
     ncu: profile.NcuOptions = field(default_factory=profile.NcuOptions)
     keep_dir: Path | None = None  # keep each file's plan, cubins, ncu log and runner status here
+    static_only: bool = False  # judge only the claims that need no GPU
 
 
 @dataclass(frozen=True)
@@ -64,27 +67,78 @@ def check_files(paths: Iterable[Path], options: CheckOptions) -> list[FileResult
 
 def check_file(path: Path, options: CheckOptions, environment: Environment) -> FileResult:
     started = time.monotonic()
+
+    def finished(results: list[ClaimResult], **extra: object) -> FileResult:
+        return FileResult(path, results, seconds=time.monotonic() - started, **extra)  # type: ignore[arg-type]
+
     try:
         spec = load(path)
         arch = target_arch(spec, options, environment)
         builds = build_spec(spec, arch) if arch is not None else None
     except InputError as error:
         return FileResult(path, [], input_error=str(error), seconds=time.monotonic() - started)
-    claims = spec.content.claims
-    if environment.problem is not None or environment.ncu is None or builds is None:
-        reason = environment.problem or "no architecture to build for: pass --arch or set 'arch' in the file"
-        return FileResult(path, skip_all(claims, reason), seconds=time.monotonic() - started)
-    try:
-        keep = options.keep_dir / spec.path.stem if options.keep_dir is not None else None
-        measured, command = measure(spec, builds, replace(options.ncu, executable=environment.ncu), keep)
-    except EnvironmentProblem as problem:
-        return FileResult(
-            path, skip_all(claims, str(problem)), seconds=time.monotonic() - started, gpu=environment.gpu
+    static_claims, profiler_claims = split_claims(spec.content.claims)
+    if options.static_only:
+        profiler_claims = []
+    if builds is None:
+        reason = environment.problem or "no GPU"
+        return finished(
+            skip_all(
+                [*static_claims, *profiler_claims],
+                f"{reason}; and no architecture to build for: pass --arch or set 'arch' in the file",
+            )
         )
-    results = judge(claims, measured)
-    return FileResult(
-        path, results, seconds=time.monotonic() - started, gpu=environment.gpu, ncu_command=command
-    )
+    measured = static_measurements(spec, builds, [*static_claims, *profiler_claims])
+    if not profiler_claims:
+        return finished(judge(static_claims, measured))
+    if environment.problem is not None or environment.ncu is None:
+        skipped = skip_all(profiler_claims, environment.problem or "ncu is not available")
+        return finished(_in_file_order(spec, judge(static_claims, measured) + skipped))
+    keep = options.keep_dir / spec.path.stem if options.keep_dir is not None else None
+    try:
+        profiled, command = measure(
+            spec, builds, profiler_claims, replace(options.ncu, executable=environment.ncu), keep
+        )
+    except EnvironmentProblem as problem:
+        skipped = skip_all(profiler_claims, str(problem))
+        return finished(_in_file_order(spec, judge(static_claims, measured) + skipped), gpu=environment.gpu)
+    results = judge([*static_claims, *profiler_claims], measured.combined(profiled))
+    return finished(_in_file_order(spec, results), gpu=environment.gpu, ncu_command=command)
+
+
+def build_file(path: Path, options: CheckOptions, environment: Environment) -> dict[str, KernelBuild] | str:
+    """The kernels of one file, built; or why they could not be."""
+    try:
+        spec = load(path)
+        arch = target_arch(spec, options, environment)
+        if arch is None:
+            return "no architecture to build for: pass --arch or set 'arch' in the file"
+        return build_spec(spec, arch)
+    except InputError as error:
+        return str(error)
+
+
+def split_claims(claims: list[Claim]) -> tuple[list[Claim], list[Claim]]:
+    """Claims that read only static facts (no GPU needed), and the rest."""
+    static = [c for c in claims if all(is_static(ref) for ref in c.metric_refs())]
+    return static, [c for c in claims if c not in static]
+
+
+def _in_file_order(spec: Spec, results: list[ClaimResult]) -> list[ClaimResult]:
+    position = {claim.id: index for index, claim in enumerate(spec.content.claims)}
+    return sorted(results, key=lambda result: position[result.claim.id])
+
+
+def static_measurements(
+    spec: Spec, builds: dict[str, KernelBuild], claims: list[Claim]
+) -> profile.Measurements:
+    """The static facts of every case's kernel, as measurements, with the SASS counts the claims ask for."""
+    patterns = [
+        ref.sass_pattern for claim in claims for ref in claim.metric_refs() if ref.sass_pattern is not None
+    ]
+    cases = {name: case.kernel for name, case in spec.content.cases.items()}
+    facts = {name: build.facts for name, build in builds.items()}
+    return profile.Measurements(frame=static_rows(cases, facts, patterns))
 
 
 def target_arch(spec: Spec, options: CheckOptions, environment: Environment) -> str | None:
@@ -97,10 +151,14 @@ def target_arch(spec: Spec, options: CheckOptions, environment: Environment) -> 
 
 
 def measure(
-    spec: Spec, builds: dict[str, KernelBuild], options: profile.NcuOptions, keep_dir: Path | None = None
+    spec: Spec,
+    builds: dict[str, KernelBuild],
+    claims: list[Claim],
+    options: profile.NcuOptions,
+    keep_dir: Path | None = None,
 ) -> tuple[profile.Measurements, list[str]]:
-    """Profile the cases the claims read, in one ncu process."""
-    needed_cases, metrics = _needs(spec)
+    """Profile the cases these claims read, in one ncu process, asking for the metrics they read."""
+    needed_cases, metrics = _needs(spec, claims)
     with _work_dir(keep_dir) as work_dir:
         cubins: dict[str, Path] = {}
         planned = []
@@ -131,11 +189,12 @@ def _work_dir(keep_dir: Path | None) -> Iterator[Path]:
         yield Path(scratch)
 
 
-def _needs(spec: Spec) -> tuple[list[str], set[str]]:
-    """The cases (in file order) and metrics that the claims read."""
-    refs = [ref for claim in spec.content.claims for ref in claim.metric_refs()]
+def _needs(spec: Spec, claims: list[Claim]) -> tuple[list[str], set[str]]:
+    """The cases (in file order) and the profiler metrics that the claims read."""
+    refs = [ref for claim in claims for ref in claim.metric_refs()]
     cases = {ref.case for ref in refs}
-    return [name for name in spec.content.cases if name in cases], {ref.name for ref in refs}
+    metrics = {ref.name for ref in refs if not is_static(ref)}
+    return [name for name in spec.content.cases if name in cases], metrics
 
 
 def _runner_failure(run: profile.ProfileRun, cases: list[str]) -> list[dict[str, object]]:

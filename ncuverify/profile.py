@@ -23,8 +23,10 @@ import pandas as pd
 
 from ncuverify.build import KernelBuild
 from ncuverify.errors import EnvironmentProblem
+from ncuverify.expression import SASS_PREFIX
 from ncuverify.runner import Plan, PlannedCase
 from ncuverify.spec import BufferArg, CaseSpec
+from ncuverify.static import STATIC_METRICS
 
 MEASUREMENT_COLUMNS = ["case", "kernel", "metric", "value", "unit"]
 
@@ -64,17 +66,34 @@ class Measurements:
 
     def value(self, case: str, metric: str) -> float:
         """The value of a metric for a case; KeyError with a reason if it is not there."""
-        if case in self.failed_cases:
-            raise KeyError(f"case {case} did not run: {self.failed_cases[case]}")
         rows = self.frame[(self.frame["case"] == case) & (self.frame["metric"] == metric)]
-        if rows.empty:
-            if not (self.frame["case"] == case).any():
-                raise KeyError(f"case {case} was not measured")
-            raise KeyError(f"ncu reported no {metric} for case {case}")
-        value = rows["value"].iloc[0]
-        if pd.isna(value):
+        if not rows.empty and not pd.isna(rows["value"].iloc[0]):
+            return float(rows["value"].iloc[0])
+        if case in self.failed_cases:  # static facts of a case that did not launch are still known
+            raise KeyError(f"case {case} did not run: {self.failed_cases[case]}")
+        if not rows.empty:
             raise KeyError(f"ncu reported {metric} as n/a for case {case}")
-        return float(value)
+        if not (self.frame["case"] == case).any():
+            raise KeyError(f"case {case} was not measured")
+        raise KeyError(f"no {_describe_metric(metric)} for case {case}")
+
+    def combined(self, other: Measurements) -> Measurements:
+        return Measurements(
+            frame=pd.concat([self.frame, other.frame], ignore_index=True),
+            failed_cases={**self.failed_cases, **other.failed_cases},
+        )
+
+    @classmethod
+    def empty(cls) -> Measurements:
+        return cls(frame=pd.DataFrame(columns=MEASUREMENT_COLUMNS))
+
+
+def _describe_metric(metric: str) -> str:
+    if metric.startswith(SASS_PREFIX):
+        return f"SASS count of {metric.removeprefix(SASS_PREFIX)!r} (no disassembler: install nvdisasm)"
+    if metric.startswith("static__"):
+        return f"static fact {metric} (known: {', '.join(sorted(STATIC_METRICS))})"
+    return f"value of {metric} from ncu"
 
 
 # --- the command -------------------------------------------------------------------------------------------

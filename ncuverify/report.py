@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ncuverify.build import KernelBuild
 from ncuverify.judge import ClaimResult, Verdict, describe, format_number
 from ncuverify.pipeline import FileResult
 
@@ -62,17 +64,24 @@ def claims_table(result: FileResult, verbose: bool) -> Table:
 
 
 def reason_lines(result: FileResult, verbose: bool) -> list[Text]:
-    """Why each claim did not pass; with verbose, also why a passing claim departs from its document."""
+    """Why each claim did not pass (one line for claims skipped for the same reason); with verbose,
+    also why a claim departs from its document."""
     lines = []
+    skipped: dict[str, list[str]] = {}
     for claim_result in result.claims:
         claim = claim_result.claim
-        if claim_result.verdict is not Verdict.PASSED and claim_result.reason:
+        if claim_result.verdict is Verdict.SKIPPED:
+            skipped.setdefault(claim_result.reason or "", []).append(claim.id)
+        elif claim_result.verdict is not Verdict.PASSED and claim_result.reason:
             style = VERDICT_STYLE[claim_result.verdict]
             lines.append(
                 Text.assemble((f"{claim_result.verdict.value} ", style), f"{claim.id}: {claim_result.reason}")
             )
         if verbose and claim.note:
             lines.append(Text.assemble(("note ", "cyan"), f"{claim.id}: {claim.note}"))
+    for reason, ids in skipped.items():
+        what = ids[0] if len(ids) == 1 else f"{len(ids)} claims"
+        lines.append(Text.assemble(("skipped ", VERDICT_STYLE[Verdict.SKIPPED]), f"{what}: {reason}"))
     return lines
 
 
@@ -92,6 +101,9 @@ def print_file(console: Console, result: FileResult, verbose: bool) -> None:
     if result.input_error is not None:
         console.print(Text(f"{result.path}: input error", style="bold red"))
         console.print(Text(result.input_error), soft_wrap=True)
+        return
+    if not result.claims:
+        console.print(Text(f"{result.path}: no claims to check"))
         return
     reasons = {r.reason for r in result.claims}
     if all(r.verdict is Verdict.SKIPPED for r in result.claims) and len(reasons) == 1 and not verbose:
@@ -116,3 +128,55 @@ def print_run(console: Console, results: Sequence[FileResult], seconds: float, v
         print_file(console, result, verbose)
     if len(results) > 1:
         console.print(Text(f"ncuverify: {summary(results, seconds)} ({len(results)} files)", style="bold"))
+
+
+def print_build(console: Console, path: Path, built: dict[str, KernelBuild] | str) -> None:
+    """The static facts of each kernel of a file, or why it did not build."""
+    if isinstance(built, str):
+        console.print(Text(f"{path}: input error", style="bold red"))
+        console.print(Text(built), soft_wrap=True)
+        return
+    table = Table(title=str(path), title_justify="left")
+    for column in (
+        "kernel",
+        "entry",
+        "arch",
+        "regs",
+        "stack",
+        "spill st",
+        "spill ld",
+        "smem",
+        "bar",
+        "local",
+        "sass",
+    ):
+        table.add_column(column, justify="right" if column not in ("kernel", "entry", "arch") else "left")
+    table.add_column("SASS mix", overflow="fold")
+    problems = []
+    for name, kernel in built.items():
+        facts = kernel.facts
+        metrics = facts.metrics()
+        mix = " ".join(f"{op}×{n}" for op, n in facts.mix().most_common(10)) or "-"
+        table.add_row(
+            name,
+            kernel.entry,
+            kernel.arch,
+            *(
+                format_number(metrics[key]) if key in metrics else "-"
+                for key in (
+                    "static__registers_per_thread",
+                    "static__stack_frame_bytes",
+                    "static__spill_store_bytes",
+                    "static__spill_load_bytes",
+                    "static__shared_static_bytes",
+                    "static__barriers",
+                    "static__local_bytes",
+                    "static__sass_instructions",
+                )
+            ),
+            mix,
+        )
+        problems += [f"{name}: {problem}" for problem in facts.discrepancies()]
+    console.print(table)
+    for problem in problems:
+        console.print(Text(problem, style="bold magenta"), soft_wrap=True)

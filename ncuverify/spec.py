@@ -29,6 +29,7 @@ from pydantic import (
 
 from ncuverify import expression
 from ncuverify.errors import InputError
+from ncuverify.static import STATIC_METRICS, STATIC_PREFIX
 
 # Bounds the work an expectation file can cause while it is read (aliases can expand exponentially).
 MAX_YAML_NODES = 100_000
@@ -504,6 +505,12 @@ def _reference_problems(content: ExpectationFile) -> Iterable[tuple[Location, st
                 f"no case named {claim.case!r}{_suggest(claim.case, content.cases)}",
             )
         for ref in expression.references(claim.expression):
+            if ref.name.startswith(STATIC_PREFIX) and ref.name not in STATIC_METRICS:
+                known = ", ".join(sorted(STATIC_METRICS))
+                yield (
+                    ("claims", index, "metric"),
+                    f"no static fact {ref.name}{_suggest(ref.name, STATIC_METRICS)}; known: {known}",
+                )
             if ref.case is None and claim.case is None:
                 yield (
                     ("claims", index, "metric"),

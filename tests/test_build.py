@@ -6,7 +6,7 @@ import pytest
 import yaml
 from conftest import DATA
 
-from ncuverify.build import build_spec, nvrtc_options, parse_ptxas_report
+from ncuverify.build import build_spec, nvrtc_options
 from ncuverify.errors import InputError
 from ncuverify.spec import load
 
@@ -39,8 +39,8 @@ def test_sample_builds_templates_and_extern_c_for_sm90():
     assert builds["scale"].cubin[:4] == b"\x7fELF"
     # Both instantiations come from one compile of the shared source.
     assert builds["read_stride1"].cubin is builds["read_stride32"].cubin
-    resources = builds["scale"].resources
-    assert resources is not None and resources.registers > 0 and resources.spill_store_bytes == 0
+    ptxas = builds["scale"].facts.ptxas
+    assert ptxas.registers > 0 and ptxas.spill_store_bytes == 0
 
 
 def test_cuda_headers_compile(tmp_path):
@@ -75,8 +75,7 @@ extern "C" __global__ void heavy(float* out, int n) {
         "capped": {"source": source, "entry": "heavy", "defines": {"WIDTH": 96}, "max_registers": 32},
     }
     builds = build_spec(spec_with(tmp_path, kernels), "sm_90")
-    free, capped = builds["free"].resources, builds["capped"].resources
-    assert free is not None and capped is not None
+    free, capped = builds["free"].facts.ptxas, builds["capped"].facts.ptxas
     assert capped.registers <= 32 < free.registers
     assert capped.spill_store_bytes > 0 and free.spill_store_bytes == 0
 
@@ -133,28 +132,3 @@ def test_nvrtc_options_carry_the_choices(tmp_path):
     ]:
         assert expected in options
     assert options[-1] == "--use_fast_math"
-
-
-PTXAS_LOG = """ptxas info    : 3433 bytes gmem
-ptxas info    : Compiling entry function '_Z11copy_strideILi32EEvPKfPf' for 'sm_90'
-ptxas info    : Function properties for _Z11copy_strideILi32EEvPKfPf
-ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-ptxas info    : Used 10 registers, used 0 barriers
-ptxas info    : Compiling entry function 'sp' for 'sm_90'
-ptxas info    : Function properties for sp
-ptxas         .     1008 bytes stack frame, 888 bytes spill stores, 1044 bytes spill loads
-ptxas info    : Used 32 registers, used 1 barriers, 4224 bytes smem, 1008 bytes cumulative stack size
-"""
-
-
-def test_ptxas_report_is_parsed_per_function():
-    report = parse_ptxas_report(PTXAS_LOG)
-    assert report["_Z11copy_strideILi32EEvPKfPf"].registers == 10
-    spilling = report["sp"]
-    assert (
-        spilling.registers,
-        spilling.stack_frame_bytes,
-        spilling.spill_store_bytes,
-        spilling.spill_load_bytes,
-    ) == (32, 1008, 888, 1044)
-    assert (spilling.barriers, spilling.shared_bytes) == (1, 4224)

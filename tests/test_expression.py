@@ -42,7 +42,9 @@ def test_references_keep_order_and_cases():
         ("a.sum $ 2", "unexpected character '$' at column 7"),
         ("a.sum@", "ends too early"),
         ("a.sum@3", "a case name after '@'"),
-        ("__import__('os')", "unexpected character"),
+        ("__import__('os')", "expected an operator at column 11"),
+        ("sass(LDG)", "expected a quoted pattern"),
+        ("sass('(')", "is not a regular expression"),
     ],
 )
 def test_syntax_errors_say_where(text, message):

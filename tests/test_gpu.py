@@ -66,3 +66,39 @@ def test_ncu_reports_the_kernels_and_no_runner_output(gpu_environment, tmp_path:
     log = (tmp_path / "sample" / "ncu.log").read_text()
     assert '"ID"' in log
     assert "_Z11read_strideILi32EEvPKfPf" in log
+
+
+def test_static_and_profiler_claims_judged_together(gpu_environment):
+    result = check_file(DATA / "static.yaml", CheckOptions(), gpu_environment)
+    assert {r.claim.id: r.verdict for r in result.claims} == {
+        r.claim.id: Verdict.PASSED for r in result.claims
+    }
+    assert next(r for r in result.claims if r.claim.id == "vector_sectors_per_request").measured == 16
+
+
+def test_launch_registers_agree_with_ptxas_from_16_up(gpu_environment, tmp_path: Path):
+    """ncu's launch__registers_per_thread is ptxas's count, but never below 16 on sm_90."""
+    content = yaml.safe_load((DATA / "static.yaml").read_text())
+    content["claims"] = [
+        {
+            "id": f"registers_{case}",
+            "case": case,
+            "metric": "launch__registers_per_thread",
+            "expect": {"at_least": 0},
+            "cite": {"document": "sample.txt", "section": "8", "figure": "registers"},
+        }
+        for case in content["cases"]
+    ]
+    path = DATA / "registers.generated.yaml"  # beside the original, so inline kernels need no path change
+    try:
+        path.write_text(yaml.safe_dump(content))
+        result = check_file(path, CheckOptions(), gpu_environment)
+    finally:
+        path.unlink()
+    from ncuverify.build import build_spec
+    from ncuverify.spec import load
+
+    builds = build_spec(load(DATA / "static.yaml"), gpu_environment.gpu.arch)
+    for claim_result in result.claims:
+        kernel = content["cases"][claim_result.claim.case]["kernel"]
+        assert claim_result.measured == max(builds[kernel].facts.ptxas.registers, 16), claim_result.claim.id

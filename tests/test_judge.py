@@ -94,7 +94,12 @@ def test_cross_case_ratio():
 @pytest.mark.parametrize(
     ("metric", "case", "reason"),
     [
-        ("missing.sum", "a", "ncu reported no missing.sum for case a"),
+        ("missing.sum", "a", "no value of missing.sum from ncu for case a"),
+        (
+            "static__registers_per_thread",
+            "a",
+            "no static fact static__registers_per_thread (known: static__barriers, static__local_bytes, static__registers_per_thread, static__sass_instructions, static__shared_static_bytes, static__spill_load_bytes, static__spill_store_bytes, static__stack_frame_bytes) for case a",
+        ),
         ("empty.sum", "a", "ncu reported empty.sum as n/a for case a"),
         ("sectors.sum", "broken", "case broken did not run: CUDAError: CUDA_ERROR_ILLEGAL_ADDRESS"),
         ("sectors.sum", "never", "case never was not measured"),

@@ -77,7 +77,7 @@ def test_a_case_that_failed_is_skipped_in_the_mapping_and_reported():
     assert measured.value("fits", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum") == 128
     with pytest.raises(KeyError, match="case too_big did not run: CUDAError: CUDA_ERROR_INVALID_VALUE"):
         measured.value("too_big", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum")
-    with pytest.raises(KeyError, match=r"ncu reported no nonexistent\.sum for case fits"):
+    with pytest.raises(KeyError, match=r"no value of nonexistent\.sum from ncu for case fits"):
         measured.value("fits", "nonexistent.sum")
 
 
