@@ -8,9 +8,11 @@ import pytest
 import yaml
 from conftest import DATA, EXPECTATIONS, ROOT
 
+from ncuverify.build import build_spec
 from ncuverify.errors import ExitCode
 from ncuverify.judge import Verdict
 from ncuverify.pipeline import CheckOptions, check_file
+from ncuverify.spec import load
 
 pytestmark = pytest.mark.gpu
 
@@ -89,15 +91,9 @@ def test_launch_registers_agree_with_ptxas_from_16_up(gpu_environment, tmp_path:
         }
         for case in content["cases"]
     ]
-    path = DATA / "registers.generated.yaml"  # beside the original, so inline kernels need no path change
-    try:
-        path.write_text(yaml.safe_dump(content))
-        result = check_file(path, CheckOptions(), gpu_environment)
-    finally:
-        path.unlink()
-    from ncuverify.build import build_spec
-    from ncuverify.spec import load
-
+    path = tmp_path / "registers.yaml"  # the kernels are inline: the file can live anywhere
+    path.write_text(yaml.safe_dump(content))
+    result = check_file(path, CheckOptions(), gpu_environment)
     builds = build_spec(load(DATA / "static.yaml"), gpu_environment.gpu.arch)
     for claim_result in result.claims:
         kernel = content["cases"][claim_result.claim.case]["kernel"]
