@@ -1,4 +1,5 @@
-# `make check`: set up, then check every expectation file.  `make test`: set up, then lint and test.
+# `make check`: set up, then check every expectation file.
+# `make test`: set up, then lint, check the static claims and run the test suite.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -31,7 +32,9 @@ format: setup
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
+# The claims on static facts need no GPU, so every test run checks them for real.
 test: lint
+	$(BIN)/ncuverify check --static-only expectations/
 	$(BIN)/python -m pytest
 
 # Needs an NVIDIA GPU and Nsight Compute: the GPU tests and every expectation file, logs in gpu-logs/.

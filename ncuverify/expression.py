@@ -200,6 +200,17 @@ def references(expr: Expr) -> Iterator[MetricRef]:
         yield from references(expr.right)
 
 
+def map_refs(expr: Expr, replace: Callable[[MetricRef], Expr]) -> Expr:
+    """The expression with every metric reference replaced by what replace returns for it."""
+    if isinstance(expr, MetricRef):
+        return replace(expr)
+    if isinstance(expr, Negate):
+        return Negate(map_refs(expr.operand, replace))
+    if isinstance(expr, BinaryOp):
+        return BinaryOp(expr.op, map_refs(expr.left, replace), map_refs(expr.right, replace))
+    return expr
+
+
 def evaluate(expr: Expr, lookup: Callable[[MetricRef], float]) -> float:
     """Compute the expression, reading each metric through lookup."""
     if isinstance(expr, Number):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from ncuverify import expression
@@ -16,6 +16,8 @@ class Verdict(StrEnum):
     FAILED = "failed"
     ERROR = "error"  # could not be evaluated: the case failed, a metric is missing, a division by zero
     SKIPPED = "skipped"  # this environment cannot measure it
+    XFAILED = "xfailed"  # failed, as the claim says it does here
+    XPASSED = "xpassed"  # passed where the claim says it fails: the expectation is out of date
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,7 @@ class ClaimResult:
     verdict: Verdict
     measured: float | None = None
     reason: str | None = None
+    control_measured: float | None = None
 
 
 # Equality is exact up to float rounding: ratios of counters are exact integers when a claim holds.
@@ -72,29 +75,66 @@ def format_number(value: float) -> str:
     return f"{value:.4g}"
 
 
-def judge_claim(claim: Claim, measured: Measurements) -> ClaimResult:
-    """Evaluate a claim's metric on the measurements and compare it with the expectation."""
+def judge_claim(claim: Claim, measured: Measurements, arch: str | None = None) -> ClaimResult:
+    """Evaluate a claim's metric, compare it with the expectation, and try its control."""
+    return _as_expected(claim, _assess(claim, measured), arch)
+
+
+def _value(claim: Claim, case: str | None, measured: Measurements) -> tuple[float | None, str | None]:
+    """The claim's expression with unqualified metrics read from case: the value, or why there is none."""
 
     def lookup(ref: expression.MetricRef) -> float:
-        case = ref.case or claim.case
-        assert case is not None  # spec validation refuses unqualified names without a case
-        return measured.value(case, ref.name)
+        source = ref.case or case
+        assert source is not None  # spec validation refuses unqualified names without a case
+        return measured.value(source, ref.name)
 
     try:
-        value = expression.evaluate(claim.expression, lookup)
+        return expression.evaluate(claim.expression, lookup), None
     except KeyError as error:
-        return ClaimResult(claim, Verdict.ERROR, reason=str(error.args[0]))
+        return None, str(error.args[0])
     except expression.ExpressionError as error:
-        return ClaimResult(claim, Verdict.ERROR, reason=str(error))
-    if holds(claim.expect, value):
+        return None, str(error)
+
+
+def _assess(claim: Claim, measured: Measurements) -> ClaimResult:
+    value, problem = _value(claim, claim.case, measured)
+    if value is None:
+        return ClaimResult(claim, Verdict.ERROR, reason=problem)
+    if not holds(claim.expect, value):
+        reason = f"measured {format_number(value)}, expected {describe(claim.expect)}"
+        return ClaimResult(claim, Verdict.FAILED, value, reason)
+    if claim.control is None:
         return ClaimResult(claim, Verdict.PASSED, value)
-    return ClaimResult(
-        claim, Verdict.FAILED, value, f"measured {format_number(value)}, expected {describe(claim.expect)}"
-    )
+    control, problem = _value(claim, claim.control, measured)
+    if control is None:
+        return ClaimResult(claim, Verdict.ERROR, value, f"control {claim.control}: {problem}")
+    if holds(claim.expect, control):
+        reason = (
+            f"the control {claim.control} gives {format_number(control)}, which satisfies "
+            f"{describe(claim.expect)} too: the check cannot tell {claim.case} from {claim.control}"
+        )
+        return ClaimResult(claim, Verdict.FAILED, value, reason, control)
+    return ClaimResult(claim, Verdict.PASSED, value, control_measured=control)
 
 
-def judge(claims: list[Claim], measured: Measurements) -> list[ClaimResult]:
-    return [judge_claim(claim, measured) for claim in claims]
+def _as_expected(claim: Claim, result: ClaimResult, arch: str | None) -> ClaimResult:
+    """Turn a failure the claim expects here into xfailed, and a pass it does not expect into xpassed."""
+    xfail = claim.xfail
+    if xfail is None or (xfail.arch is not None and arch not in xfail.arch):
+        return result
+    if result.verdict is Verdict.FAILED:
+        return replace(
+            result, verdict=Verdict.XFAILED, reason=f"expected to fail: {xfail.reason} ({result.reason})"
+        )
+    if result.verdict is Verdict.PASSED:
+        return replace(
+            result, verdict=Verdict.XPASSED, reason=f"expected to fail ({xfail.reason}), but it holds"
+        )
+    return result
+
+
+def judge(claims: list[Claim], measured: Measurements, arch: str | None = None) -> list[ClaimResult]:
+    return [judge_claim(claim, measured, arch) for claim in claims]
 
 
 def skip_all(claims: list[Claim], reason: str) -> list[ClaimResult]:

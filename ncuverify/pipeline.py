@@ -90,10 +90,10 @@ def check_file(path: Path, options: CheckOptions, environment: Environment) -> F
         )
     measured = static_measurements(spec, builds, [*static_claims, *profiler_claims])
     if not profiler_claims:
-        return finished(judge(static_claims, measured))
+        return finished(judge(static_claims, measured, arch))
     if environment.problem is not None or environment.ncu is None:
         skipped = skip_all(profiler_claims, environment.problem or "ncu is not available")
-        return finished(_in_file_order(spec, judge(static_claims, measured) + skipped))
+        return finished(_in_file_order(spec, judge(static_claims, measured, arch) + skipped))
     keep = options.keep_dir / spec.path.stem if options.keep_dir is not None else None
     try:
         profiled, command = measure(
@@ -101,8 +101,10 @@ def check_file(path: Path, options: CheckOptions, environment: Environment) -> F
         )
     except EnvironmentProblem as problem:
         skipped = skip_all(profiler_claims, str(problem))
-        return finished(_in_file_order(spec, judge(static_claims, measured) + skipped), gpu=environment.gpu)
-    results = judge([*static_claims, *profiler_claims], measured.combined(profiled))
+        return finished(
+            _in_file_order(spec, judge(static_claims, measured, arch) + skipped), gpu=environment.gpu
+        )
+    results = judge([*static_claims, *profiler_claims], measured.combined(profiled), arch)
     return finished(_in_file_order(spec, results), gpu=environment.gpu, ncu_command=command)
 
 
@@ -192,7 +194,7 @@ def _work_dir(keep_dir: Path | None) -> Iterator[Path]:
 def _needs(spec: Spec, claims: list[Claim]) -> tuple[list[str], set[str]]:
     """The cases (in file order) and the profiler metrics that the claims read."""
     refs = [ref for claim in claims for ref in claim.metric_refs()]
-    cases = {ref.case for ref in refs}
+    cases = {ref.case for ref in refs} | {claim.control for claim in claims if claim.control}
     metrics = {ref.name for ref in refs if not is_static(ref)}
     return [name for name in spec.content.cases if name in cases], metrics
 
@@ -205,12 +207,13 @@ def _runner_failure(run: profile.ProfileRun, cases: list[str]) -> list[dict[str,
 
 
 def exit_code(results: Iterable[FileResult]) -> ExitCode:
-    """2 for wrong input anywhere, else 1 for a failed or unevaluable claim, else 3 for skipped, else 0."""
+    """2 for wrong input anywhere, else 1 for a failed, unevaluable or unexpectedly passing claim, else 3
+    for skipped, else 0. An expected failure (xfailed) is no failure."""
     results = list(results)
     if any(r.input_error for r in results):
         return ExitCode.BAD_INPUT
     verdicts = [c.verdict for r in results for c in r.claims]
-    if any(v in (Verdict.FAILED, Verdict.ERROR) for v in verdicts):
+    if any(v in (Verdict.FAILED, Verdict.ERROR, Verdict.XPASSED) for v in verdicts):
         return ExitCode.CLAIM_FAILED
     if any(v is Verdict.SKIPPED for v in verdicts):
         return ExitCode.NOT_MEASURABLE

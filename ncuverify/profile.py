@@ -141,6 +141,7 @@ def planned_case(name: str, case: CaseSpec, build: KernelBuild, cubin_path: Path
         block=case.block,
         shared_bytes=case.shared_bytes,
         args=[arg.model_dump(exclude_none=True) for arg in case.args],
+        repeat=case.repeat,
     )
 
 
@@ -296,17 +297,18 @@ def parse_number(text: str) -> float:
 def measurements(
     table: pd.DataFrame, status: Sequence[dict[str, object]], symbols: dict[str, str]
 ) -> Measurements:
-    """Give each profiled launch its case: launches are the cases that ran, in order.
+    """Give each profiled launch its case: launches are the cases that ran, in order, each as many times
+    as it was launched; a case launched more than once gets the median of its launches.
 
     symbols maps case -> the mangled kernel name it launches; a launch whose kernel is not the one
     expected means the order is off, and is refused rather than mislabelled.
     """
-    ran = [str(s["case"]) for s in status if s["ok"]]
+    ran = [str(s["case"]) for s in status if s["ok"] for _ in range(int(s.get("launches", 1)))]  # type: ignore[call-overload]
     failed = {str(s["case"]): str(s["error"]) for s in status if not s["ok"]}
     launch_ids = sorted(table["launch"].unique())
     if len(launch_ids) != len(ran):
         raise EnvironmentProblem(
-            f"ncu profiled {len(launch_ids)} launches but the runner launched {len(ran)} cases; "
+            f"ncu profiled {len(launch_ids)} launches but the runner launched {len(ran)}; "
             "is another profiler or kernel filter in the way?"
         )
     case_of_launch = dict(zip(launch_ids, ran, strict=True))
@@ -317,4 +319,7 @@ def measurements(
         raise EnvironmentProblem(
             f"launch {row['launch']} ran {row['kernel']}, expected {symbols[row['case']]}"
         )
-    return Measurements(frame=frame[MEASUREMENT_COLUMNS].reset_index(drop=True), failed_cases=failed)
+    medians = frame.groupby(["case", "kernel", "metric"], sort=False).agg(
+        value=("value", "median"), unit=("unit", "first")
+    )
+    return Measurements(frame=medians.reset_index()[MEASUREMENT_COLUMNS], failed_cases=failed)

@@ -18,6 +18,8 @@ VERDICT_STYLE = {
     Verdict.FAILED: "bold red",
     Verdict.ERROR: "bold magenta",
     Verdict.SKIPPED: "yellow",
+    Verdict.XFAILED: "green",
+    Verdict.XPASSED: "bold red",
 }
 
 
@@ -47,6 +49,8 @@ def claims_table(result: FileResult, verbose: bool) -> Table:
     for claim_result in result.claims:
         claim = claim_result.claim
         measured = format_number(claim_result.measured) if claim_result.measured is not None else "-"
+        if claim_result.control_measured is not None:
+            measured += f"\ncontrol {claim.control}: {format_number(claim_result.control_measured)}"
         source = f"{claim.cite.document} §{claim.cite.section}"
         if verbose:
             source += f"\n“{claim.cite.figure}”"
@@ -92,6 +96,9 @@ def summary(results: Sequence[FileResult], seconds: float) -> str:
         f"{counts[Verdict.PASSED]} passed, {counts[Verdict.FAILED]} failed, {counts[Verdict.ERROR]} errors, "
         f"{counts[Verdict.SKIPPED]} skipped"
     )
+    for verdict in (Verdict.XFAILED, Verdict.XPASSED):
+        if counts[verdict]:
+            text += f", {counts[verdict]} {verdict.value}"
     if bad_files:
         text += f", {bad_files} file{'s' if bad_files > 1 else ''} with input errors"
     return f"{text} in {seconds:.1f} s"

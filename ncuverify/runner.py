@@ -32,6 +32,7 @@ class PlannedCase:
     block: tuple[int, int, int]
     shared_bytes: int
     args: list[dict[str, Any]]
+    repeat: int = 1
 
 
 @dataclass
@@ -107,10 +108,11 @@ class _Launcher:
         allocations: list[Any] = []
         try:
             args = [self._argument(arg, allocations) for arg in case.args]
-            self.stream.sync()  # fills are complete before the profiled launch
+            self.stream.sync()  # fills are complete before the profiled launches
             config = LaunchConfig(grid=case.grid, block=case.block, shmem_size=case.shared_bytes)
-            launch(self.stream, config, kernel, *args)
-            self.stream.sync()
+            for _ in range(case.repeat):
+                launch(self.stream, config, kernel, *args)
+                self.stream.sync()
         finally:
             for buffer in allocations:
                 buffer.close(self.stream)
@@ -162,7 +164,7 @@ def run_plan(plan: Plan) -> list[dict[str, Any]]:
     for case in plan.cases:
         try:
             launcher.run(case)
-            status.append({"case": case.name, "ok": True, "error": None})
+            status.append({"case": case.name, "ok": True, "error": None, "launches": case.repeat})
         except Exception as error:
             status.append({"case": case.name, "ok": False, "error": _one_line(error)})
         status_path.write_text(json.dumps(status))

@@ -29,6 +29,7 @@ from pydantic import (
 
 from ncuverify import expression
 from ncuverify.errors import InputError
+from ncuverify.measures import expand
 from ncuverify.static import STATIC_METRICS, STATIC_PREFIX
 
 # Bounds the work an expectation file can cause while it is read (aliases can expand exponentially).
@@ -185,6 +186,7 @@ class CaseSpec(_Strict):
     block: Dim3
     shared_bytes: int = Field(0, ge=0, le=227 * 1024, description="dynamic shared memory per block")
     args: list[Argument] = Field(default_factory=list)
+    repeat: int = Field(1, ge=1, le=100, description="launches to profile; each metric is their median")
 
     @field_validator("grid", mode="before")
     @classmethod
@@ -253,15 +255,24 @@ class Expectation(_Strict):
         return self
 
 
+class ExpectedFailure(_Strict):
+    """A claim known not to hold (on some architectures), and why."""
+
+    reason: str
+    arch: list[Annotated[str, Field(pattern=_ARCH)]] | None = Field(None, description="where; all if absent")
+
+
 class Claim(_Strict):
     """One checkable statement about a case."""
 
     id: str = Field(pattern=_IDENT)
     case: str | None = Field(None, description="the case unqualified metric names are read from")
-    metric: str = Field(description="a metric name or an expression over metric names")
+    metric: str = Field(description="a metric name, a measure, or an expression over them")
     expect: Expectation
     cite: Citation
     note: str | None = Field(None, description="why the assertion differs from the document")
+    control: str | None = Field(None, description="a case on which the same assertion must fail")
+    xfail: ExpectedFailure | None = None
 
     _text = field_validator("metric", mode="before")(_as_text)
 
@@ -279,7 +290,8 @@ class Claim(_Strict):
 
     @property
     def expression(self) -> expression.Expr:
-        return expression.parse(self.metric)
+        """The metric as an expression over raw metrics (measures expanded)."""
+        return expand(expression.parse(self.metric))
 
     def metric_refs(self) -> list[expression.MetricRef]:
         """The metrics this claim reads, each with its case made explicit."""
@@ -415,7 +427,16 @@ def load(path: Path) -> Spec:
 _ALL_FIELDS = sorted(
     {
         name
-        for model in (ExpectationFile, KernelSpec, CaseSpec, BufferArg, Claim, Citation, Expectation)
+        for model in (
+            ExpectationFile,
+            KernelSpec,
+            CaseSpec,
+            BufferArg,
+            Claim,
+            Citation,
+            Expectation,
+            ExpectedFailure,
+        )
         for name in model.model_fields
     }
     | set(SCALAR_TYPES)
@@ -521,6 +542,18 @@ def _reference_problems(content: ExpectationFile) -> Iterable[tuple[Location, st
                     ("claims", index, "metric"),
                     f"no case named {ref.case!r}{_suggest(ref.case, content.cases)}",
                 )
+
+
+def _control_problems(content: ExpectationFile, index: int, claim: Claim) -> Iterable[tuple[Location, str]]:
+    if claim.control is None:
+        return
+    where = ("claims", index, "control")
+    if claim.control not in content.cases:
+        yield (where, f"no case named {claim.control!r}{_suggest(claim.control, content.cases)}")
+    elif claim.control == claim.case:
+        yield (where, "the control must be another case than the claim's own")
+    elif all(ref.case is not None for ref in expression.references(expression.parse(claim.metric))):
+        yield (where, "every metric names its case with @, so nothing would be read from the control")
 
 
 def _path_problems(content: ExpectationFile, folder: Path) -> Iterable[tuple[Location, str]]:

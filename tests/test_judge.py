@@ -7,6 +7,7 @@ from conftest import DATA, EXPECTATIONS, FIXTURES
 
 from ncuverify.build import build_spec
 from ncuverify.judge import ClaimResult, Verdict, describe, format_number, holds, judge, judge_claim, skip_all
+from ncuverify.pipeline import static_measurements
 from ncuverify.profile import Measurements, measurements, parse_csv
 from ncuverify.spec import Claim, Expectation, load
 
@@ -119,14 +120,16 @@ def test_skip_all_keeps_the_reason():
 
 
 def replay(spec_path, capture: str):
-    """Judge a file's claims on its committed ncu capture: every stage after profiling, with no GPU."""
+    """Judge a file's claims on its committed ncu capture and its static facts: every stage after
+    profiling, with no GPU."""
     spec = load(spec_path)
     builds = build_spec(spec, "sm_90")
     symbols = {name: builds[case.kernel].symbol for name, case in spec.content.cases.items()}
     folder = FIXTURES / capture
     status = json.loads((folder / "status.json").read_text())
-    measured = measurements(parse_csv((folder / "ncu.log").read_text()), status, symbols)
-    return {r.claim.id: r for r in judge(spec.content.claims, measured)}
+    profiled = measurements(parse_csv((folder / "ncu.log").read_text()), status, symbols)
+    measured = static_measurements(spec, builds, spec.content.claims).combined(profiled)
+    return {r.claim.id: r for r in judge(spec.content.claims, measured, "sm_90")}
 
 
 def test_sample_capture_judged_without_a_gpu():
@@ -138,7 +141,7 @@ def test_sample_capture_judged_without_a_gpu():
 
 def test_coalescing_capture_judged_without_a_gpu():
     results = replay(EXPECTATIONS / "coalescing.yaml", "coalescing")
-    assert len(results) == 46
+    assert len(results) >= 46
     assert {claim_id: r.reason for claim_id, r in results.items() if r.verdict != Verdict.PASSED} == {}
     # The documents' headline figures, as the H200 has them.
     assert results["s22_32_lines_32_sectors"].measured == 32
@@ -153,3 +156,64 @@ def test_a_wrong_figure_fails_on_the_capture(tmp_path):
     results = replay(edited, "sample")
     assert results["stride32_sectors"].verdict == Verdict.FAILED
     assert results["stride32_sectors"].reason == "measured 32, expected == 33"
+
+
+def test_a_control_that_fails_lets_the_claim_pass():
+    controlled = claim("sectors.sum", equals=400).model_copy(update={"control": "b"})
+    result = judge_claim(controlled, MEASURED)
+    assert (result.verdict, result.measured, result.control_measured) == (Verdict.PASSED, 400, 3200)
+
+
+def test_a_control_that_passes_too_fails_the_claim():
+    controlled = claim("sectors.sum", at_least=100).model_copy(update={"control": "b"})
+    result = judge_claim(controlled, MEASURED)
+    assert result.verdict == Verdict.FAILED
+    assert (
+        result.reason
+        == "the control b gives 3,200, which satisfies >= 100 too: the check cannot tell a from b"
+    )
+
+
+def test_a_control_that_cannot_be_evaluated_is_an_error():
+    controlled = claim("sectors.sum / requests.sum").model_copy(update={"control": "b"})
+    result = judge_claim(controlled, MEASURED)
+    assert result.verdict == Verdict.ERROR
+    assert result.reason == "control b: no value of requests.sum from ncu for case b"
+
+
+def test_expected_failures_on_the_named_architecture_only():
+    from ncuverify.spec import ExpectedFailure
+
+    wrong = claim("sectors.sum / requests.sum", equals=32).model_copy(
+        update={"xfail": ExpectedFailure(reason="32 on Volta", arch=["sm_70"])}
+    )
+    assert judge_claim(wrong, MEASURED, "sm_90").verdict == Verdict.FAILED
+    xfailed = judge_claim(wrong, MEASURED, "sm_70")
+    assert xfailed.verdict == Verdict.XFAILED
+    assert xfailed.reason == "expected to fail: 32 on Volta (measured 4, expected == 32)"
+    right = claim("sectors.sum / requests.sum", equals=4).model_copy(
+        update={"xfail": ExpectedFailure(reason="why")}
+    )
+    xpassed = judge_claim(right, MEASURED, "sm_90")
+    assert xpassed.verdict == Verdict.XPASSED
+    assert xpassed.reason == "expected to fail (why), but it holds"
+
+
+def test_exit_codes_for_expected_failures():
+    from pathlib import Path
+
+    from ncuverify.errors import ExitCode
+    from ncuverify.pipeline import FileResult, exit_code
+
+    def run(*verdicts):
+        return [FileResult(Path("f.yaml"), [ClaimResult(claim("m"), v) for v in verdicts])]
+
+    assert exit_code(run(Verdict.PASSED, Verdict.XFAILED)) == ExitCode.OK
+    assert exit_code(run(Verdict.PASSED, Verdict.XPASSED)) == ExitCode.CLAIM_FAILED
+    assert exit_code(run(Verdict.SKIPPED, Verdict.FAILED)) == ExitCode.CLAIM_FAILED
+    assert exit_code(run(Verdict.SKIPPED, Verdict.PASSED)) == ExitCode.NOT_MEASURABLE
+    assert exit_code(run(Verdict.ERROR)) == ExitCode.CLAIM_FAILED
+    assert (
+        exit_code([FileResult(Path("f.yaml"), [], input_error="bad"), *run(Verdict.FAILED)])
+        == ExitCode.BAD_INPUT
+    )

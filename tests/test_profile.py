@@ -157,3 +157,14 @@ def test_environment_problems_are_recognised(report, expected):
 def test_a_clean_capture_is_no_problem():
     log, status = capture("sample")
     diagnose(ProfileRun(command=["ncu"], returncode=0, report=log, output="", status=status))
+
+
+def test_repeated_launches_give_the_median():
+    log, _ = capture("sample")
+    table = parse_csv(log)
+    # Treat the sample's four launches as one case launched four times (all the same kernel name).
+    table = table.assign(kernel="k")
+    measured = measurements(table, [{"case": "c", "ok": True, "error": None, "launches": 4}], {"c": "k"})
+    times = sorted(table[table["metric"] == "gpu__time_duration.sum"]["value"])
+    assert measured.value("c", "gpu__time_duration.sum") == (times[1] + times[2]) / 2
+    assert len(measured.frame[measured.frame["metric"] == "gpu__time_duration.sum"]) == 1

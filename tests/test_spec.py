@@ -50,6 +50,18 @@ def test_sample_loads_with_typed_values():
     ]
 
 
+def test_measures_expand_and_controls_load(tmp_path):
+    def with_measure(content):
+        content["claims"][0].update(metric="global_ld_sectors_per_request", control="stride32")
+
+    claim = load(edited(tmp_path, with_measure)).content.claims[0]
+    assert claim.control == "stride32"
+    assert [str(r) for r in claim.metric_refs()] == [
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum@stride1",
+        "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum@stride1",
+    ]
+
+
 def test_section_numbers_stay_text(tmp_path):
     path = edited(tmp_path, lambda c: c["claims"][0]["cite"].update(section=2.2))
     assert load(path).content.claims[0].cite.section == "2.2"
