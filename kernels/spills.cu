@@ -128,9 +128,9 @@ __global__ void __launch_bounds__(256, 8) registers_bounded_256x8(float* d_out, 
 //
 // Whether ptxas keeps the array in registers depends on the code around the access, not only on the
 // index being dynamic: the two kernels below differ in one pragma. With the read loop kept rolled, one
-// dynamic read per iteration, ptxas turns a[(i * 7 + tid) % NA] into a chain of selects over registers
-// up to NA = 12 and uses local memory from NA = 16. Unrolled (the compiler's default: 4 reads per
-// iteration), the same array goes to local memory already at NA = 10.
+// dynamic read per iteration, CUDA 13.0's ptxas turns a[(i * 7 + tid) % NA] into a chain of selects
+// over registers up to NA = 15 and uses local memory from NA = 16. Unrolled (the compiler's default,
+// 4 reads per iteration), the same array goes to local memory already at NA = 10.
 
 // The read loop kept rolled.
 template <int NA>

@@ -26,7 +26,6 @@ from ncuverify.errors import EnvironmentProblem
 from ncuverify.expression import SASS_PREFIX
 from ncuverify.runner import Plan, PlannedCase
 from ncuverify.spec import BufferArg, CaseSpec
-from ncuverify.static import STATIC_METRICS
 
 MEASUREMENT_COLUMNS = ["case", "kernel", "metric", "value", "unit"]
 
@@ -92,7 +91,7 @@ def _describe_metric(metric: str) -> str:
     if metric.startswith(SASS_PREFIX):
         return f"SASS count of {metric.removeprefix(SASS_PREFIX)!r} (no disassembler: install nvdisasm)"
     if metric.startswith("static__"):
-        return f"static fact {metric} (known: {', '.join(sorted(STATIC_METRICS))})"
+        return f"static fact {metric} (the build did not report it)"
     return f"value of {metric} from ncu"
 
 

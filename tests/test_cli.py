@@ -26,7 +26,7 @@ def test_without_a_gpu_exits_3_with_one_line(no_gpu):
     result = invoke(str(DATA / "sample.yaml"))
     assert result.exit_code == ExitCode.NOT_MEASURABLE
     lines = result.stdout.strip().splitlines()
-    assert lines == [f"{DATA / 'sample.yaml'}: 6 claims not measured: {NO_GPU.problem}"]
+    assert lines == [f"{DATA / 'sample.yaml'}: 8 claims not measured: {NO_GPU.problem}"]
     assert "Traceback" not in result.stdout
 
 
@@ -46,7 +46,7 @@ def test_bad_input_exits_2_and_keeps_the_other_files(no_gpu, tmp_path):
     assert result.exit_code == ExitCode.BAD_INPUT
     assert f"{bad}: input error" in result.stdout
     assert "claims[1].case: no case named 'strde32' (did you mean 'stride32'?)" in result.stdout
-    assert f"{DATA / 'sample.yaml'}: 6 claims not measured" in result.stdout
+    assert f"{DATA / 'sample.yaml'}: 8 claims not measured" in result.stdout
     assert "Traceback" not in result.stdout
 
 

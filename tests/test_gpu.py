@@ -38,7 +38,7 @@ def test_sample_cli_exits_zero_and_prints_the_table(gpu_environment):
     completed = run_check(str(DATA / "sample.yaml"))
     assert completed.returncode == ExitCode.OK, completed.stdout + completed.stderr
     assert "contiguous_four_sectors" in completed.stdout
-    assert "6 passed, 0 failed, 0 errors, 0 skipped" in completed.stdout
+    assert "8 passed, 0 failed, 0 errors, 0 skipped" in completed.stdout
 
 
 def test_a_wrong_figure_fails_that_claim_and_exits_one(gpu_environment, tmp_path: Path):
@@ -49,7 +49,7 @@ def test_a_wrong_figure_fails_that_claim_and_exits_one(gpu_environment, tmp_path
     completed = run_check(str(edited))
     assert completed.returncode == ExitCode.CLAIM_FAILED, completed.stdout + completed.stderr
     assert "failed contiguous_four_sectors: measured 4, expected == 5" in completed.stdout
-    assert "5 passed, 1 failed" in completed.stdout
+    assert "7 passed, 1 failed" in completed.stdout
 
 
 def test_a_case_that_cannot_launch_errs_alone(gpu_environment):
