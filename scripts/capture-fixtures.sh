@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Remakes the Nsight Compute captures under tests/fixtures/ with ncuverify's own runner. Needs an
-# NVIDIA GPU and ncu. The CPU tests parse and judge these captures.
+# NVIDIA GPU and ncu. The CPU tests parse and judge these captures (every stage after profiling).
 #     scripts/capture-fixtures.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,15 +10,16 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
 # The raw page, exactly as `ncuverify check` asks for it, with the runner's status per case.
-"$python" -m ncuverify check tests/data/sample.yaml tests/data/launch_failure.yaml expectations/coalescing.yaml \
-    --keep "$scratch" || true
-for name in sample launch_failure coalescing; do
+files=(tests/data/sample.yaml tests/data/launch_failure.yaml tests/data/static.yaml expectations/*.yaml)
+"$python" -m ncuverify check "${files[@]}" --keep "$scratch" || true
+for file in "${files[@]}"; do
+    name=$(basename "$file" .yaml)
+    [ -f "$scratch/$name/ncu.log" ] || continue  # a file with static claims only runs no profiler
     mkdir -p "$fixtures/$name"
     cp "$scratch/$name/ncu.log" "$scratch/$name/status.json" "$fixtures/$name/"
 done
 
-# The details page (long format, thousands separators, the runner's output on the same stream) of the
-# sample's launches, for the parser.
+# The details page (long format, thousands separators, demangled names) of the sample's launches.
 ncu --csv --clock-control none \
     --metrics l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum \
     "$python" -m ncuverify.runner "$scratch/sample/plan.json" >"$fixtures/sample/details.csv" 2>&1

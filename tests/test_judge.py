@@ -139,6 +139,19 @@ def test_sample_capture_judged_without_a_gpu():
     assert results["misaligned_five_sectors"].measured == 5
 
 
+CAPTURED = sorted(p for p in EXPECTATIONS.glob("*.yaml") if (FIXTURES / p.stem / "ncu.log").exists())
+
+
+@pytest.mark.parametrize("path", CAPTURED, ids=[p.stem for p in CAPTURED])
+def test_every_captured_expectation_file_holds_on_replay(path):
+    results = replay(path, path.stem)
+    assert {claim_id: r.reason for claim_id, r in results.items() if r.verdict != Verdict.PASSED} == {}
+
+
+def test_the_captures_cover_the_expectation_files():
+    assert {p.stem for p in CAPTURED} >= {"coalescing", "spills", "vectorization"}
+
+
 def test_coalescing_capture_judged_without_a_gpu():
     results = replay(EXPECTATIONS / "coalescing.yaml", "coalescing")
     assert len(results) >= 46

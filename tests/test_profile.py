@@ -35,7 +35,8 @@ def test_raw_page_becomes_one_row_per_launch_and_metric():
     log, _ = capture("sample")
     table = parse_csv(log)
     assert list(table.columns) == ["launch", "kernel", "metric", "value", "unit"]
-    assert sorted(table["launch"].unique()) == [0, 1, 2, 3]
+    # stride1, stride32 three times (repeat: 3), scale_2d, misaligned
+    assert sorted(table["launch"].unique()) == [0, 1, 2, 3, 4, 5]
     sectors = table[table["metric"] == "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"].set_index("launch")
     # 262,144 threads: 8,192 warps, 4 sectors each contiguous, 32 at stride 32; printed with separators.
     assert sectors.loc[0, "value"] == 32768 and sectors.loc[1, "value"] == 262144
@@ -90,7 +91,7 @@ def test_a_launch_of_the_wrong_kernel_is_refused():
 
 def test_launch_count_must_match_the_cases_that_ran():
     log, status = capture("sample")
-    with pytest.raises(EnvironmentProblem, match="ncu profiled 4 launches but the runner launched 3"):
+    with pytest.raises(EnvironmentProblem, match="ncu profiled 6 launches but the runner launched 5"):
         measurements(parse_csv(log), status[:3], SAMPLE_SYMBOLS)
 
 
@@ -160,11 +161,10 @@ def test_a_clean_capture_is_no_problem():
 
 
 def test_repeated_launches_give_the_median():
-    log, _ = capture("sample")
+    log, status = capture("sample")
     table = parse_csv(log)
-    # Treat the sample's four launches as one case launched four times (all the same kernel name).
-    table = table.assign(kernel="k")
-    measured = measurements(table, [{"case": "c", "ok": True, "error": None, "launches": 4}], {"c": "k"})
-    times = sorted(table[table["metric"] == "gpu__time_duration.sum"]["value"])
-    assert measured.value("c", "gpu__time_duration.sum") == (times[1] + times[2]) / 2
-    assert len(measured.frame[measured.frame["metric"] == "gpu__time_duration.sum"]) == 1
+    times = table[table["metric"] == "gpu__time_duration.sum"].set_index("launch")["value"]
+    measured = measurements(table, status, SAMPLE_SYMBOLS)
+    assert measured.value("stride32", "gpu__time_duration.sum") == sorted(times.loc[[1, 2, 3]])[1]
+    assert measured.value("scale_2d", "gpu__time_duration.sum") == times.loc[4]
+    assert len(measured.frame[measured.frame["metric"] == "gpu__time_duration.sum"]) == 4  # one per case
