@@ -61,3 +61,33 @@ def test_render_round_trips():
     text = "(a.sum - b.sum) / a.sum@other"
     assert render(parse(text)) == text
     assert evaluate(parse(render(parse(text))), lookup) == evaluate(parse(text), lookup)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "__import__('os').system('true')",
+        "open('/etc/passwd')",
+        "lambda: 1",
+        "a.sum[0]",
+        "a.sum if 1 else 2",
+        "a.sum ** 2",
+        "{}",
+    ],
+)
+def test_hostile_input_is_refused(text):
+    with pytest.raises(ExpressionError):
+        parse(text)
+
+
+def test_dunder_names_are_only_metric_names():
+    """Names are looked up among the measurements, never in Python: `a.__class__` is just a missing metric."""
+    looked_up = []
+
+    def record(ref: MetricRef) -> float:
+        looked_up.append(ref.name)
+        raise KeyError(f"no {ref.name}")
+
+    with pytest.raises(KeyError):
+        evaluate(parse("a.__class__.__bases__"), record)
+    assert looked_up == ["a.__class__.__bases__"]
