@@ -7,6 +7,7 @@ hit the log is empty. ncuverify.static adds the cubin's resource table and SASS.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,7 @@ class KernelBuild:
     cubin: bytes
     facts: StaticFacts
     log: str
+    source_digest: str  # the source and options it was built from, whatever the compiler's version
 
 
 @dataclass(frozen=True)
@@ -164,6 +166,7 @@ def _compile(unit: _Unit, kernels: list[tuple[str, KernelSpec]]) -> dict[str, Ke
         raise InputError(f"{unit.source_name}: cannot read the static facts of the build: {error}") from None
     return {
         name: KernelBuild(
+            source_digest=_digest(unit, kernel.entry),
             name=name,
             entry=kernel.entry,
             symbol=symbols[name],
@@ -174,6 +177,14 @@ def _compile(unit: _Unit, kernels: list[tuple[str, KernelSpec]]) -> dict[str, Ke
         )
         for name, kernel in kernels
     }
+
+
+def _digest(unit: _Unit, entry: str) -> str:
+    # Include folders are left out: they differ between machines, not between kernels.
+    identity = repr(
+        (unit.source, entry, unit.arch, unit.defines, unit.lineinfo, unit.std, unit.max_registers, unit.flags)
+    )
+    return hashlib.sha256(identity.encode()).hexdigest()[:16]
 
 
 def _check(result: object, call: str) -> None:

@@ -9,7 +9,9 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
+from ncuverify import audit as claims_audit
 from ncuverify import pipeline, report
 from ncuverify.errors import ExitCode
 from ncuverify.profile import NcuOptions
@@ -38,9 +40,15 @@ def check(
     ncu: Annotated[str, typer.Option(help="the ncu executable")] = "ncu",
     clock_control: Annotated[str, typer.Option(help="ncu --clock-control: none or base")] = "none",
     cache_control: Annotated[str, typer.Option(help="ncu --cache-control: all or none")] = "all",
-    keep: Annotated[
+    save_profile: Annotated[
         Path | None,
-        typer.Option(help="keep each file's plan, cubins, ncu log and runner status in DIR/<file>"),
+        typer.Option(
+            help="record each file's profile (ncu log, runner status, provenance, cubins) in DIR/<file>"
+        ),
+    ] = None,
+    from_profile: Annotated[
+        Path | None,
+        typer.Option(help="judge the profiles recorded in DIR instead of profiling: no GPU needed"),
     ] = None,
     static_only: Annotated[
         bool, typer.Option("--static-only", help="judge only the claims on static facts (no GPU needed)")
@@ -51,6 +59,10 @@ def check(
     Exit codes: 0 every claim holds; 1 a claim failed or could not be evaluated; 2 the input is wrong;
     3 the claims could not be measured here (no GPU, no ncu, no counter access).
     """
+    if save_profile is not None and from_profile is not None:
+        raise typer.BadParameter(
+            "record a new profile or replay an old one, not both", param_hint="--save-profile"
+        )
     if clock_control not in ("none", "base"):
         raise typer.BadParameter("none or base", param_hint="--clock-control")
     if cache_control not in ("all", "none"):
@@ -58,13 +70,48 @@ def check(
     options = pipeline.CheckOptions(
         arch=arch,
         ncu=NcuOptions(executable=ncu, clock_control=clock_control, cache_control=cache_control),
-        keep_dir=keep,
+        save_profile=save_profile,
+        from_profile=from_profile,
         static_only=static_only,
     )
     console = _console()
     started = time.monotonic()
     results = pipeline.check_files(expand(files), options)
     report.print_run(console, results, time.monotonic() - started, verbose)
+    raise typer.Exit(int(pipeline.exit_code(results)))
+
+
+@app.command()
+def audit(
+    files: Annotated[
+        list[Path], typer.Argument(help="expectation files (YAML), or folders of them", show_default=False)
+    ],
+    from_profile: Annotated[
+        Path | None,
+        typer.Option(help="audit the profiles recorded in DIR (no GPU needed) instead of profiling"),
+    ] = None,
+    markdown: Annotated[
+        Path | None, typer.Option(help="also write the audit as Markdown to this file")
+    ] = None,
+    arch: Annotated[str | None, typer.Option(help="build for this architecture, e.g. sm_90")] = None,
+    ncu: Annotated[str, typer.Option(help="the ncu executable")] = "ncu",
+) -> None:
+    """One row per documented claim: the document's figure, what this GPU measured, and whether it holds.
+
+    Exit codes as for check.
+    """
+    options = pipeline.CheckOptions(arch=arch, ncu=NcuOptions(executable=ncu), from_profile=from_profile)
+    console = _console()
+    results = pipeline.check_files(expand(files), options)
+    for result in results:
+        if result.input_error is not None:
+            report.print_file(console, result, verbose=False)
+    rows = claims_audit.audit_rows(results)
+    console.print(claims_audit.table(rows))
+    console.print(Text(f"audit: {claims_audit.counts_line(rows)}"))
+    if markdown is not None:
+        replayed = any(r.replayed for r in results)
+        markdown.write_text(claims_audit.markdown(rows, claims_audit.provenance_of(results), replayed))
     raise typer.Exit(int(pipeline.exit_code(results)))
 
 

@@ -18,6 +18,7 @@ class Verdict(StrEnum):
     SKIPPED = "skipped"  # this environment cannot measure it
     XFAILED = "xfailed"  # failed, as the claim says it does here
     XPASSED = "xpassed"  # passed where the claim says it fails: the expectation is out of date
+    OTHER_ARCH = "other arch"  # about other architectures than this run's: not checked, not a problem
 
 
 @dataclass(frozen=True)
@@ -139,3 +140,16 @@ def judge(claims: list[Claim], measured: Measurements, arch: str | None = None) 
 
 def skip_all(claims: list[Claim], reason: str) -> list[ClaimResult]:
     return [ClaimResult(claim, Verdict.SKIPPED, reason=reason) for claim in claims]
+
+
+def applies_to(claim: Claim, arch: str | None) -> bool:
+    return claim.arch is None or arch in claim.arch
+
+
+def other_arch(claims: list[Claim], arch: str | None) -> list[ClaimResult]:
+    return [
+        ClaimResult(
+            claim, Verdict.OTHER_ARCH, reason=f"about {', '.join(claim.arch or [])}; this run is for {arch}"
+        )
+        for claim in claims
+    ]

@@ -9,11 +9,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ncuverify import profile
-from ncuverify.build import KernelBuild, build_spec
+from ncuverify import __version__, profile, recording
+from ncuverify.build import KernelBuild, build_spec, nvrtc_version
 from ncuverify.environment import Gpu, detect_gpu, find_ncu
 from ncuverify.errors import EnvironmentProblem, ExitCode, InputError
-from ncuverify.judge import ClaimResult, Verdict, judge, skip_all
+from ncuverify.judge import ClaimResult, Verdict, applies_to, judge, other_arch, skip_all
+from ncuverify.recording import Provenance
 from ncuverify.spec import Claim, Spec, load
 from ncuverify.static import is_static
 from ncuverify.static import measurement_rows as static_rows
@@ -23,7 +24,8 @@ from ncuverify.static import measurement_rows as static_rows
 class CheckOptions:
     arch: str | None = None  # build target; else the GPU's, else the file's
     ncu: profile.NcuOptions = field(default_factory=profile.NcuOptions)
-    keep_dir: Path | None = None  # keep each file's plan, cubins, ncu log and runner status here
+    save_profile: Path | None = None  # record each file's profile under this folder
+    from_profile: Path | None = None  # judge recorded profiles from this folder instead of profiling
     static_only: bool = False  # judge only the claims that need no GPU
 
 
@@ -53,8 +55,9 @@ class FileResult:
     claims: list[ClaimResult]
     input_error: str | None = None
     seconds: float = 0.0
-    gpu: Gpu | None = None
-    ncu_command: list[str] | None = None
+    provenance: Provenance | None = None  # where the profiler's figures come from
+    replayed: bool = False  # the figures come from a recording, not from this run
+    warnings: list[str] = field(default_factory=list)
 
     def count(self, verdict: Verdict) -> int:
         return sum(1 for result in self.claims if result.verdict is verdict)
@@ -67,45 +70,66 @@ def check_files(paths: Iterable[Path], options: CheckOptions) -> list[FileResult
 
 def check_file(path: Path, options: CheckOptions, environment: Environment) -> FileResult:
     started = time.monotonic()
-
-    def finished(results: list[ClaimResult], **extra: object) -> FileResult:
-        return FileResult(path, results, seconds=time.monotonic() - started, **extra)  # type: ignore[arg-type]
-
     try:
         spec = load(path)
-        arch = target_arch(spec, options, environment)
+        recorded = recording.load(options.from_profile, spec.path.stem) if options.from_profile else None
+        arch = recorded.provenance.arch if recorded else target_arch(spec, options, environment)
         builds = build_spec(spec, arch) if arch is not None else None
     except InputError as error:
         return FileResult(path, [], input_error=str(error), seconds=time.monotonic() - started)
-    static_claims, profiler_claims = split_claims(spec.content.claims)
+    outcome = _judge_file(spec, arch, builds, options, environment, recorded)
+    warnings = []
+    if recorded is not None and builds is not None:
+        warnings = [
+            f"kernel {name} changed since it was recorded: its figures may be stale"
+            for name in recording.changed_kernels(recorded, builds)
+        ]
+    return FileResult(
+        path,
+        _in_file_order(spec, outcome.results),
+        seconds=time.monotonic() - started,
+        provenance=outcome.provenance,
+        replayed=recorded is not None,
+        warnings=warnings,
+    )
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    results: list[ClaimResult]
+    provenance: Provenance | None = None
+
+
+def _judge_file(
+    spec: Spec,
+    arch: str | None,
+    builds: dict[str, KernelBuild] | None,
+    options: CheckOptions,
+    environment: Environment,
+    recorded: recording.Recording | None,
+) -> _Outcome:
+    """Every claim's verdict: static claims from the build, profiler claims from ncu or a recording."""
+    applicable = [claim for claim in spec.content.claims if applies_to(claim, arch)]
+    elsewhere = other_arch([claim for claim in spec.content.claims if claim not in applicable], arch)
+    static_claims, profiler_claims = split_claims(applicable)
     if options.static_only:
         profiler_claims = []
     if builds is None:
-        reason = environment.problem or "no GPU"
-        return finished(
-            skip_all(
-                [*static_claims, *profiler_claims],
-                f"{reason}; and no architecture to build for: pass --arch or set 'arch' in the file",
-            )
-        )
-    measured = static_measurements(spec, builds, [*static_claims, *profiler_claims])
+        reason = f"{environment.problem or 'no GPU'}; and no architecture to build for: pass --arch or set 'arch' in the file"
+        return _Outcome(elsewhere + skip_all(static_claims + profiler_claims, reason))
+    measured = static_measurements(spec, builds, applicable)
     if not profiler_claims:
-        return finished(judge(static_claims, measured, arch))
-    if environment.problem is not None or environment.ncu is None:
-        skipped = skip_all(profiler_claims, environment.problem or "ncu is not available")
-        return finished(_in_file_order(spec, judge(static_claims, measured, arch) + skipped))
-    keep = options.keep_dir / spec.path.stem if options.keep_dir is not None else None
+        return _Outcome(elsewhere + judge(static_claims, measured, arch))
     try:
-        profiled, command = measure(
-            spec, builds, profiler_claims, replace(options.ncu, executable=environment.ncu), keep
-        )
+        if recorded is not None:
+            profiled, provenance = replay(spec, builds, recorded), recorded.provenance
+        else:
+            profiled, provenance = measure(spec, builds, profiler_claims, options, environment)
     except EnvironmentProblem as problem:
         skipped = skip_all(profiler_claims, str(problem))
-        return finished(
-            _in_file_order(spec, judge(static_claims, measured, arch) + skipped), gpu=environment.gpu
-        )
-    results = judge([*static_claims, *profiler_claims], measured.combined(profiled), arch)
-    return finished(_in_file_order(spec, results), gpu=environment.gpu, ncu_command=command)
+        return _Outcome(elsewhere + judge(static_claims, measured, arch) + skipped)
+    results = judge(static_claims + profiler_claims, measured.combined(profiled), arch)
+    return _Outcome(elsewhere + results, provenance)
 
 
 def build_file(path: Path, options: CheckOptions, environment: Environment) -> dict[str, KernelBuild] | str:
@@ -156,15 +180,18 @@ def measure(
     spec: Spec,
     builds: dict[str, KernelBuild],
     claims: list[Claim],
-    options: profile.NcuOptions,
-    keep_dir: Path | None = None,
-) -> tuple[profile.Measurements, list[str]]:
+    options: CheckOptions,
+    environment: Environment,
+) -> tuple[profile.Measurements, Provenance]:
     """Profile the cases these claims read, in one ncu process, asking for the metrics they read."""
+    if environment.problem is not None or environment.ncu is None or environment.gpu is None:
+        raise EnvironmentProblem(environment.problem or "ncu is not available")
+    ncu = replace(options.ncu, executable=environment.ncu)
     needed_cases, metrics = _needs(spec, claims)
+    keep_dir = options.save_profile / spec.path.stem if options.save_profile is not None else None
     with _work_dir(keep_dir) as work_dir:
         cubins: dict[str, Path] = {}
         planned = []
-        symbols = {}
         for name in needed_cases:
             case = spec.content.cases[name]
             build = builds[case.kernel]
@@ -173,12 +200,42 @@ def measure(
                 cubin = cubins[case.kernel] = work_dir / f"{case.kernel}.cubin"
                 cubin.write_bytes(build.cubin)
             planned.append(profile.planned_case(name, case, build, cubin))
-            symbols[name] = build.symbol
-        run = profile.run_ncu(work_dir, planned, metrics, options)
-    profile.diagnose(run)
-    status = run.status or _runner_failure(run, needed_cases)
-    table = profile.parse_csv(run.report)
-    return profile.measurements(table, status, symbols), run.command
+        run = profile.run_ncu(work_dir, planned, metrics, ncu)
+        profile.diagnose(run)
+        status = run.status or _runner_failure(run, needed_cases)
+        provenance = _provenance(environment.gpu, ncu, run.command, builds)
+        if keep_dir is not None:
+            recording.save(keep_dir, run.report, status, provenance)
+    return profile.measurements(profile.parse_csv(run.report), status, _symbols(spec, builds)), provenance
+
+
+def replay(spec: Spec, builds: dict[str, KernelBuild], recorded: recording.Recording) -> profile.Measurements:
+    """The measurements of a recorded run, as if ncu had just produced them."""
+    return profile.measurements(profile.parse_csv(recorded.report), recorded.status, _symbols(spec, builds))
+
+
+def _symbols(spec: Spec, builds: dict[str, KernelBuild]) -> dict[str, str]:
+    return {name: builds[case.kernel].symbol for name, case in spec.content.cases.items()}
+
+
+def _provenance(
+    gpu: Gpu, ncu: profile.NcuOptions, command: list[str], builds: dict[str, KernelBuild]
+) -> Provenance:
+    major, minor = nvrtc_version()
+    return Provenance(
+        recorded_at=recording.now(),
+        gpu=gpu.name,
+        arch=gpu.arch,
+        nvidia_driver=recording.nvidia_driver_version(),
+        cuda_driver=gpu.driver_version,
+        ncu_version=recording.ncu_version(ncu.executable),
+        nvrtc_version=f"{major}.{minor}",
+        ncuverify_version=__version__,
+        clock_control=ncu.clock_control,
+        cache_control=ncu.cache_control,
+        ncu_command=command,
+        kernels={name: build.source_digest for name, build in builds.items()},
+    )
 
 
 @contextmanager
@@ -195,7 +252,7 @@ def _needs(spec: Spec, claims: list[Claim]) -> tuple[list[str], set[str]]:
     """The cases (in file order) and the profiler metrics that the claims read."""
     refs = [ref for claim in claims for ref in claim.metric_refs()]
     cases = {ref.case for ref in refs} | {claim.control for claim in claims if claim.control}
-    metrics = {ref.name for ref in refs if not is_static(ref)}
+    metrics = {ref.name for ref in refs if profile.is_ncu_metric(ref)}
     return [name for name in spec.content.cases if name in cases], metrics
 
 

@@ -23,9 +23,10 @@ import pandas as pd
 
 from ncuverify.build import KernelBuild
 from ncuverify.errors import EnvironmentProblem
-from ncuverify.expression import SASS_PREFIX
+from ncuverify.expression import SASS_PREFIX, MetricRef
 from ncuverify.runner import Plan, PlannedCase
-from ncuverify.spec import BufferArg, CaseSpec
+from ncuverify.spec import BUFFER_PREFIX, BufferArg, CaseSpec
+from ncuverify.static import is_static
 
 MEASUREMENT_COLUMNS = ["case", "kernel", "metric", "value", "unit"]
 
@@ -90,6 +91,8 @@ class Measurements:
 def _describe_metric(metric: str) -> str:
     if metric.startswith(SASS_PREFIX):
         return f"SASS count of {metric.removeprefix(SASS_PREFIX)!r} (no disassembler: install nvdisasm)"
+    if metric.startswith(BUFFER_PREFIX):
+        return f"{metric} (the runner read no such buffer back)"
     if metric.startswith("static__"):
         return f"static fact {metric} (the build did not report it)"
     return f"value of {metric} from ncu"
@@ -121,7 +124,8 @@ def ncu_command(
         "--kernel-name",
         f"regex:^({kernel_filter})$",
         "--metrics",
-        ",".join(sorted(set(metrics))),
+        # ncu needs at least one metric, also when the claims read only buffers the kernel wrote.
+        ",".join(sorted(set(metrics))) or "gpu__time_duration.sum",
         "--log-file",
         str(log_file),
         sys.executable,
@@ -321,4 +325,23 @@ def measurements(
     medians = frame.groupby(["case", "kernel", "metric"], sort=False).agg(
         value=("value", "median"), unit=("unit", "first")
     )
-    return Measurements(frame=medians.reset_index()[MEASUREMENT_COLUMNS], failed_cases=failed)
+    frame = pd.concat(
+        [medians.reset_index()[MEASUREMENT_COLUMNS], _read_back(status, symbols)], ignore_index=True
+    )
+    return Measurements(frame=frame, failed_cases=failed)
+
+
+def _read_back(status: Sequence[dict[str, object]], symbols: dict[str, str]) -> pd.DataFrame:
+    """What the runner read back from named buffers, as rows like ncu's."""
+    rows = [
+        (s["case"], symbols[str(s["case"])], metric, float(value), "")
+        for s in status
+        if s["ok"]
+        for metric, value in dict(s.get("values") or {}).items()  # type: ignore[call-overload]
+    ]
+    return pd.DataFrame(rows, columns=MEASUREMENT_COLUMNS)
+
+
+def is_ncu_metric(ref: MetricRef) -> bool:
+    """Whether ncu measures this name (rather than the build, or the runner reading a buffer back)."""
+    return not (is_static(ref) or ref.name.startswith(BUFFER_PREFIX))

@@ -26,9 +26,9 @@ VERDICT_STYLE = {
 def document_column(result: ClaimResult) -> Text:
     """Whether the document's own figure holds, and by how much the hardware differs from it."""
     cite = result.claim.cite
-    if cite.holds:
+    if cite.holds == "yes":
         return Text("holds", style="green")
-    text = "wrong"
+    text = "wrong" if cite.holds == "no" else "approximately"
     if cite.value is not None:
         text += f": says {format_number(cite.value)}"
         if result.measured is not None and cite.value != 0:
@@ -121,12 +121,11 @@ def print_file(console: Console, result: FileResult, verbose: bool) -> None:
     console.print(claims_table(result, verbose))
     for line in reason_lines(result, verbose):
         console.print(line, soft_wrap=True)
-    if verbose and result.gpu is not None:
-        console.print(
-            Text(
-                f"measured on {result.gpu.name} ({result.gpu.arch}, CUDA driver {result.gpu.driver_version})"
-            )
-        )
+    for warning in result.warnings:
+        console.print(Text(f"warning: {warning}", style="bold yellow"), soft_wrap=True)
+    if result.provenance is not None and (verbose or result.replayed):
+        how = "replayed from a recording made" if result.replayed else "measured"
+        console.print(Text(f"{how} on {result.provenance.describe()}"), soft_wrap=True)
     console.print(Text(f"{result.path.name}: {summary([result], result.seconds)}"))
 
 

@@ -101,32 +101,37 @@ class _Launcher:
             self.modules[cubin] = ObjectCode.from_cubin(Path(cubin).read_bytes())
         return self.modules[cubin].get_kernel(symbol)
 
-    def run(self, case: PlannedCase) -> None:
+    def run(self, case: PlannedCase) -> dict[str, float]:
+        """Launch the case; return what its named buffers held afterwards (median over launches)."""
         from cuda.core import LaunchConfig, launch
 
         kernel = self.kernel(case.cubin, case.symbol)
         allocations: list[Any] = []
+        readbacks: list[_Readback] = []
         try:
-            args = [self._argument(arg, allocations) for arg in case.args]
+            args = [self._argument(arg, allocations, readbacks) for arg in case.args]
             self.stream.sync()  # fills are complete before the profiled launches
             config = LaunchConfig(grid=case.grid, block=case.block, shmem_size=case.shared_bytes)
+            per_launch: list[dict[str, float]] = []
             for _ in range(case.repeat):
                 launch(self.stream, config, kernel, *args)
                 self.stream.sync()
+                per_launch.append({k: v for r in readbacks for k, v in r.statistics().items()})
         finally:
             for buffer in allocations:
                 buffer.close(self.stream)
+        return {key: float(np.median([values[key] for values in per_launch])) for key in per_launch[0]}
 
-    def _argument(self, arg: dict[str, Any], allocations: list[Any]) -> Any:
+    def _argument(self, arg: dict[str, Any], allocations: list[Any], readbacks: list[_Readback]) -> Any:
         if "buffer" not in arg:
             (kind, value), *_ = arg.items()
             return SCALAR_DTYPES[kind](value)
         from cuda.bindings import driver
         from cuda.core import Buffer
 
-        itemsize = np.dtype(arg["buffer"]).itemsize
-        offset_bytes = arg.get("offset", 0) * itemsize
-        size = offset_bytes + arg["count"] * itemsize
+        dtype = np.dtype(arg["buffer"])
+        offset_bytes = arg.get("offset", 0) * dtype.itemsize
+        size = offset_bytes + arg["count"] * dtype.itemsize
         owner = self.device.allocate(size + BUFFER_ALIGNMENT, stream=self.stream)
         allocations.append(owner)
         # Sector counts depend on where a buffer starts: align it ourselves, whatever the allocator gives.
@@ -136,7 +141,35 @@ class _Launcher:
         if contents is not None:
             self.stream.sync()
             _checked(driver.cuMemcpyHtoD(base + offset_bytes, contents.ctypes.data, contents.nbytes))
+        if "name" in arg:
+            readbacks.append(_Readback(arg["name"], base + offset_bytes, arg["count"], dtype))
         return Buffer.from_handle(base + offset_bytes, size - offset_bytes)
+
+
+@dataclass(frozen=True)
+class _Readback:
+    """A named buffer, copied back to the host after each launch."""
+
+    name: str
+    address: int
+    count: int
+    dtype: np.dtype
+
+    def statistics(self) -> dict[str, float]:
+        from cuda.bindings import driver
+
+        values = np.empty(self.count, dtype=self.dtype)
+        _checked(driver.cuMemcpyDtoH(values.ctypes.data, self.address, values.nbytes))
+        values = values.astype(np.float64)
+        prefix = f"buffer__{self.name}."
+        return {
+            prefix + "first": values[0],
+            prefix + "sum": values.sum(),
+            prefix + "mean": values.mean(),
+            prefix + "min": values.min(),
+            prefix + "max": values.max(),
+            prefix + "median": float(np.median(values)),
+        }
 
 
 def _checked(result: Any) -> None:
@@ -163,8 +196,10 @@ def run_plan(plan: Plan) -> list[dict[str, Any]]:
         return status
     for case in plan.cases:
         try:
-            launcher.run(case)
-            status.append({"case": case.name, "ok": True, "error": None, "launches": case.repeat})
+            values = launcher.run(case)
+            status.append(
+                {"case": case.name, "ok": True, "error": None, "launches": case.repeat, "values": values}
+            )
         except Exception as error:
             status.append({"case": case.name, "ok": False, "error": _one_line(error)})
         status_path.write_text(json.dumps(status))

@@ -107,6 +107,9 @@ class BufferArg(_Strict):
     value: float | None = Field(None, description="the value of a constant fill")
     seed: int = Field(0, ge=0)
     offset: int = Field(0, ge=0, description="elements between the allocation and the pointer passed")
+    name: str | None = Field(
+        None, pattern=_IDENT, description="read the buffer back after the launch, as buffer__NAME.mean etc."
+    )
 
     @model_validator(mode="after")
     def _value_with_constant(self) -> BufferArg:
@@ -208,6 +211,13 @@ class CaseSpec(_Strict):
             )
         return block
 
+    @model_validator(mode="after")
+    def _unique_buffer_names(self) -> CaseSpec:
+        names = [a.name for a in self.args if isinstance(a, BufferArg) and a.name]
+        if len(names) != len(set(names)):
+            raise ValueError(f"buffer names repeat: {names}")
+        return self
+
     @property
     def threads(self) -> int:
         return self.grid[0] * self.grid[1] * self.grid[2] * self.block[0] * self.block[1] * self.block[2]
@@ -223,9 +233,17 @@ class Citation(_Strict):
     section: str
     figure: str = Field(description="what the document states, in its words")
     value: float | None = Field(None, description="the document's number, where it gives one")
-    holds: bool = Field(True, description="false where the hardware disagrees with the document")
+    holds: Literal["yes", "approximately", "no"] = Field(
+        "yes", description="whether the document's figure holds on the hardware"
+    )
 
     _text = field_validator("section", "figure", mode="before")(_as_text)
+
+    @field_validator("holds", mode="before")
+    @classmethod
+    def _holds_words(cls, value: Any) -> Any:
+        """true/false read as yes/no."""
+        return {True: "yes", False: "no"}.get(value, value) if isinstance(value, bool) else value
 
 
 class Expectation(_Strict):
@@ -273,6 +291,9 @@ class Claim(_Strict):
     note: str | None = Field(None, description="why the assertion differs from the document")
     control: str | None = Field(None, description="a case on which the same assertion must fail")
     xfail: ExpectedFailure | None = None
+    arch: list[Annotated[str, Field(pattern=_ARCH)]] | None = Field(
+        None, description="the architectures the claim is about; skipped on others"
+    )
 
     _text = field_validator("metric", mode="before")(_as_text)
 
@@ -284,8 +305,10 @@ class Claim(_Strict):
 
     @model_validator(mode="after")
     def _note_when_document_is_wrong(self) -> Claim:
-        if not self.cite.holds and not self.note:
-            raise ValueError("a claim whose document figure does not hold (cite.holds: false) needs a 'note'")
+        if self.cite.holds != "yes" and not self.note:
+            raise ValueError(
+                f"a claim whose document figure does not hold (cite.holds: {self.cite.holds}) needs a 'note'"
+            )
         return self
 
     @property
@@ -532,6 +555,8 @@ def _reference_problems(content: ExpectationFile) -> Iterable[tuple[Location, st
                     ("claims", index, "metric"),
                     f"no static fact {ref.name}{_suggest(ref.name, STATIC_METRICS)}; known: {known}",
                 )
+            if ref.name.startswith(BUFFER_PREFIX):
+                yield from _buffer_problems(content, index, ref.name, ref.case or claim.case)
             if ref.case is None and claim.case is None:
                 yield (
                     ("claims", index, "metric"),
@@ -542,6 +567,38 @@ def _reference_problems(content: ExpectationFile) -> Iterable[tuple[Location, st
                     ("claims", index, "metric"),
                     f"no case named {ref.case!r}{_suggest(ref.case, content.cases)}",
                 )
+
+
+BUFFER_PREFIX = "buffer__"
+BUFFER_STATISTICS = ("first", "sum", "mean", "min", "max", "median")
+
+
+def buffer_metric(name: str) -> tuple[str, str] | None:
+    """`buffer__cycles.mean` -> ("cycles", "mean"); None for other names."""
+    if not name.startswith(BUFFER_PREFIX):
+        return None
+    buffer, _, statistic = name.removeprefix(BUFFER_PREFIX).partition(".")
+    return buffer, statistic
+
+
+def _buffer_problems(
+    content: ExpectationFile, index: int, name: str, case: str | None
+) -> Iterable[tuple[Location, str]]:
+    buffer, statistic = buffer_metric(name) or ("", "")
+    where = ("claims", index, "metric")
+    if statistic not in BUFFER_STATISTICS:
+        yield (
+            where,
+            f"{name}: say which statistic of the buffer: {', '.join(BUFFER_PREFIX + buffer + '.' + s for s in BUFFER_STATISTICS)}",
+        )
+    if case is None or case not in content.cases:
+        return
+    named = [a.name for a in content.cases[case].args if isinstance(a, BufferArg) and a.name]
+    if buffer not in named:
+        yield (
+            where,
+            f"case {case} has no buffer named {buffer!r}{_suggest(buffer, named)} (give a buffer `name:` to read it back)",
+        )
 
 
 def _control_problems(content: ExpectationFile, index: int, claim: Claim) -> Iterable[tuple[Location, str]]:

@@ -11,12 +11,12 @@ trap 'rm -rf "$scratch"' EXIT
 
 # The raw page, exactly as `ncuverify check` asks for it, with the runner's status per case.
 files=(tests/data/sample.yaml tests/data/launch_failure.yaml tests/data/static.yaml expectations/*.yaml)
-"$python" -m ncuverify check "${files[@]}" --keep "$scratch" || true
+"$python" -m ncuverify check "${files[@]}" --save-profile "$scratch" || true
 for file in "${files[@]}"; do
     name=$(basename "$file" .yaml)
     [ -f "$scratch/$name/ncu.log" ] || continue  # a file with static claims only runs no profiler
     mkdir -p "$fixtures/$name"
-    cp "$scratch/$name/ncu.log" "$scratch/$name/status.json" "$fixtures/$name/"
+    cp "$scratch/$name/ncu.log" "$scratch/$name/status.json" "$scratch/$name/provenance.json" "$fixtures/$name/"
 done
 
 # The details page (long format, thousands separators, demangled names) of the sample's launches.

@@ -71,9 +71,11 @@ def test_a_case_that_cannot_launch_errs_alone(gpu_environment):
 
 
 def test_ncu_reports_the_kernels_and_no_runner_output(gpu_environment, tmp_path: Path):
-    result = check_file(DATA / "sample.yaml", CheckOptions(keep_dir=tmp_path), gpu_environment)
-    assert result.ncu_command is not None and "--clock-control" in result.ncu_command
-    assert result.ncu_command[result.ncu_command.index("--clock-control") + 1] == "none"
+    result = check_file(DATA / "sample.yaml", CheckOptions(save_profile=tmp_path), gpu_environment)
+    assert result.provenance is not None
+    command = result.provenance.ncu_command
+    assert command[command.index("--clock-control") + 1] == "none"
+    assert result.provenance.arch == gpu_environment.gpu.arch and result.provenance.ncu_version
     log = (tmp_path / "sample" / "ncu.log").read_text()
     assert '"ID"' in log
     assert "_Z11read_strideILi32EEvPKfPf" in log

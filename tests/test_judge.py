@@ -230,3 +230,29 @@ def test_exit_codes_for_expected_failures():
         exit_code([FileResult(Path("f.yaml"), [], input_error="bad"), *run(Verdict.FAILED)])
         == ExitCode.BAD_INPUT
     )
+
+
+def test_claims_about_another_architecture_are_set_aside():
+    from ncuverify.judge import applies_to, other_arch
+
+    hopper_only = claim("sectors.sum").model_copy(update={"arch": ["sm_90", "sm_90a"]})
+    assert applies_to(hopper_only, "sm_90") and not applies_to(hopper_only, "sm_80")
+    assert applies_to(claim("sectors.sum"), "sm_80")
+    (result,) = other_arch([hopper_only], "sm_80")
+    assert result.verdict == Verdict.OTHER_ARCH
+    assert result.reason == "about sm_90, sm_90a; this run is for sm_80"
+
+
+def test_other_architecture_claims_do_not_fail_the_run():
+    from pathlib import Path
+
+    from ncuverify.errors import ExitCode
+    from ncuverify.pipeline import FileResult, exit_code
+
+    results = [
+        FileResult(
+            Path("f.yaml"),
+            [ClaimResult(claim("m"), Verdict.PASSED), ClaimResult(claim("m"), Verdict.OTHER_ARCH)],
+        )
+    ]
+    assert exit_code(results) == ExitCode.OK

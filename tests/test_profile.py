@@ -168,3 +168,27 @@ def test_repeated_launches_give_the_median():
     assert measured.value("stride32", "gpu__time_duration.sum") == sorted(times.loc[[1, 2, 3]])[1]
     assert measured.value("scale_2d", "gpu__time_duration.sum") == times.loc[4]
     assert len(measured.frame[measured.frame["metric"] == "gpu__time_duration.sum"]) == 4  # one per case
+
+
+def test_buffers_read_back_become_measurements():
+    log, status = capture("sample")
+    status = [dict(s) for s in status]
+    status[0]["values"] = {"buffer__cycles.mean": 4.5, "buffer__cycles.max": 9.0}
+    measured = measurements(parse_csv(log), status, SAMPLE_SYMBOLS)
+    assert measured.value("stride1", "buffer__cycles.mean") == 4.5
+    assert measured.value("stride1", "buffer__cycles.max") == 9.0
+    with pytest.raises(
+        KeyError, match=r"no buffer__cycles\.mean \(the runner read no such buffer back\) for case stride32"
+    ):
+        measured.value("stride32", "buffer__cycles.mean")
+
+
+def test_buffer_metrics_are_not_asked_of_ncu(tmp_path: Path):
+    from ncuverify.expression import MetricRef
+    from ncuverify.profile import is_ncu_metric
+
+    assert not is_ncu_metric(MetricRef("buffer__cycles.mean"))
+    assert not is_ncu_metric(MetricRef("static__registers_per_thread"))
+    assert is_ncu_metric(MetricRef("device__attribute_multiprocessor_count"))
+    command = ncu_command(NcuOptions(), [], ["k"], tmp_path / "l", tmp_path / "p")
+    assert command[command.index("--metrics") + 1] == "gpu__time_duration.sum"

@@ -43,7 +43,7 @@ def test_sample_loads_with_typed_values():
     assert case.args[3] == Int32Arg(int32=262144)
     assert content.cases["misaligned"].args[0].offset == 1
     ratio = next(c for c in content.claims if c.id == "stride32_sector_ratio")
-    assert ratio.case is None and not ratio.cite.holds and ratio.note
+    assert ratio.case is None and ratio.cite.holds == "no" and ratio.note
     assert [str(r) for r in ratio.metric_refs()] == [
         "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum@stride32",
         "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum@stride1",
@@ -129,7 +129,21 @@ def test_unknown_key_names_line_and_suggests(tmp_path):
         (lambda c: c["claims"][0].update(expect={"equals": 4, "at_most": 5}), "give exactly one of equals"),
         (lambda c: c["claims"][0].update(expect={"approx": 4}), "approx needs exactly one tolerance"),
         (lambda c: c["claims"][0].update(expect={"between": [9, 4]}), "between needs low <= high"),
-        (lambda c: c["claims"][0]["cite"].update(holds=False), "needs a 'note'"),
+        (lambda c: c["claims"][0]["cite"].update(holds=False), "(cite.holds: no) needs a 'note'"),
+        (
+            lambda c: c["claims"][0]["cite"].update(holds="approximately"),
+            "(cite.holds: approximately) needs a 'note'",
+        ),
+        (
+            lambda c: c["claims"][0]["cite"].update(holds="maybe"),
+            "claims[0].cite.holds: Input should be 'yes', 'approximately' or 'no'",
+        ),
+        (
+            lambda c: c["claims"][0].update(metric="buffer__cycles.mean"),
+            "case stride1 has no buffer named 'cycles'",
+        ),
+        (lambda c: c["claims"][0].update(metric="buffer__cycles"), "say which statistic of the buffer"),
+        (lambda c: c["claims"][0].update(arch=["sm90"]), "claims[0].arch[0]: String should match pattern"),
         (lambda c: c["claims"][0].pop("cite"), "claims[0].cite: missing: 'cite' is required"),
         (lambda c: c["kernels"]["scale"].update(file="scale.cu"), "give exactly one of 'file'"),
         (

@@ -1,0 +1,148 @@
+"""The claims audit: one row per documented claim, saying whether the document's figure holds on the
+GPU that was measured, by how much it is off where it does not, and why. A report of check results,
+rendered as a rich table or as Markdown.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich.table import Table
+from rich.text import Text
+
+from ncuverify.judge import ClaimResult, Verdict, describe, format_number
+from ncuverify.pipeline import FileResult
+from ncuverify.recording import Provenance
+
+HOLDS = "holds"
+APPROXIMATELY = "holds approximately"
+DOES_NOT_HOLD = "does not hold here"
+UNSETTLED = "not settled"
+NOT_MEASURED = "not measured here"
+
+_STYLE = {
+    HOLDS: "green",
+    APPROXIMATELY: "cyan",
+    DOES_NOT_HOLD: "yellow",
+    UNSETTLED: "bold red",
+    NOT_MEASURED: "dim",
+}
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    document: str
+    section: str
+    claim: str
+    figure: str  # what the document states, with its number where it gives one
+    measured: str  # what the GPU gave, and what the claim asserts
+    verdict: str  # one of HOLDS .. NOT_MEASURED
+    reason: str
+
+
+def verdict_of(result: ClaimResult) -> str:
+    """The document's standing: settled by a passing claim, else why it is not settled."""
+    if result.verdict is Verdict.PASSED:
+        return {"yes": HOLDS, "approximately": APPROXIMATELY, "no": DOES_NOT_HOLD}[result.claim.cite.holds]
+    if result.verdict in (Verdict.SKIPPED, Verdict.OTHER_ARCH):
+        return NOT_MEASURED
+    return UNSETTLED  # the claim failed, erred or passed against its xfail: the expectation needs work
+
+
+def row(result: ClaimResult) -> AuditRow:
+    claim = result.claim
+    figure = claim.cite.figure + (
+        f" ({format_number(claim.cite.value)})" if claim.cite.value is not None else ""
+    )
+    measured = (
+        "-"
+        if result.measured is None
+        else f"{format_number(result.measured)} (asserted {describe(claim.expect)})"
+    )
+    verdict = verdict_of(result)
+    reason = (claim.note or "") if verdict in (APPROXIMATELY, DOES_NOT_HOLD) else (result.reason or "")
+    return AuditRow(claim.cite.document, claim.cite.section, claim.id, figure, measured, verdict, reason)
+
+
+def audit_rows(results: Sequence[FileResult]) -> list[AuditRow]:
+    rows = [row(claim_result) for result in results for claim_result in result.claims]
+    return sorted(rows, key=lambda r: (r.document, _section_key(r.section), r.claim))
+
+
+def _section_key(section: str) -> tuple[tuple[int, int | str], ...]:
+    """Sections sort as numbers where they are (2.10 after 2.9), as text where not (App Q1)."""
+    parts = section.replace("§", "").replace(",", ".").split(".")
+    return tuple((0, int(p)) if p.strip().isdigit() else (1, p.strip()) for p in parts)
+
+
+def provenance_of(results: Sequence[FileResult]) -> Provenance | None:
+    return next((r.provenance for r in results if r.provenance is not None), None)
+
+
+def table(rows: Sequence[AuditRow]) -> Table:
+    audit = Table(title="claims audit", title_justify="left", show_lines=True)
+    for column in ("document", "§", "claim", "document's figure", "measured", "verdict", "why"):
+        audit.add_column(column, overflow="fold")
+    for r in rows:
+        audit.add_row(
+            r.document,
+            r.section,
+            r.claim,
+            r.figure,
+            r.measured,
+            Text(r.verdict, style=_STYLE[r.verdict]),
+            r.reason,
+        )
+    return audit
+
+
+def counts_line(rows: Sequence[AuditRow]) -> str:
+    counts = Counter(r.verdict for r in rows)
+    order = (HOLDS, APPROXIMATELY, DOES_NOT_HOLD, UNSETTLED, NOT_MEASURED)
+    return ", ".join(f"{counts[v]} {v}" for v in order if counts[v]) or "no claims"
+
+
+def markdown(rows: Sequence[AuditRow], provenance: Provenance | None, replayed: bool) -> str:
+    """The audit as a Markdown document: header with where it was measured, then a table per document."""
+    lines = ["# Claims audit", ""]
+    if provenance is not None:
+        how = "a recording of a run" if replayed else "a run"
+        lines += [
+            f"Made by `ncuverify audit` from {how} on {provenance.gpu} ({provenance.arch}) on {provenance.recorded_at}:",
+            f"NVIDIA driver {provenance.nvidia_driver or '?'} (CUDA {provenance.cuda_driver}), "
+            f"Nsight Compute {provenance.ncu_version or '?'}, NVRTC {provenance.nvrtc_version}, "
+            f"ncuverify {provenance.ncuverify_version}, clock control `{provenance.clock_control}`, "
+            f"cache control `{provenance.cache_control}`.",
+            "",
+        ]
+    lines += [
+        "Each row is one claim of a document, checked on the hardware. *holds*: the document's figure is what",
+        "the GPU does; *holds approximately*: the mechanism holds, the number differs; *does not hold here*: the",
+        "GPU does something else, measured, with the reason; *not settled*: the check itself failed.",
+        "",
+        f"Overall: {counts_line(rows)}.",
+        "",
+    ]
+    for document in dict.fromkeys(r.document for r in rows):
+        own = [r for r in rows if r.document == document]
+        lines += [f"## {document}", "", f"{counts_line(own)}.", ""]
+        lines += [
+            "| § | claim | document's figure | measured | verdict | why |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
+        lines += [
+            "| "
+            + " | ".join(
+                _cell(c) for c in (r.section, f"`{r.claim}`", r.figure, r.measured, r.verdict, r.reason)
+            )
+            + " |"
+            for r in own
+        ]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
