@@ -23,6 +23,20 @@ app = typer.Typer(
 )
 
 
+# Arguments and options shared by the commands.
+Files = Annotated[
+    list[Path], typer.Argument(help="expectation files (YAML), or folders of them", show_default=False)
+]
+Arch = Annotated[
+    str | None,
+    typer.Option(help="build for this architecture, e.g. sm_90 (default: the GPU's, else the file's)"),
+]
+Ncu = Annotated[str, typer.Option(help="the ncu executable")]
+FromProfile = Annotated[
+    Path | None, typer.Option(help="judge the profiles recorded in DIR instead of profiling: no GPU needed")
+]
+
+
 @app.callback()
 def _root() -> None:
     """ncuverify: claims about CUDA kernels, checked on the hardware."""
@@ -30,14 +44,12 @@ def _root() -> None:
 
 @app.command()
 def check(
-    files: Annotated[
-        list[Path], typer.Argument(help="expectation files (YAML), or folders of them", show_default=False)
-    ],
+    files: Files,
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="show the documents' figures and notes")
     ] = False,
-    arch: Annotated[str | None, typer.Option(help="build for this architecture, e.g. sm_90")] = None,
-    ncu: Annotated[str, typer.Option(help="the ncu executable")] = "ncu",
+    arch: Arch = None,
+    ncu: Ncu = "ncu",
     clock_control: Annotated[str, typer.Option(help="ncu --clock-control: none or base")] = "none",
     cache_control: Annotated[str, typer.Option(help="ncu --cache-control: all or none")] = "all",
     save_profile: Annotated[
@@ -46,10 +58,7 @@ def check(
             help="record each file's profile (ncu log, runner status, provenance, cubins) in DIR/<file>"
         ),
     ] = None,
-    from_profile: Annotated[
-        Path | None,
-        typer.Option(help="judge the profiles recorded in DIR instead of profiling: no GPU needed"),
-    ] = None,
+    from_profile: FromProfile = None,
     static_only: Annotated[
         bool, typer.Option("--static-only", help="judge only the claims on static facts (no GPU needed)")
     ] = False,
@@ -83,18 +92,13 @@ def check(
 
 @app.command()
 def audit(
-    files: Annotated[
-        list[Path], typer.Argument(help="expectation files (YAML), or folders of them", show_default=False)
-    ],
-    from_profile: Annotated[
-        Path | None,
-        typer.Option(help="audit the profiles recorded in DIR (no GPU needed) instead of profiling"),
-    ] = None,
+    files: Files,
+    from_profile: FromProfile = None,
     markdown: Annotated[
         Path | None, typer.Option(help="also write the audit as Markdown to this file")
     ] = None,
-    arch: Annotated[str | None, typer.Option(help="build for this architecture, e.g. sm_90")] = None,
-    ncu: Annotated[str, typer.Option(help="the ncu executable")] = "ncu",
+    arch: Arch = None,
+    ncu: Ncu = "ncu",
 ) -> None:
     """One row per documented claim: the document's figure, what this GPU measured, and whether it holds.
 
@@ -116,14 +120,7 @@ def audit(
 
 
 @app.command()
-def build(
-    files: Annotated[
-        list[Path], typer.Argument(help="expectation files (YAML), or folders of them", show_default=False)
-    ],
-    arch: Annotated[
-        str | None, typer.Option(help="build for this architecture (default: the GPU's, else the file's)")
-    ] = None,
-) -> None:
+def build(files: Files, arch: Arch = None) -> None:
     """Compile the kernels and show their static facts: registers, spills, stack, shared memory, SASS mix.
 
     Exit codes: 0 built; 2 the input is wrong or nothing says which architecture to build for.
