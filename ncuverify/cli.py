@@ -12,8 +12,9 @@ from rich.console import Console
 from rich.text import Text
 
 from ncuverify import audit as claims_audit
-from ncuverify import pipeline, report
-from ncuverify.errors import ExitCode
+from ncuverify import baseline as baselines
+from ncuverify import export, pipeline, report
+from ncuverify.errors import ExitCode, InputError
 from ncuverify.profile import NcuOptions
 
 app = typer.Typer(
@@ -62,11 +63,29 @@ def check(
     static_only: Annotated[
         bool, typer.Option("--static-only", help="judge only the claims on static facts (no GPU needed)")
     ] = False,
+    json_file: Annotated[
+        Path | None, typer.Option("--json", help="write every claim, measurement and provenance as JSON")
+    ] = None,
+    junit_xml: Annotated[Path | None, typer.Option(help="write one JUnit test case per claim")] = None,
+    markdown: Annotated[
+        Path | None, typer.Option(help="write a Markdown summary (pull request, CI step)")
+    ] = None,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(help="also report what got worse or better than this baseline; worse exits 1"),
+    ] = None,
+    tolerance: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="NAME=rel:FRACTION or NAME=abs:AMOUNT: how much worse than the baseline a measure may get"
+        ),
+    ] = None,
 ) -> None:
     """Build, profile and judge every claim of the given files (expectation files, or folders of them).
 
-    Exit codes: 0 every claim holds; 1 a claim failed or could not be evaluated; 2 the input is wrong;
-    3 the claims could not be measured here (no GPU, no ncu, no counter access).
+    Exit codes: 0 every claim holds; 1 a claim failed or could not be evaluated, or a measure regressed
+    against --baseline; 2 the input is wrong; 3 the claims could not be measured here (no GPU, no ncu,
+    no counter access).
     """
     if save_profile is not None and from_profile is not None:
         raise typer.BadParameter(
@@ -83,10 +102,61 @@ def check(
         from_profile=from_profile,
         static_only=static_only,
     )
+    try:
+        before = baselines.load(baseline) if baseline is not None else None
+        overrides = dict(baselines.parse_tolerance(t) for t in tolerance or [])
+    except InputError as error:
+        raise typer.BadParameter(str(error)) from None
     console = _console()
     started = time.monotonic()
     results = pipeline.check_files(expand(files), options)
     report.print_run(console, results, time.monotonic() - started, verbose)
+    code = pipeline.exit_code(results)
+    if before is not None:
+        changes = baselines.compare(before, results, overrides)
+        report.print_changes(console, changes)
+        if any(change.worse for change in changes) and code in (ExitCode.OK, ExitCode.NOT_MEASURABLE):
+            code = ExitCode.CLAIM_FAILED
+    _write_outputs(results, code, json_file, junit_xml, markdown)
+    raise typer.Exit(int(code))
+
+
+def _write_outputs(
+    results, code: ExitCode, json_file: Path | None, junit_xml: Path | None, markdown: Path | None
+) -> None:
+    if json_file is not None:
+        json_file.write_text(export.to_json(results, code))
+    if junit_xml is not None:
+        junit_xml.write_text(export.to_junit(results))
+    if markdown is not None:
+        markdown.write_text(export.to_markdown(results))
+
+
+baseline_app = typer.Typer(
+    no_args_is_help=True, help="Record every measured value of a run, to compare later runs with."
+)
+app.add_typer(baseline_app, name="baseline")
+
+
+@baseline_app.command("save")
+def baseline_save(
+    output: Annotated[Path, typer.Argument(help="the baseline file to write (JSON)", show_default=False)],
+    files: Files,
+    arch: Arch = None,
+    ncu: Ncu = "ncu",
+    from_profile: FromProfile = None,
+) -> None:
+    """Check the files and save every measured value as a baseline for `check --baseline`.
+
+    Exit codes as for check; the baseline is written whatever the verdicts.
+    """
+    options = pipeline.CheckOptions(arch=arch, ncu=NcuOptions(executable=ncu), from_profile=from_profile)
+    console = _console()
+    started = time.monotonic()
+    results = pipeline.check_files(expand(files), options)
+    report.print_run(console, results, time.monotonic() - started, verbose=False)
+    baselines.save(results, output)
+    console.print(Text(f"baseline written to {output}"))
     raise typer.Exit(int(pipeline.exit_code(results)))
 
 

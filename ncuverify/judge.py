@@ -18,7 +18,7 @@ class Verdict(StrEnum):
     SKIPPED = "skipped"  # this environment cannot measure it
     XFAILED = "xfailed"  # failed, as the claim says it does here
     XPASSED = "xpassed"  # passed where the claim says it fails: the expectation is out of date
-    OTHER_ARCH = "other arch"  # about other architectures than this run's: not checked, not a problem
+    OTHER_ARCH = "other_arch"  # about other architectures than this run's: not checked, not a problem
 
 
 @dataclass(frozen=True)

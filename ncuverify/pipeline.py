@@ -58,6 +58,8 @@ class FileResult:
     provenance: Provenance | None = None  # where the profiler's figures come from
     replayed: bool = False  # the figures come from a recording, not from this run
     warnings: list[str] = field(default_factory=list)
+    measurements: profile.Measurements | None = None  # everything measured: static facts and profiler
+    spec: Spec | None = None  # the file as loaded; None where it could not be
 
     def count(self, verdict: Verdict) -> int:
         return sum(1 for result in self.claims if result.verdict is verdict)
@@ -91,6 +93,8 @@ def check_file(path: Path, options: CheckOptions, environment: Environment) -> F
         provenance=outcome.provenance,
         replayed=recorded is not None,
         warnings=warnings,
+        measurements=outcome.measurements,
+        spec=spec,
     )
 
 
@@ -98,6 +102,7 @@ def check_file(path: Path, options: CheckOptions, environment: Environment) -> F
 class _Outcome:
     results: list[ClaimResult]
     provenance: Provenance | None = None
+    measurements: profile.Measurements | None = None
 
 
 def _judge_file(
@@ -119,7 +124,7 @@ def _judge_file(
         return _Outcome(elsewhere + skip_all(static_claims + profiler_claims, reason))
     measured = static_measurements(spec, builds, applicable)
     if not profiler_claims:
-        return _Outcome(elsewhere + judge(static_claims, measured, arch))
+        return _Outcome(elsewhere + judge(static_claims, measured, arch), measurements=measured)
     try:
         if recorded is not None:
             profiled, provenance = replay(spec, builds, recorded), recorded.provenance
@@ -127,9 +132,10 @@ def _judge_file(
             profiled, provenance = measure(spec, builds, profiler_claims, options, environment)
     except EnvironmentProblem as problem:
         skipped = skip_all(profiler_claims, str(problem))
-        return _Outcome(elsewhere + judge(static_claims, measured, arch) + skipped)
-    results = judge(static_claims + profiler_claims, measured.combined(profiled), arch)
-    return _Outcome(elsewhere + results, provenance)
+        return _Outcome(elsewhere + judge(static_claims, measured, arch) + skipped, measurements=measured)
+    everything = measured.combined(profiled)
+    results = judge(static_claims + profiler_claims, everything, arch)
+    return _Outcome(elsewhere + results, provenance, everything)
 
 
 def build_file(path: Path, options: CheckOptions, environment: Environment) -> dict[str, KernelBuild] | str:

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ncuverify.baseline import Change
 from ncuverify.build import KernelBuild
 from ncuverify.judge import ClaimResult, Verdict, describe, format_number
 from ncuverify.pipeline import FileResult
@@ -20,6 +21,7 @@ VERDICT_STYLE = {
     Verdict.SKIPPED: "yellow",
     Verdict.XFAILED: "green",
     Verdict.XPASSED: "bold red",
+    Verdict.OTHER_ARCH: "dim",
 }
 
 
@@ -99,6 +101,8 @@ def summary(results: Sequence[FileResult], seconds: float) -> str:
     for verdict in (Verdict.XFAILED, Verdict.XPASSED):
         if counts[verdict]:
             text += f", {counts[verdict]} {verdict.value}"
+    if counts[Verdict.OTHER_ARCH]:
+        text += f", {counts[Verdict.OTHER_ARCH]} for other architectures"
     if bad_files:
         text += f", {bad_files} file{'s' if bad_files > 1 else ''} with input errors"
     return f"{text} in {seconds:.1f} s"
@@ -186,3 +190,29 @@ def print_build(console: Console, path: Path, built: dict[str, KernelBuild] | st
     console.print(table)
     for problem in problems:
         console.print(Text(problem, style="bold magenta"), soft_wrap=True)
+
+
+def print_changes(console: Console, changes: Sequence[Change]) -> None:
+    """What moved against the baseline beyond its tolerance: regressions first."""
+    if not changes:
+        console.print(Text("baseline: no measure moved beyond its tolerance", style="green"))
+        return
+    table = Table(title="compared with the baseline", title_justify="left")
+    for column in ("file", "case", "measure", "baseline", "now", "change", ""):
+        table.add_column(column, justify="right" if column in ("baseline", "now", "change") else "left")
+    for change in sorted(changes, key=lambda c: not c.worse):
+        ratio = change.ratio
+        moved = f"×{ratio:.3g}" if ratio is not None else f"+{format_number(change.after - change.before)}"
+        verdict = Text("worse", style="bold red") if change.worse else Text("better", style="green")
+        table.add_row(
+            change.file,
+            change.case,
+            change.metric,
+            format_number(change.before),
+            format_number(change.after),
+            moved,
+            verdict,
+        )
+    console.print(table)
+    worse = sum(1 for c in changes if c.worse)
+    console.print(Text(f"baseline: {worse} regressed, {len(changes) - worse} improved"))

@@ -324,10 +324,31 @@ class Claim(_Strict):
         ]
 
 
+class Tolerance(_Strict):
+    """How much worse than the baseline a measure may get: a fraction (rel) or an amount (abs)."""
+
+    rel: float | None = Field(None, ge=0)
+    abs: float | None = Field(None, ge=0)
+
+    @model_validator(mode="after")
+    def _one(self) -> Tolerance:
+        if (self.rel is None) == (self.abs is None):
+            raise ValueError("give exactly one of rel (a fraction) or abs (an amount)")
+        return self
+
+    def allows(self, before: float, after: float) -> bool:
+        """Whether going from before to after stays within the tolerance (upwards: larger is worse)."""
+        limit = before * (1 + self.rel) if self.rel is not None else before + (self.abs or 0.0)
+        return after <= limit
+
+
 class ExpectationFile(_Strict):
     """The whole file, as validated."""
 
     arch: str | None = Field(None, pattern=_ARCH, description="build target when no GPU can be asked")
+    regressions: dict[str, Tolerance] = Field(
+        default_factory=dict, description="per measure, how much worse than a baseline is tolerated"
+    )
     kernels: dict[Annotated[str, Field(pattern=_IDENT)], KernelSpec] = Field(min_length=1)
     cases: dict[Annotated[str, Field(pattern=_IDENT)], CaseSpec] = Field(min_length=1)
     claims: list[Claim] = Field(min_length=1)

@@ -1,5 +1,6 @@
 """End to end on a real GPU under Nsight Compute. Skipped, with the reason, where there is none."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -109,3 +110,40 @@ def test_launch_registers_agree_with_ptxas_from_16_up(gpu_environment, tmp_path:
     for claim_result in result.claims:
         kernel = content["cases"][claim_result.claim.case]["kernel"]
         assert claim_result.measured == max(builds[kernel].facts.ptxas.registers, 16), claim_result.claim.id
+
+
+def test_a_saved_run_replays_to_identical_verdicts(gpu_environment, tmp_path: Path):
+    from ncuverify.pipeline import Environment
+
+    live = check_file(DATA / "sample.yaml", CheckOptions(save_profile=tmp_path), gpu_environment)
+    no_gpu = Environment(gpu=None, ncu=None, problem="replay needs no GPU")
+    replayed = check_file(DATA / "sample.yaml", CheckOptions(from_profile=tmp_path), no_gpu)
+    assert replayed.replayed and replayed.warnings == []
+    assert [(r.claim.id, r.verdict, r.measured) for r in replayed.claims] == [
+        (r.claim.id, r.verdict, r.measured) for r in live.claims
+    ]
+
+
+def test_a_baseline_catches_a_kernel_made_slower(gpu_environment, tmp_path: Path):
+    """Stride 33 in place of stride 1: every claim still holds, but the time regressed."""
+    saved = tmp_path / "main.json"
+    assert run_check_baseline_save(saved, DATA / "regression.yaml").returncode == ExitCode.OK
+    slower = tmp_path / "regression.yaml"
+    slower.write_text(
+        (DATA / "regression.yaml").read_text().replace("entry: read_stride<1>", "entry: read_stride<33>")
+    )
+    completed = run_check(str(slower), "--baseline", str(saved))
+    assert completed.returncode == ExitCode.CLAIM_FAILED, completed.stdout + completed.stderr
+    assert "1 passed, 0 failed" in completed.stdout
+    assert re.search(r"baseline: [1-9]\d* regressed", completed.stdout)
+    time_row = next(line for line in completed.stdout.splitlines() if "gpu__time_duration.sum" in line)
+    assert "worse" in time_row
+
+
+def run_check_baseline_save(output: Path, path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ncuverify", "baseline", "save", str(output), str(path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )

@@ -1,0 +1,190 @@
+"""Results as files for machines and reviewers: JSON (everything), JUnit XML (one test case per claim,
+for CI systems) and Markdown (a summary fit for a pull-request comment or a CI step summary).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from ncuverify import __version__
+from ncuverify.errors import ExitCode
+from ncuverify.judge import ClaimResult, Verdict, describe, format_number
+from ncuverify.pipeline import FileResult, exit_code
+
+# What a claim's verdict is for a CI system reading JUnit.
+_FAILING = (Verdict.FAILED, Verdict.XPASSED)
+_NOT_RUN = (Verdict.SKIPPED, Verdict.OTHER_ARCH)
+
+
+def _number(value: float | None) -> float | None:
+    return None if value is None or math.isnan(value) else value
+
+
+def claim_record(result: ClaimResult) -> dict[str, Any]:
+    claim = result.claim
+    return {
+        "id": claim.id,
+        "case": claim.case,
+        "metric": claim.metric,
+        "expected": describe(claim.expect),
+        "expect": claim.expect.model_dump(exclude_none=True),
+        "measured": _number(result.measured),
+        "verdict": result.verdict.value,
+        "reason": result.reason,
+        "control": claim.control,
+        "control_measured": _number(result.control_measured),
+        "cite": claim.cite.model_dump(),
+        "note": claim.note,
+    }
+
+
+def file_record(result: FileResult) -> dict[str, Any]:
+    measurements = []
+    if result.measurements is not None:
+        for row in result.measurements.frame.itertuples(index=False):
+            measurements.append(
+                {
+                    "case": row.case,
+                    "kernel": row.kernel,
+                    "metric": row.metric,
+                    "value": _number(row.value),
+                    "unit": row.unit,
+                }
+            )
+    return {
+        "path": str(result.path),
+        "input_error": result.input_error,
+        "seconds": round(result.seconds, 3),
+        "replayed": result.replayed,
+        "provenance": asdict(result.provenance) if result.provenance is not None else None,
+        "warnings": result.warnings,
+        "counts": {verdict.value: result.count(verdict) for verdict in Verdict},
+        "claims": [claim_record(claim) for claim in result.claims],
+        "measurements": measurements,
+    }
+
+
+def to_json(results: Sequence[FileResult], code: ExitCode | None = None) -> str:
+    code = exit_code(results) if code is None else code
+    document = {
+        "ncuverify": __version__,
+        "exit_code": int(code),
+        "counts": {verdict.value: sum(r.count(verdict) for r in results) for verdict in Verdict},
+        "files": [file_record(result) for result in results],
+    }
+    return json.dumps(document, indent=1)
+
+
+def to_junit(results: Sequence[FileResult]) -> str:
+    """One <testsuite> per file, one <testcase> per claim; wrong input is an <error> of the file."""
+    suites = ElementTree.Element("testsuites", name="ncuverify")
+    for result in results:
+        suite = ElementTree.SubElement(suites, "testsuite", name=str(result.path))
+        failures = errors = skipped = 0
+        if result.input_error is not None:
+            case = ElementTree.SubElement(suite, "testcase", classname=result.path.stem, name="input")
+            ElementTree.SubElement(
+                case, "error", message="the expectation file is wrong"
+            ).text = result.input_error
+            errors += 1
+        for claim_result in result.claims:
+            case = ElementTree.SubElement(
+                suite, "testcase", classname=result.path.stem, name=claim_result.claim.id, time="0"
+            )
+            message = _message(claim_result)
+            if claim_result.verdict in _FAILING:
+                ElementTree.SubElement(case, "failure", message=message).text = _details(claim_result)
+                failures += 1
+            elif claim_result.verdict is Verdict.ERROR:
+                ElementTree.SubElement(case, "error", message=message).text = _details(claim_result)
+                errors += 1
+            elif claim_result.verdict in (*_NOT_RUN, Verdict.XFAILED):
+                ElementTree.SubElement(case, "skipped", message=message)
+                skipped += 1
+            else:
+                ElementTree.SubElement(case, "system-out").text = message
+        tests = len(result.claims) + (1 if result.input_error is not None else 0)
+        suite.set("tests", str(tests))
+        suite.set("failures", str(failures))
+        suite.set("errors", str(errors))
+        suite.set("skipped", str(skipped))
+        suite.set("time", f"{result.seconds:.3f}")
+    ElementTree.indent(suites)
+    return ElementTree.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _message(result: ClaimResult) -> str:
+    measured = format_number(result.measured) if result.measured is not None else "not measured"
+    text = f"{result.claim.metric}: measured {measured}, expected {describe(result.claim.expect)}"
+    return f"{text} ({result.reason})" if result.reason else text
+
+
+def _details(result: ClaimResult) -> str:
+    cite = result.claim.cite
+    lines = [_message(result), f"source: {cite.document} §{cite.section}: {cite.figure}"]
+    if result.claim.note:
+        lines.append(f"note: {result.claim.note}")
+    return "\n".join(lines)
+
+
+def to_markdown(results: Sequence[FileResult]) -> str:
+    """A summary: the counts, where the figures come from, and every claim that did not pass."""
+    code = exit_code(results)
+    lines = [f"## ncuverify: {_headline(code)}", ""]
+    lines += [
+        "| file | passed | failed | errors | skipped | other |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for result in results:
+        if result.input_error is not None:
+            lines.append(f"| `{result.path}` | input error | | | | |")
+            continue
+        other = (
+            result.count(Verdict.XFAILED) + result.count(Verdict.XPASSED) + result.count(Verdict.OTHER_ARCH)
+        )
+        counts = [result.count(v) for v in (Verdict.PASSED, Verdict.FAILED, Verdict.ERROR, Verdict.SKIPPED)]
+        lines.append(f"| `{result.path}` | " + " | ".join(str(c) for c in [*counts, other]) + " |")
+    lines.append("")
+    for result in results:
+        if result.provenance is not None:
+            how = "replayed from a recording made" if result.replayed else "measured"
+            lines.append(f"- `{result.path.name}`: {how} on {result.provenance.describe()}")
+        lines += [f"- `{result.path.name}`: warning: {w}" for w in result.warnings]
+    problems = [(r, c) for r in results for c in r.claims if c.verdict in (*_FAILING, Verdict.ERROR)]
+    if problems or any(r.input_error for r in results):
+        lines += [
+            "",
+            "### What did not hold",
+            "",
+            "| file | claim | measured | expected | verdict | why |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
+        for result, claim_result in problems:
+            measured = format_number(claim_result.measured) if claim_result.measured is not None else "-"
+            cells = [
+                f"`{result.path.name}`",
+                f"`{claim_result.claim.id}`",
+                measured,
+                describe(claim_result.claim.expect),
+                claim_result.verdict.value,
+                claim_result.reason or "",
+            ]
+            lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        for result in results:
+            if result.input_error is not None:
+                lines += ["", f"`{result.path}`: input error", "", "```", result.input_error, "```"]
+    return "\n".join(lines) + "\n"
+
+
+def _headline(code: ExitCode) -> str:
+    return {
+        ExitCode.OK: "every claim holds",
+        ExitCode.CLAIM_FAILED: "claims failed",
+        ExitCode.BAD_INPUT: "an expectation file is wrong",
+        ExitCode.NOT_MEASURABLE: "some claims could not be measured here",
+    }[code]
