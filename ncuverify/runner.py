@@ -19,6 +19,8 @@ import numpy as np
 
 # Random integer fills stay small so that index buffers and sums are well defined in any integer type.
 RANDOM_INT_LIMIT = 2**15
+# Launches may use this much dynamic shared memory without opting in.
+DEFAULT_DYNAMIC_SHARED_LIMIT = 48 * 1024
 # Every buffer starts on this boundary (cudaMalloc guarantees 256 B); `offset` moves the pointer from it.
 BUFFER_ALIGNMENT = 512
 
@@ -106,6 +108,8 @@ class _Launcher:
         from cuda.core import LaunchConfig, launch
 
         kernel = self.kernel(case.cubin, case.symbol)
+        if case.shared_bytes > DEFAULT_DYNAMIC_SHARED_LIMIT:
+            self._allow_dynamic_shared(kernel, case.shared_bytes)
         allocations: list[Any] = []
         readbacks: list[_Readback] = []
         try:
@@ -121,6 +125,14 @@ class _Launcher:
             for buffer in allocations:
                 buffer.close(self.stream)
         return {key: float(np.median([values[key] for values in per_launch])) for key in per_launch[0]}
+
+    def _allow_dynamic_shared(self, kernel: Any, size: int) -> None:
+        """Above 48 KB a kernel must opt in to dynamic shared memory."""
+        from cuda.bindings import driver
+
+        attribute = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        device = _value(driver.cuDeviceGet(self.device.device_id))
+        _checked(driver.cuKernelSetAttribute(attribute, size, kernel.handle, device))
 
     def _argument(self, arg: dict[str, Any], allocations: list[Any], readbacks: list[_Readback]) -> Any:
         if "buffer" not in arg:
@@ -170,6 +182,12 @@ class _Readback:
             prefix + "max": values.max(),
             prefix + "median": float(np.median(values)),
         }
+
+
+def _value(result: Any) -> Any:
+    """The value of a (error, value) result, raising on the error."""
+    _checked(result)
+    return result[1]
 
 
 def _checked(result: Any) -> None:

@@ -147,3 +147,11 @@ def run_check_baseline_save(output: Path, path: Path) -> subprocess.CompletedPro
         text=True,
         cwd=ROOT,
     )
+
+
+def test_dynamic_shared_memory_above_48_kb(gpu_environment):
+    result = check_file(DATA / "shared.yaml", CheckOptions(), gpu_environment)
+    assert [(r.claim.id, r.verdict) for r in result.claims] == [
+        ("one_block_gets_100_kb", Verdict.PASSED),
+        ("two_blocks_fit_per_sm", Verdict.PASSED),
+    ], [r.reason for r in result.claims]
