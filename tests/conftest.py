@@ -8,6 +8,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
 FIXTURES = ROOT / "tests" / "fixtures"
 EXPECTATIONS = ROOT / "expectations"
+RECORDINGS = ROOT / "recordings" / "h200"
 
 
 @pytest.fixture(scope="session")

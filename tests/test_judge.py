@@ -1,14 +1,12 @@
-import json
 import math
 
 import pandas as pd
 import pytest
-from conftest import DATA, EXPECTATIONS, FIXTURES
+from conftest import DATA, EXPECTATIONS, FIXTURES, RECORDINGS
 
-from ncuverify.build import build_spec
-from ncuverify.judge import ClaimResult, Verdict, describe, format_number, holds, judge, judge_claim, skip_all
-from ncuverify.pipeline import static_measurements
-from ncuverify.profile import Measurements, measurements, parse_csv
+from ncuverify.judge import ClaimResult, Verdict, describe, format_number, holds, judge_claim, skip_all
+from ncuverify.pipeline import CheckOptions, Environment, check_file
+from ncuverify.profile import Measurements
 from ncuverify.spec import Claim, Expectation, load
 
 
@@ -119,41 +117,51 @@ def test_skip_all_keeps_the_reason():
     assert results == [ClaimResult(claim("sectors.sum"), Verdict.SKIPPED, reason="no NVIDIA GPU")]
 
 
-def replay(spec_path, capture: str):
-    """Judge a file's claims on its committed ncu capture and its static facts: every stage after
-    profiling, with no GPU."""
-    spec = load(spec_path)
-    builds = build_spec(spec, "sm_90")
-    symbols = {name: builds[case.kernel].symbol for name, case in spec.content.cases.items()}
-    folder = FIXTURES / capture
-    status = json.loads((folder / "status.json").read_text())
-    profiled = measurements(parse_csv((folder / "ncu.log").read_text()), status, symbols)
-    measured = static_measurements(spec, builds, spec.content.claims).combined(profiled)
-    return {r.claim.id: r for r in judge(spec.content.claims, measured, "sm_90")}
+NO_GPU = Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")
+
+
+def replay(spec_path, recordings=FIXTURES):
+    """Judge a file's claims on its recorded profile and its static facts, as check --from-profile does:
+    every stage after profiling, with no GPU."""
+    result = check_file(spec_path, CheckOptions(from_profile=recordings), NO_GPU)
+    assert result.input_error is None, result.input_error
+    assert result.replayed and result.provenance is not None and result.warnings == []
+    return {r.claim.id: r for r in result.claims}
 
 
 def test_sample_capture_judged_without_a_gpu():
-    results = replay(DATA / "sample.yaml", "sample")
+    results = replay(DATA / "sample.yaml")
     assert {r.verdict for r in results.values()} == {Verdict.PASSED}
     assert results["stride32_sector_ratio"].measured == 8
     assert results["misaligned_five_sectors"].measured == 5
 
 
-CAPTURED = sorted(p for p in EXPECTATIONS.glob("*.yaml") if (FIXTURES / p.stem / "ncu.log").exists())
+RECORDED = sorted(p for p in EXPECTATIONS.glob("*.yaml") if (RECORDINGS / p.stem).is_dir())
 
 
-@pytest.mark.parametrize("path", CAPTURED, ids=[p.stem for p in CAPTURED])
-def test_every_captured_expectation_file_holds_on_replay(path):
-    results = replay(path, path.stem)
+@pytest.mark.parametrize("path", RECORDED, ids=[p.stem for p in RECORDED])
+def test_every_recorded_expectation_file_holds_on_replay(path):
+    """The H200 recording of every expectation file: each claim measured and holding, each negative
+    control measured and failing the assertion its claim passes."""
+    results = replay(path, RECORDINGS)
     assert {claim_id: r.reason for claim_id, r in results.items() if r.verdict != Verdict.PASSED} == {}
+    assert all(r.measured is not None for r in results.values())
+    for r in results.values():
+        if r.claim.control is not None:
+            assert r.control_measured is not None and not holds(r.claim.expect, r.control_measured), (
+                r.claim.id
+            )
 
 
-def test_the_captures_cover_the_expectation_files():
-    assert {p.stem for p in CAPTURED} >= {"coalescing", "spills", "vectorization"}
+def test_every_expectation_file_with_profiler_claims_is_recorded():
+    from ncuverify.pipeline import split_claims
+
+    profiled = {p.stem for p in EXPECTATIONS.glob("*.yaml") if split_claims(load(p).content.claims)[1]}
+    assert profiled == {p.stem for p in RECORDED}
 
 
 def test_coalescing_capture_judged_without_a_gpu():
-    results = replay(EXPECTATIONS / "coalescing.yaml", "coalescing")
+    results = replay(EXPECTATIONS / "coalescing.yaml", RECORDINGS)
     assert len(results) >= 46
     assert {claim_id: r.reason for claim_id, r in results.items() if r.verdict != Verdict.PASSED} == {}
     # The documents' headline figures, as the H200 has them.
@@ -166,7 +174,7 @@ def test_a_wrong_figure_fails_on_the_capture(tmp_path):
     text = (DATA / "sample.yaml").read_text().replace("expect: {equals: 32}", "expect: {equals: 33}")
     edited = tmp_path / "sample.yaml"
     edited.write_text(text)
-    results = replay(edited, "sample")
+    results = replay(edited)
     assert results["stride32_sectors"].verdict == Verdict.FAILED
     assert results["stride32_sectors"].reason == "measured 32, expected == 33"
 
