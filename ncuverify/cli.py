@@ -102,12 +102,13 @@ def check(
         from_profile=from_profile,
         static_only=static_only,
     )
+    console = _console()
     try:
         before = baselines.load(baseline) if baseline is not None else None
         overrides = dict(baselines.parse_tolerance(t) for t in tolerance or [])
     except InputError as error:
-        raise typer.BadParameter(str(error)) from None
-    console = _console()
+        console.print(Text(str(error), style="bold red"), soft_wrap=True)
+        raise typer.Exit(int(ExitCode.BAD_INPUT)) from None
     started = time.monotonic()
     results = pipeline.check_files(expand(files), options)
     report.print_run(console, results, time.monotonic() - started, verbose)

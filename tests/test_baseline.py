@@ -97,4 +97,4 @@ def test_bad_baseline_file_exits_2(tmp_path: Path):
     bad.write_text("[1, 2]")
     result = CliRunner().invoke(app, ["check", str(DATA / "sample.yaml"), "--baseline", str(bad)])
     assert result.exit_code == ExitCode.BAD_INPUT
-    assert "not a baseline" in result.output
+    assert "not a baseline" in result.stdout

@@ -143,7 +143,7 @@ RECORDED = sorted(p for p in EXPECTATIONS.glob("*.yaml") if (RECORDINGS / p.stem
 def test_every_recorded_expectation_file_holds_on_replay(path):
     """The H200 recording of every expectation file: each claim measured and holding, each negative
     control measured and failing the assertion its claim passes."""
-    results = replay(path, RECORDINGS)
+    results = {i: r for i, r in replay(path, RECORDINGS).items() if r.verdict != Verdict.OTHER_ARCH}
     assert {claim_id: r.reason for claim_id, r in results.items() if r.verdict != Verdict.PASSED} == {}
     assert all(r.measured is not None for r in results.values())
     for r in results.values():

@@ -1,0 +1,98 @@
+from pathlib import Path
+
+import pytest
+from conftest import DATA, EXPECTATIONS, FIXTURES, RECORDINGS, ROOT
+from typer.testing import CliRunner
+
+from ncuverify import audit
+from ncuverify.cli import app
+from ncuverify.errors import ExitCode
+from ncuverify.judge import ClaimResult, Verdict
+from ncuverify.spec import Claim, Expectation
+
+
+def claim(holds: str, note: str | None = None) -> Claim:
+    return Claim(
+        id="c",
+        case="a",
+        metric="m.sum",
+        expect=Expectation(equals=4),
+        cite={"document": "doc.txt", "section": "2.10", "figure": "four", "value": 32, "holds": holds},
+        note=note,
+    )
+
+
+@pytest.mark.parametrize(
+    ("holds", "verdict", "expected"),
+    [
+        ("yes", Verdict.PASSED, audit.HOLDS),
+        ("approximately", Verdict.PASSED, audit.APPROXIMATELY),
+        ("no", Verdict.PASSED, audit.DOES_NOT_HOLD),
+        ("yes", Verdict.FAILED, audit.UNSETTLED),
+        ("no", Verdict.ERROR, audit.UNSETTLED),
+        ("yes", Verdict.XPASSED, audit.UNSETTLED),
+        ("yes", Verdict.SKIPPED, audit.NOT_MEASURED),
+        ("yes", Verdict.OTHER_ARCH, audit.NOT_MEASURED),
+    ],
+)
+def test_verdicts(holds, verdict, expected):
+    note = None if holds == "yes" else "why"
+    assert audit.verdict_of(ClaimResult(claim(holds, note), verdict, 4.0)) == expected
+
+
+def test_a_row_shows_the_figure_the_measurement_and_the_reason():
+    row = audit.row(ClaimResult(claim("no", "sectors are 32 B"), Verdict.PASSED, 4.0))
+    assert row == audit.AuditRow(
+        "doc.txt", "2.10", "c", "four (32)", "4 (asserted == 4)", audit.DOES_NOT_HOLD, "sectors are 32 B"
+    )
+
+
+def test_sections_sort_as_numbers():
+    assert sorted(["2.10", "2.9", "App Q1", "10"], key=audit._section_key) == ["2.9", "2.10", "10", "App Q1"]
+
+
+def test_audit_of_a_recording_as_markdown(tmp_path: Path):
+    out = tmp_path / "audit.md"
+    result = CliRunner().invoke(
+        app, ["audit", str(DATA / "sample.yaml"), "--from-profile", str(FIXTURES), "--markdown", str(out)]
+    )
+    assert result.exit_code == ExitCode.OK, result.stdout
+    text = out.read_text()
+    assert "Made by `ncuverify audit` from a recording of a run on NVIDIA H200 (sm_90)" in text
+    assert "Nsight Compute 2025.3.1" in text
+    assert (
+        "| 2 | `stride32_sector_ratio` | stride 32 is 32x the traffic (32) | 8 (asserted == 8) | does not hold here |"
+        in text
+    )
+    assert "audit: 7 holds, 1 does not hold here" in result.stdout
+
+
+def test_the_committed_audit_is_what_the_tool_makes_of_the_committed_recording(tmp_path: Path):
+    out = tmp_path / "audit.md"
+    CliRunner().invoke(
+        app, ["audit", str(EXPECTATIONS), "--from-profile", str(RECORDINGS), "--markdown", str(out)]
+    )
+    assert out.read_text() == (ROOT / "docs" / "claims-audit-h200.md").read_text()
+
+
+def test_missing_recording_is_an_input_error(tmp_path: Path):
+    result = CliRunner().invoke(app, ["check", str(DATA / "sample.yaml"), "--from-profile", str(tmp_path)])
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert f"no recording of sample in {tmp_path}" in result.stdout
+
+
+def test_replay_needs_no_gpu_and_says_where_the_figures_come_from():
+    result = CliRunner().invoke(app, ["check", str(DATA / "sample.yaml"), "--from-profile", str(FIXTURES)])
+    assert result.exit_code == ExitCode.OK, result.stdout
+    assert "replayed from a recording made on NVIDIA H200 (sm_90, driver 580" in result.stdout
+
+
+def test_a_changed_kernel_is_flagged_on_replay(tmp_path: Path):
+    changed = tmp_path / "sample.yaml"
+    changed.write_text(
+        (DATA / "sample.yaml")
+        .read_text()
+        .replace("out[i] = factor * in[i];", "out[i] = factor * in[i] + 0.0f;")
+    )
+    result = CliRunner().invoke(app, ["check", str(changed), "--from-profile", str(FIXTURES)])
+    assert "warning: kernel scale changed since it was recorded" in result.stdout
