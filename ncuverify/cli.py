@@ -53,6 +53,10 @@ def check(
     ncu: Ncu = "ncu",
     clock_control: Annotated[str, typer.Option(help="ncu --clock-control: none or base")] = "none",
     cache_control: Annotated[str, typer.Option(help="ncu --cache-control: all or none")] = "all",
+    case_timeout: Annotated[
+        float,
+        typer.Option(help="stop a case that runs longer than this many seconds under the profiler", min=1),
+    ] = 300.0,
     save_profile: Annotated[
         Path | None,
         typer.Option(
@@ -97,7 +101,12 @@ def check(
         raise typer.BadParameter("all or none", param_hint="--cache-control")
     options = pipeline.CheckOptions(
         arch=arch,
-        ncu=NcuOptions(executable=ncu, clock_control=clock_control, cache_control=cache_control),
+        ncu=NcuOptions(
+            executable=ncu,
+            clock_control=clock_control,
+            cache_control=cache_control,
+            case_timeout_s=case_timeout,
+        ),
         save_profile=save_profile,
         from_profile=from_profile,
         static_only=static_only,

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ncuverify import __version__, profile, recording
+from ncuverify import __version__, metrics, profile, recording
 from ncuverify.build import KernelBuild, build_spec, nvrtc_version
 from ncuverify.environment import Gpu, detect_gpu, find_ncu
 from ncuverify.errors import EnvironmentProblem, ExitCode, InputError
@@ -76,10 +76,12 @@ def check_file(path: Path, options: CheckOptions, environment: Environment) -> F
         spec = load(path)
         recorded = recording.load(options.from_profile, spec.path.stem) if options.from_profile else None
         arch = recorded.provenance.arch if recorded else target_arch(spec, options, environment)
+        if arch is not None:
+            check_metric_names(spec, arch)
         builds = build_spec(spec, arch) if arch is not None else None
+        outcome = _judge_file(spec, arch, builds, options, environment, recorded)
     except InputError as error:
         return FileResult(path, [], input_error=str(error), seconds=time.monotonic() - started)
-    outcome = _judge_file(spec, arch, builds, options, environment, recorded)
     warnings = []
     if recorded is not None and builds is not None:
         warnings = [
@@ -150,6 +152,18 @@ def build_file(path: Path, options: CheckOptions, environment: Environment) -> d
         return str(error)
 
 
+def check_metric_names(spec: Spec, arch: str) -> None:
+    """Refuse, before anything runs, metric names that ncu does not know on arch's chip."""
+    problems = []
+    for claim in spec.content.claims:
+        names = {ref.name for ref in claim.metric_refs() if profile.is_ncu_metric(ref)}
+        for name, suggestion in metrics.unknown(names, arch).items():
+            hint = f" (did you mean {suggestion}?)" if suggestion else ""
+            problems.append(f"{spec.path}: claim {claim.id}: ncu knows no metric {name} on {arch}{hint}")
+    if problems:
+        raise InputError("\n".join(problems))
+
+
 def split_claims(claims: list[Claim]) -> tuple[list[Claim], list[Claim]]:
     """Claims that read only static facts (no GPU needed), and the rest."""
     static = [c for c in claims if all(is_static(ref) for ref in c.metric_refs())]
@@ -189,35 +203,71 @@ def measure(
     options: CheckOptions,
     environment: Environment,
 ) -> tuple[profile.Measurements, Provenance]:
-    """Profile the cases these claims read, in one ncu process, asking for the metrics they read."""
+    """Profile the cases these claims read, asking for the metrics they read: one ncu process, and one
+    more for the cases after each one that faulted or hung (it poisons or ends the process it ran in)."""
     if environment.problem is not None or environment.ncu is None or environment.gpu is None:
         raise EnvironmentProblem(environment.problem or "ncu is not available")
     ncu = replace(options.ncu, executable=environment.ncu)
     needed_cases, metrics = _needs(spec, claims)
+    symbols = _symbols(spec, builds)
     keep_dir = options.save_profile / spec.path.stem if options.save_profile is not None else None
+    runs: list[recording.Run] = []
     with _work_dir(keep_dir) as work_dir:
-        cubins: dict[str, Path] = {}
-        planned = []
-        for name in needed_cases:
-            case = spec.content.cases[name]
-            build = builds[case.kernel]
-            cubin = cubins.get(case.kernel)
-            if cubin is None:
-                cubin = cubins[case.kernel] = work_dir / f"{case.kernel}.cubin"
-                cubin.write_bytes(build.cubin)
-            planned.append(profile.planned_case(name, case, build, cubin))
-        run = profile.run_ncu(work_dir, planned, metrics, ncu)
-        profile.diagnose(run)
-        status = run.status or _runner_failure(run, needed_cases)
-        provenance = _provenance(environment.gpu, ncu, run.command, builds)
+        cubins = _write_cubins(spec, builds, needed_cases, work_dir)
+        remaining = needed_cases
+        while remaining:
+            planned = [
+                profile.planned_case(
+                    n, spec.content.cases[n], builds[spec.content.cases[n].kernel], cubins[n]
+                )
+                for n in remaining
+            ]
+            run = profile.run_ncu(work_dir / f"run{len(runs)}" if runs else work_dir, planned, metrics, ncu)
+            profile.diagnose(run)
+            status = run.status or _runner_failure(run, remaining)
+            runs.append(recording.Run(run.report, status, run.command))
+            remaining = _to_run_again(
+                status, profile.measurements(profile.parse_csv(run.report), status, symbols)
+            )
+        provenance = _provenance(environment.gpu, ncu, runs[0].command, builds)
         if keep_dir is not None:
-            recording.save(keep_dir, run.report, status, provenance)
-    return profile.measurements(profile.parse_csv(run.report), status, _symbols(spec, builds)), provenance
+            recording.save(keep_dir, runs, provenance)
+    return _measurements_of(runs, symbols), provenance
+
+
+def _to_run_again(status: list[dict[str, object]], measured: profile.Measurements) -> list[str]:
+    """After a case poisoned or ended the process: the cases it kept from running or from being reported."""
+    if not any(s.get("context_lost") for s in status):
+        return []
+    done = {str(s["case"]) for s in status}
+    not_run = [str(case) for s in status for case in s.get("not_run", [])]  # type: ignore[attr-defined]
+    return [*measured.unmeasured, *(case for case in not_run if case not in done)]
+
+
+def _measurements_of(runs: list[recording.Run], symbols: dict[str, str]) -> profile.Measurements:
+    measured = profile.Measurements.empty()
+    for run in runs:
+        measured = measured.combined(profile.measurements(profile.parse_csv(run.report), run.status, symbols))
+    return measured
+
+
+def _write_cubins(
+    spec: Spec, builds: dict[str, KernelBuild], cases: list[str], work_dir: Path
+) -> dict[str, Path]:
+    """Each case's cubin, written once per kernel."""
+    paths: dict[str, Path] = {}
+    for name in cases:
+        kernel = spec.content.cases[name].kernel
+        path = work_dir / f"{kernel}.cubin"
+        if not path.exists():
+            path.write_bytes(builds[kernel].cubin)
+        paths[name] = path
+    return paths
 
 
 def replay(spec: Spec, builds: dict[str, KernelBuild], recorded: recording.Recording) -> profile.Measurements:
     """The measurements of a recorded run, as if ncu had just produced them."""
-    return profile.measurements(profile.parse_csv(recorded.report), recorded.status, _symbols(spec, builds))
+    return _measurements_of(recorded.runs, _symbols(spec, builds))
 
 
 def _symbols(spec: Spec, builds: dict[str, KernelBuild]) -> dict[str, str]:

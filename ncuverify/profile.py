@@ -8,13 +8,16 @@ copes with the `==PROF==` preamble, thousands separators and `n/a`.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,11 +25,11 @@ from pathlib import Path
 import pandas as pd
 
 from ncuverify.build import KernelBuild
-from ncuverify.errors import EnvironmentProblem
+from ncuverify.errors import EnvironmentProblem, InputError
 from ncuverify.expression import SASS_PREFIX, MetricRef
-from ncuverify.runner import Plan, PlannedCase
+from ncuverify.runner import PROGRESS_FILE, Plan, PlannedCase
 from ncuverify.spec import BUFFER_PREFIX, BufferArg, CaseSpec
-from ncuverify.static import is_static
+from ncuverify.static import STATIC_PREFIX, is_static
 
 MEASUREMENT_COLUMNS = ["case", "kernel", "metric", "value", "unit"]
 
@@ -54,7 +57,7 @@ class NcuOptions:
     executable: str = "ncu"
     clock_control: str = "none"
     cache_control: str = "all"
-    timeout_s: float = 1800.0
+    case_timeout_s: float = 300.0  # one case, with all of ncu's replays of it
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,7 @@ class Measurements:
 
     frame: pd.DataFrame
     failed_cases: dict[str, str] = field(default_factory=dict)
+    unmeasured: tuple[str, ...] = ()  # cases that ran but that ncu's report does not cover
 
     def value(self, case: str, metric: str) -> float:
         """The value of a metric for a case; KeyError with a reason if it is not there."""
@@ -71,6 +75,8 @@ class Measurements:
             return float(rows["value"].iloc[0])
         if case in self.failed_cases:  # static facts of a case that did not launch are still known
             raise KeyError(f"case {case} did not run: {self.failed_cases[case]}")
+        if case in self.unmeasured:
+            raise KeyError(f"case {case} ran, but ncu's report ended before it")
         if not rows.empty:
             raise KeyError(f"ncu reported {metric} as n/a for case {case}")
         if not (self.frame["case"] == case).any():
@@ -78,9 +84,13 @@ class Measurements:
         raise KeyError(f"no {_describe_metric(metric)} for case {case}")
 
     def combined(self, other: Measurements) -> Measurements:
+        frames = pd.concat([self.frame, other.frame], ignore_index=True)
+        profiled = frames[~frames["metric"].map(lambda m: m.startswith((SASS_PREFIX, STATIC_PREFIX)))]
+        measured = set(profiled["case"])
         return Measurements(
-            frame=pd.concat([self.frame, other.frame], ignore_index=True),
+            frame=frames,
             failed_cases={**self.failed_cases, **other.failed_cases},
+            unmeasured=tuple(c for c in (*self.unmeasured, *other.unmeasured) if c not in measured),
         )
 
     @classmethod
@@ -174,10 +184,16 @@ class ProfileRun:
 def run_ncu(
     work_dir: Path, cases: Sequence[PlannedCase], metrics: Iterable[str], options: NcuOptions
 ) -> ProfileRun:
-    """Profile the cases in one ncu process."""
+    """Profile the cases in one ncu process; stop it if a case runs longer than the case timeout.
+
+    ncu and the runner get a process group of their own, so that a stop (or Ctrl-C here) ends both
+    and leaves no process behind.
+    """
+    work_dir.mkdir(parents=True, exist_ok=True)
     plan_file = work_dir / "plan.json"
     status_file = work_dir / "status.json"
     log_file = work_dir / "ncu.log"
+    progress_file = work_dir / PROGRESS_FILE
     Plan(device=0, status_path=str(status_file), cases=list(cases)).write(plan_file)
     command = ncu_command(options, metrics, [c.symbol for c in cases], log_file, plan_file)
     environment = {
@@ -185,24 +201,60 @@ def run_ncu(
         "LC_ALL": "C",
         "PYTHONPATH": _package_root() + os.pathsep + os.environ.get("PYTHONPATH", ""),
     }
+    output_file = work_dir / "output.txt"
     try:
-        completed = subprocess.run(
-            command,
-            capture_output=True,
-            text=True,
-            env=environment,
-            timeout=options.timeout_s,
-            stdin=subprocess.DEVNULL,
-        )
+        with output_file.open("w") as output:
+            process = subprocess.Popen(
+                command,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=environment,
+                start_new_session=True,
+            )
     except FileNotFoundError:
         raise EnvironmentProblem(
             f"ncu not found at {options.executable!r}: install Nsight Compute or pass --ncu"
         ) from None
-    except subprocess.TimeoutExpired:
-        raise EnvironmentProblem(f"ncu did not finish within {options.timeout_s:.0f} s") from None
+    hung = _wait(process, progress_file, options.case_timeout_s)
     report = log_file.read_text(errors="replace") if log_file.exists() else ""
     status = json.loads(status_file.read_text()) if status_file.exists() else []
-    return ProfileRun(command, completed.returncode, report, completed.stdout + completed.stderr, status)
+    if hung is not None:
+        error = f"did not finish within {options.case_timeout_s:g} s under the profiler; stopped"
+        names = [c.name for c in cases]
+        later = names[names.index(hung) + 1 :]
+        status.append({"case": hung, "ok": False, "error": error, "context_lost": True, "not_run": later})
+    output = output_file.read_text(errors="replace")
+    return ProfileRun(command, process.returncode, report, output, status)
+
+
+def _wait(process: subprocess.Popen[bytes], progress_file: Path, case_timeout_s: float) -> str | None:
+    """Wait for the process; stop its whole group if one case overruns. The overrunning case, if any."""
+    try:
+        while process.poll() is None:
+            time.sleep(0.2)
+            running = _running_case(progress_file)
+            if running is not None and time.time() - running[1] > case_timeout_s:
+                _stop(process)
+                return running[0]
+    except BaseException:  # Ctrl-C included: nothing may outlive the run
+        _stop(process)
+        raise
+    return None
+
+
+def _running_case(progress_file: Path) -> tuple[str, float] | None:
+    try:
+        progress = json.loads(progress_file.read_text())
+        return str(progress["case"]), float(progress["started"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
 
 
 def _package_root() -> str:
@@ -227,12 +279,23 @@ _ENVIRONMENT_PROBLEMS = [
 
 
 def diagnose(run: ProfileRun) -> None:
-    """Raise EnvironmentProblem where ncu's output says this machine cannot measure."""
+    """Raise EnvironmentProblem where ncu's output says this machine cannot measure, and InputError
+    where it says the claims asked for something it does not know."""
     text = run.report + "\n" + run.output
+    unknown = re.findall(r"Failed to find metric (\S+)", text)
+    if unknown:
+        raise InputError(f"ncu knows no metric {', '.join(sorted(set(unknown)))} on this GPU")
+    if "No kernels were profiled" in text and any(s.get("ok") for s in run.status):
+        raise EnvironmentProblem(
+            "ncu profiled no kernel although the runner launched its cases (No kernels were profiled): "
+            "is the GPU supported by this ncu, or another profiler attached?"
+        )
     for needle, message in _ENVIRONMENT_PROBLEMS:
         if needle in text:
             raise EnvironmentProblem(message)
-    if "==ERROR==" in text and not _has_csv(run.report):
+    # Once the runner has reported on its cases, ncu's own errors belong to those cases (a kernel
+    # that faulted under the profiler), not to the machine.
+    if "==ERROR==" in text and not _has_csv(run.report) and not run.status:
         errors = [line for line in text.splitlines() if "==ERROR==" in line]
         raise EnvironmentProblem(f"ncu failed: {errors[0].split('==ERROR==', 1)[1].strip()}")
 
@@ -300,35 +363,43 @@ def parse_number(text: str) -> float:
 def measurements(
     table: pd.DataFrame, status: Sequence[dict[str, object]], symbols: dict[str, str]
 ) -> Measurements:
-    """Give each profiled launch its case: launches are the cases that ran, in order, each as many times
-    as it was launched; a case launched more than once gets the median of its launches.
+    """Give each profiled launch its case: the cases that ran, in order, each as many times as it was
+    launched; a case launched more than once gets the median of its launches.
 
-    symbols maps case -> the mangled kernel name it launches; a launch whose kernel is not the one
-    expected means the order is off, and is refused rather than mislabelled.
+    symbols maps case -> the mangled kernel name it launches. A launch is only ever given to a case
+    of its own kernel: a row for a launch that failed is passed over, any other surprise is refused.
+    Cases that ran but have no row (ncu stopped early) are listed as unmeasured.
     """
-    ran = [str(s["case"]) for s in status if s["ok"] for _ in range(int(s.get("launches", 1)))]  # type: ignore[call-overload]
+    expected = [
+        (str(s["case"]), symbols[str(s["case"])])
+        for s in status
+        if s["ok"]
+        for _ in range(int(s.get("launches", 1)))  # type: ignore[call-overload]
+    ]
     failed = {str(s["case"]): str(s["error"]) for s in status if not s["ok"]}
-    launch_ids = sorted(table["launch"].unique())
-    if len(launch_ids) != len(ran):
-        raise EnvironmentProblem(
-            f"ncu profiled {len(launch_ids)} launches but the runner launched {len(ran)}; "
-            "is another profiler or kernel filter in the way?"
-        )
-    case_of_launch = dict(zip(launch_ids, ran, strict=True))
-    frame = table.assign(case=table["launch"].map(case_of_launch))
-    mismatched = frame[frame["kernel"] != frame["case"].map(symbols)]
-    if not mismatched.empty:
-        row = mismatched.iloc[0]
-        raise EnvironmentProblem(
-            f"launch {row['launch']} ran {row['kernel']}, expected {symbols[row['case']]}"
-        )
+    failed_kernels = {symbols[case] for case in failed if case in symbols}
+    case_of_launch: dict[int, str] = {}
+    position = 0
+    launches = table.drop_duplicates("launch").sort_values("launch")
+    for launch, kernel in zip(launches["launch"], launches["kernel"], strict=True):
+        if position < len(expected) and kernel == expected[position][1]:
+            case_of_launch[launch] = expected[position][0]
+            position += 1
+        elif kernel not in failed_kernels:  # the profiler's row for a launch that failed is passed over
+            wanted = expected[position][1] if position < len(expected) else "no further launch"
+            raise EnvironmentProblem(
+                f"launch {launch} ran {kernel}, expected {wanted}: is another profiler or kernel filter in the way?"
+            )
+    frame = table[table["launch"].isin(case_of_launch)]
+    frame = frame.assign(case=frame["launch"].map(case_of_launch))
     medians = frame.groupby(["case", "kernel", "metric"], sort=False).agg(
         value=("value", "median"), unit=("unit", "first")
     )
     frame = pd.concat(
         [medians.reset_index()[MEASUREMENT_COLUMNS], _read_back(status, symbols)], ignore_index=True
     )
-    return Measurements(frame=frame, failed_cases=failed)
+    unmeasured = tuple(dict.fromkeys(case for case, _ in expected[position:]))
+    return Measurements(frame=frame, failed_cases=failed, unmeasured=unmeasured)
 
 
 def _read_back(status: Sequence[dict[str, object]], symbols: dict[str, str]) -> pd.DataFrame:

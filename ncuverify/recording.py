@@ -2,8 +2,9 @@
 without a GPU (`check --from-profile DIR`), and where it came from (provenance).
 
 A recording of a file is a folder `DIR/<file stem>/` holding ncu's log (`ncu.log`, the CSV), the
-runner's status per case (`status.json`) and `provenance.json`; `--save-profile` also keeps the plan
-and the cubins beside them.
+runner's status per case (`status.json`) and `provenance.json`; where a case faulted or hung, the
+runs after it follow as `ncu.1.log` and `status.1.json`, and so on. `--save-profile` also keeps the
+plans and the cubins beside them.
 """
 
 from __future__ import annotations
@@ -46,10 +47,19 @@ class Provenance:
 
 
 @dataclass(frozen=True)
-class Recording:
-    folder: Path
+class Run:
+    """One ncu process: its report and the runner's status per case. A file takes more than one run
+    when a case faults or hangs: the cases after it run again in a fresh process."""
+
     report: str
     status: list[dict[str, object]]
+    command: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Recording:
+    folder: Path
+    runs: list[Run]
     provenance: Provenance
 
 
@@ -84,10 +94,19 @@ def nvidia_driver_version() -> str | None:
     return completed.stdout.strip() or None
 
 
-def save(folder: Path, report: str, status: list[dict[str, object]], provenance: Provenance) -> None:
+def _names(index: int) -> tuple[str, str]:
+    """ncu.log and status.json for the first run; ncu.1.log and status.1.json for the next, and so on."""
+    if index == 0:
+        return LOG, STATUS
+    return f"ncu.{index}.log", f"status.{index}.json"
+
+
+def save(folder: Path, runs: list[Run], provenance: Provenance) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / LOG).write_text(report)
-    (folder / STATUS).write_text(json.dumps(status, indent=1))
+    for index, run in enumerate(runs):
+        log, status = _names(index)
+        (folder / log).write_text(run.report)
+        (folder / status).write_text(json.dumps(run.status, indent=1))
     (folder / PROVENANCE).write_text(json.dumps(asdict(provenance), indent=1))
 
 
@@ -99,10 +118,15 @@ def load(root: Path, stem: str) -> Recording:
         raise InputError(f"no recording of {stem} in {root}: {folder} lacks {', '.join(missing)}")
     try:
         provenance = Provenance(**json.loads((folder / PROVENANCE).read_text()))
-        status = json.loads((folder / STATUS).read_text())
-    except (ValueError, TypeError) as error:
+        runs = []
+        while (folder / _names(len(runs))[0]).is_file():
+            log, status = _names(len(runs))
+            runs.append(
+                Run((folder / log).read_text(errors="replace"), json.loads((folder / status).read_text()))
+            )
+    except (OSError, ValueError, TypeError) as error:
         raise InputError(f"{folder}: the recording is damaged ({error})") from None
-    return Recording(folder, (folder / LOG).read_text(errors="replace"), status, provenance)
+    return Recording(folder, runs, provenance)
 
 
 def changed_kernels(recording: Recording, builds: dict[str, KernelBuild]) -> list[str]:

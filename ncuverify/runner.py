@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -17,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+# Which case is running, and since when: lets the caller stop a case that never ends.
+PROGRESS_FILE = "progress.json"
 # Random integer fills stay small so that index buffers and sums are well defined in any integer type.
 RANDOM_INT_LIMIT = 2**15
 # Launches may use this much dynamic shared memory without opting in.
@@ -95,6 +98,16 @@ class _Launcher:
         self.device.set_current()
         self.stream = self.device.create_stream()
         self.modules: dict[str, Any] = {}
+
+    def usable(self) -> bool:
+        """Whether the context survived the last error (an illegal address or a trap poisons it)."""
+        from cuda.bindings import driver
+
+        try:
+            (result,) = driver.cuCtxSynchronize()
+        except Exception:
+            return False
+        return result == driver.CUresult.CUDA_SUCCESS
 
     def kernel(self, cubin: str, symbol: str) -> Any:
         from cuda.core import ObjectCode
@@ -201,9 +214,15 @@ def _checked(result: Any) -> None:
 
 
 def run_plan(plan: Plan) -> list[dict[str, Any]]:
-    """Launch every case in order; return and record each outcome."""
+    """Launch every case in order; record each outcome as it ends, and which case is running.
+
+    A fault that leaves the CUDA context unusable (an illegal address, a trap) ends the run after
+    recording it: the cases after it are not tried here, and the caller runs them again in a fresh
+    process.
+    """
     status: list[dict[str, Any]] = []
     status_path = Path(plan.status_path)
+    progress_path = status_path.with_name(PROGRESS_FILE)
     try:
         launcher = _Launcher(plan.device)
     except Exception as error:
@@ -213,6 +232,7 @@ def run_plan(plan: Plan) -> list[dict[str, Any]]:
         status_path.write_text(json.dumps(status))
         return status
     for case in plan.cases:
+        progress_path.write_text(json.dumps({"case": case.name, "started": time.time()}))
         try:
             values = launcher.run(case)
             status.append(
@@ -220,7 +240,13 @@ def run_plan(plan: Plan) -> list[dict[str, Any]]:
             )
         except Exception as error:
             status.append({"case": case.name, "ok": False, "error": _one_line(error)})
+            if not launcher.usable():
+                later = plan.cases[plan.cases.index(case) + 1 :]
+                status[-1].update(context_lost=True, not_run=[c.name for c in later])
+                status_path.write_text(json.dumps(status))
+                break
         status_path.write_text(json.dumps(status))
+    progress_path.unlink(missing_ok=True)
     return status
 
 

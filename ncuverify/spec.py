@@ -634,13 +634,35 @@ def _control_problems(content: ExpectationFile, index: int, claim: Claim) -> Ite
         yield (where, "every metric names its case with @, so nothing would be read from the control")
 
 
+# A folder holding one of these is the root of a project: expectation files reach no file above it.
+PROJECT_MARKERS = (".git", "pyproject.toml", ".ncuverify-root")
+
+
+def project_root(folder: Path) -> Path:
+    """The nearest folder at or above the expectation file's that marks a project; else its own."""
+    folder = folder.resolve()
+    for candidate in (folder, *folder.parents):
+        if any((candidate / marker).exists() for marker in PROJECT_MARKERS):
+            return candidate
+    return folder
+
+
 def _path_problems(content: ExpectationFile, folder: Path) -> Iterable[tuple[Location, str]]:
+    root = project_root(folder)
     for name, kernel in content.kernels.items():
-        if kernel.file is not None and not (folder / kernel.file).is_file():
-            yield (("kernels", name, "file"), f"no such file: {kernel.file} (looked in {folder})")
-        for index, include in enumerate(kernel.include_dirs):
-            if not (folder / include).is_dir():
-                yield (("kernels", name, "include_dirs", index), f"no such folder: {include}")
+        paths = [(("kernels", name, "file"), kernel.file, "file")] if kernel.file is not None else []
+        paths += [
+            (("kernels", name, "include_dirs", i), d, "folder") for i, d in enumerate(kernel.include_dirs)
+        ]
+        for where, given, kind in paths:
+            resolved = (folder / given).resolve()
+            if not resolved.is_relative_to(root):
+                yield (
+                    where,
+                    f"{given} lies outside the project ({root}); kernels and includes must be inside it",
+                )
+            elif not (resolved.is_file() if kind == "file" else resolved.is_dir()):
+                yield (where, f"no such {kind}: {given} (looked in {folder})")
 
 
 def arch_number(arch: str) -> int:

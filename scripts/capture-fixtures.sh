@@ -17,11 +17,12 @@ keep_text() {  # the recording's text files, without the plan and cubins --save-
     for folder in "$from"/*/; do
         name=$(basename "$folder")
         mkdir -p "$to/$name"
-        cp "$folder/ncu.log" "$folder/status.json" "$folder/provenance.json" "$to/$name/"
+        cp "$folder"/ncu*.log "$folder"/status*.json "$folder/provenance.json" "$to/$name/"
     done
 }
 
 "$python" -m ncuverify check tests/data/sample.yaml tests/data/launch_failure.yaml tests/data/static.yaml \
+    tests/data/faults.yaml --case-timeout 30 \
     --save-profile "$scratch/tests" || true
 keep_text "$scratch/tests" tests/fixtures
 

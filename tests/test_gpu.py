@@ -13,6 +13,7 @@ from ncuverify.build import build_spec
 from ncuverify.errors import ExitCode
 from ncuverify.judge import Verdict
 from ncuverify.pipeline import CheckOptions, check_file
+from ncuverify.profile import NcuOptions
 from ncuverify.spec import load
 
 pytestmark = pytest.mark.gpu
@@ -135,3 +136,22 @@ def test_dynamic_shared_memory_above_48_kb(gpu_environment):
         ("one_block_gets_100_kb", Verdict.PASSED),
         ("two_blocks_fit_per_sm", Verdict.PASSED),
     ], [r.reason for r in result.claims]
+
+
+def test_faults_and_hangs_fail_only_their_own_cases(gpu_environment):
+    options = CheckOptions(ncu=NcuOptions(case_timeout_s=20))
+    result = check_file(DATA / "faults.yaml", options, gpu_environment)
+    verdicts = {r.claim.id: r for r in result.claims}
+    for healthy in ("first_stores", "second_stores", "last_stores", "hung_kernel_still_built"):
+        assert verdicts[healthy].verdict == Verdict.PASSED, (healthy, verdicts[healthy].reason)
+    expected_errors = {
+        "bad_address_stores": "CUDA_ERROR_ILLEGAL_ADDRESS",
+        "bad_alignment_loads": "CUDA_ERROR_MISALIGNED_ADDRESS",
+        "trapped_stores": "CUDA_ERROR_",  # a trap: the driver names it launch failed or illegal instruction
+        "hung_stores": "did not finish within 20 s",
+    }
+    for claim_id, error in expected_errors.items():
+        assert verdicts[claim_id].verdict == Verdict.ERROR
+        assert error in (verdicts[claim_id].reason or ""), (claim_id, verdicts[claim_id].reason)
+    leftover = subprocess.run(["pgrep", "-f", "ncuverify.runner"], capture_output=True, text=True)
+    assert leftover.stdout.strip() == "", "a runner outlived its run"

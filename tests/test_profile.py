@@ -89,10 +89,32 @@ def test_a_launch_of_the_wrong_kernel_is_refused():
         measurements(parse_csv(log), status, wrong)
 
 
-def test_launch_count_must_match_the_cases_that_ran():
+def test_launches_beyond_the_cases_that_ran_are_refused():
     log, status = capture("sample")
-    with pytest.raises(EnvironmentProblem, match="ncu profiled 6 launches but the runner launched 5"):
+    with pytest.raises(
+        EnvironmentProblem, match="launch 5 ran _Z11read_strideILi1EEvPKfPf, expected no further launch"
+    ):
         measurements(parse_csv(log), status[:3], SAMPLE_SYMBOLS)
+
+
+def test_cases_beyond_the_end_of_the_report_are_unmeasured():
+    log, status = capture("sample")
+    table = parse_csv(log)
+    early_end = table[table["launch"] <= 2]  # ncu stopped after stride32's second launch
+    measured = measurements(early_end, status, SAMPLE_SYMBOLS)
+    assert measured.unmeasured == ("stride32", "scale_2d", "misaligned")
+    assert measured.value("stride1", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum") == 8192
+    with pytest.raises(KeyError, match="case scale_2d ran, but ncu's report ended before it"):
+        measured.value("scale_2d", "gpu__time_duration.sum")
+
+
+def test_a_row_for_a_failed_launch_is_passed_over():
+    log, status = capture("sample")
+    status = [dict(s) for s in status]
+    status[2] = {"case": "scale_2d", "ok": False, "error": "CUDA_ERROR_ILLEGAL_ADDRESS"}  # its row stays
+    measured = measurements(parse_csv(log), status, SAMPLE_SYMBOLS)
+    assert measured.failed_cases == {"scale_2d": "CUDA_ERROR_ILLEGAL_ADDRESS"}
+    assert measured.value("misaligned", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum") == 5 * 8192
 
 
 @pytest.mark.parametrize(
@@ -146,13 +168,34 @@ def test_clock_control_can_be_changed(tmp_path: Path):
             "ERR_NVGPUCTRPERM",
         ),
         ("==ERROR== Failed to initialize the profiler: LibraryNotLoaded", "LibraryNotLoaded"),
-        ("==ERROR== Failed to find metric sm__bogus.sum", "ncu failed: Failed to find metric sm__bogus.sum"),
+        ("==ERROR== Something else broke", "ncu failed: Something else broke"),
     ],
 )
 def test_environment_problems_are_recognised(report, expected):
     run = ProfileRun(command=["ncu"], returncode=1, report=report, output="", status=[])
     with pytest.raises(EnvironmentProblem, match=expected):
         diagnose(run)
+
+
+def test_an_unknown_metric_is_an_input_error():
+    from ncuverify.errors import InputError
+
+    run = ProfileRun(["ncu"], 1, "==ERROR== Failed to find metric sm__bogus.sum", "", [])
+    with pytest.raises(InputError, match=r"ncu knows no metric sm__bogus\.sum on this GPU"):
+        diagnose(run)
+
+
+def test_no_kernels_profiled_after_launches_is_said():
+    run = ProfileRun(
+        ["ncu"], 0, "==PROF== No kernels were profiled.", "", [{"case": "a", "ok": True, "error": None}]
+    )
+    with pytest.raises(EnvironmentProblem, match="ncu profiled no kernel although the runner launched"):
+        diagnose(run)
+
+
+def test_ncu_errors_after_the_runner_reported_belong_to_the_cases():
+    status = [{"case": "a", "ok": False, "error": "CUDA_ERROR_ILLEGAL_ADDRESS", "context_lost": True}]
+    diagnose(ProfileRun(["ncu"], 1, "==ERROR== An error was reported by the driver", "", status))
 
 
 def test_a_clean_capture_is_no_problem():

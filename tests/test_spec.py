@@ -165,9 +165,9 @@ def test_mistakes_are_named_with_file_line_and_field(tmp_path, change, expected)
 
 
 def test_missing_kernel_file_is_reported(tmp_path):
-    path = edited(tmp_path, lambda c: c["kernels"]["scale"].update(source=None, file="../kernels/none.cu"))
+    path = edited(tmp_path, lambda c: c["kernels"]["scale"].update(source=None, file="kernels/none.cu"))
     path = write(tmp_path, path.read_text().replace("    source: null\n", ""))
-    assert "kernels.scale.file: no such file: ../kernels/none.cu" in problems(path)
+    assert "kernels.scale.file: no such file: kernels/none.cu" in problems(path)
 
 
 def test_all_problems_are_reported_at_once(tmp_path):
@@ -216,3 +216,59 @@ def test_read_yaml_records_lines():
     data, lines = read_yaml("a:\n  b: [1, 2]\n  c: x\n")
     assert data == {"a": {"b": [1, 2], "c": "x"}}
     assert lines[("a", "b")] == 2 and lines[("a", "c")] == 3 and lines[("a", "b", 1)] == 2
+
+
+def test_misspelt_metrics_are_refused_before_anything_runs(tmp_path):
+    from typer.testing import CliRunner
+
+    from ncuverify.cli import app
+
+    path = tmp_path / "typo.yaml"
+    path.write_text(
+        SAMPLE.replace(
+            "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum\n",
+            "l1tex__t_request_pipe_lsu_mem_global_op_ld.sum\n",
+            1,
+        )
+    )
+    result = CliRunner().invoke(app, ["check", "--static-only", str(path)])
+    assert result.exit_code == 2
+    assert (
+        "claim contiguous_four_sectors: ncu knows no metric l1tex__t_request_pipe_lsu_mem_global_op_ld.sum on sm_90 "
+        "(did you mean l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum?)"
+    ) in result.stdout
+
+
+def test_every_metric_of_the_expectation_files_is_known_to_ncu():
+    from conftest import EXPECTATIONS
+
+    from ncuverify.pipeline import check_metric_names
+
+    for path in sorted(EXPECTATIONS.glob("*.yaml")):
+        check_metric_names(load(path), "sm_90")
+
+
+def test_kernel_files_outside_the_project_are_refused(tmp_path):
+    project = tmp_path / "project"
+    (project / "expectations").mkdir(parents=True)
+    (project / "kernels").mkdir()
+    (project / "pyproject.toml").write_text("")
+    (project / "kernels" / "k.cu").write_text('extern "C" __global__ void k(float* o) { o[0] = 1.f; }')
+    (tmp_path / "secret.cu").write_text("// outside the project")
+
+    def with_file(content, file):
+        content["kernels"]["scale"].pop("source")
+        content["kernels"]["scale"]["file"] = file
+
+    inside = project / "expectations" / "inside.yaml"
+    content = yaml.safe_load(SAMPLE)
+    with_file(content, "../kernels/k.cu")
+    inside.write_text(yaml.safe_dump(content))
+    assert load(inside).content.kernels["scale"].file == "../kernels/k.cu"
+
+    for escape in ("../../secret.cu", "../../../../../../etc/passwd"):
+        content = yaml.safe_load(SAMPLE)
+        with_file(content, escape)
+        outside = project / "expectations" / "outside.yaml"
+        outside.write_text(yaml.safe_dump(content))
+        assert f"kernels.scale.file: {escape} lies outside the project ({project})" in problems(outside)
