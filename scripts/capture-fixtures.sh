@@ -4,10 +4,12 @@
 #   RECORDING/<name>/        every expectation file's profile (default recordings/h200), which
 #                            `make check` replays where there is no GPU, and the claims audit made
 #                            from it, docs/claims-audit-<recording name>.md.
-#     scripts/capture-fixtures.sh [RECORDING]
+#     scripts/capture-fixtures.sh [--tests-only] [RECORDING]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
+tests_only=false
+if [ "${1:-}" = --tests-only ]; then tests_only=true; shift; fi
 recording=${1:-recordings/h200}
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
@@ -26,11 +28,13 @@ keep_text() {  # the recording's text files, without the plan and cubins --save-
     --save-profile "$scratch/tests" || true
 keep_text "$scratch/tests" tests/fixtures
 
-"$python" -m ncuverify check expectations/ --save-profile "$scratch/expectations" || true
-rm -rf "$recording"
-keep_text "$scratch/expectations" "$recording"
-"$python" -m ncuverify audit expectations/ --from-profile "$recording" \
-    --markdown "docs/claims-audit-$(basename "$recording").md" >/dev/null || true
+if ! $tests_only; then
+    "$python" -m ncuverify check expectations/ --save-profile "$scratch/expectations" || true
+    rm -rf "$recording"
+    keep_text "$scratch/expectations" "$recording"
+    "$python" -m ncuverify audit expectations/ --from-profile "$recording" \
+        --markdown "docs/claims-audit-$(basename "$recording").md" >/dev/null || true
+fi
 
 # The details page (long format, thousands separators, demangled names) of the sample's launches.
 ncu --csv --clock-control none \
