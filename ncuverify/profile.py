@@ -219,13 +219,35 @@ def run_ncu(
     hung = _wait(process, progress_file, options.case_timeout_s)
     report = log_file.read_text(errors="replace") if log_file.exists() else ""
     status = json.loads(status_file.read_text()) if status_file.exists() else []
+    output = output_file.read_text(errors="replace")
+    running = _running_case(progress_file)
+    names = [c.name for c in cases]
     if hung is not None:
         error = f"did not finish within {options.case_timeout_s:g} s under the profiler; stopped"
-        names = [c.name for c in cases]
-        later = names[names.index(hung) + 1 :]
-        status.append({"case": hung, "ok": False, "error": error, "context_lost": True, "not_run": later})
-    output = output_file.read_text(errors="replace")
+        status.append(_lost(hung, error, names))
+    elif running is not None and running[0] not in {s["case"] for s in status}:
+        # The process ended in the middle of a case (ncu ends an application whose kernel faults).
+        status.append(_lost(running[0], _ending(report + "\n" + output, process.returncode), names))
     return ProfileRun(command, process.returncode, report, output, status)
+
+
+def _lost(case: str, error: str, names: list[str]) -> dict[str, object]:
+    """A case that ended its process: the cases after it did not run there."""
+    return {
+        "case": case,
+        "ok": False,
+        "error": error,
+        "context_lost": True,
+        "not_run": names[names.index(case) + 1 :],
+    }
+
+
+def _ending(text: str, returncode: int) -> str:
+    """Why a process ended mid-case: the CUDA error it names, else ncu's own error lines."""
+    cuda_errors = re.findall(r"CUDA_ERROR_[A-Z_]+|cudaError\w+", text)
+    errors = [line.split("==ERROR==", 1)[1].strip() for line in text.splitlines() if "==ERROR==" in line]
+    said = ", ".join(dict.fromkeys(cuda_errors)) or "; ".join(errors) or "no message"
+    return f"the process ended while this case ran (exit {returncode}): {said}"
 
 
 def _wait(process: subprocess.Popen[bytes], progress_file: Path, case_timeout_s: float) -> str | None:
