@@ -50,3 +50,28 @@ extern "C" __global__ void k(float* base, size_t pitch_bytes, int w, int h) {
     row[x] = (float)(x + y);
   }
 }
+
+// 003 example 2's kernel without its printf (which adds traffic of its own): at <<<4, 8>>> each warp
+// has 8 active lanes, reading and writing 8 consecutive floats: 32 B, one sector.
+extern "C" __global__ void helloNoPrint(const float *in, float *out)
+{
+    int g = blockIdx.x * blockDim.x + threadIdx.x;
+    out[g] = in[g] + 1.0f;
+}
+
+// 000 5.3, shared memory allocation granularity: 4 B and 132 B of static shared memory.
+extern "C" __global__ void smem4(float *out)
+{
+    __shared__ float s[1];
+    s[0] = out[threadIdx.x];
+    __syncthreads();
+    out[threadIdx.x] = s[0];
+}
+
+extern "C" __global__ void smem132(float *out)
+{
+    __shared__ float s[33];
+    s[threadIdx.x % 33] = out[threadIdx.x];
+    __syncthreads();
+    out[threadIdx.x] = s[(threadIdx.x + 1) % 33];
+}

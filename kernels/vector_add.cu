@@ -49,3 +49,15 @@ extern "C" __global__ void vecAddScaleKernel(const float *A, const float *B, flo
         D[i] = (A[i] + B[i]) * s;
     }
 }
+
+// 003 Q3 (example E7): 1 float read, 1 float written, 4 FLOP (two FMAs) per element: AI = 4 / 8 = 0.5.
+extern "C" __global__ void aiHalfKernel(const float *in, float *out, float a, float b, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float x = in[i];
+        x = fmaf(x, a, b);
+        x = fmaf(x, a, b);
+        out[i] = x;
+    }
+}

@@ -15,6 +15,7 @@ from ncuverify.environment import Gpu, detect_gpu, find_ncu
 from ncuverify.errors import EnvironmentProblem, ExitCode, InputError
 from ncuverify.judge import ClaimResult, Verdict, applies_to, judge, other_arch, skip_all
 from ncuverify.recording import Provenance
+from ncuverify.runner import PlannedCase
 from ncuverify.spec import Claim, Spec, load
 from ncuverify.static import is_static
 from ncuverify.static import measurement_rows as static_rows
@@ -222,9 +223,10 @@ def measure(
                 )
                 for n in remaining
             ]
-            run = profile.run_ncu(work_dir / f"run{len(runs)}" if runs else work_dir, planned, metrics, ncu)
+            run_dir = work_dir / f"run{len(runs)}" if runs else work_dir
+            run = profile.run_ncu(run_dir, planned, metrics, ncu)
             profile.diagnose(run)
-            status = run.status or _runner_failure(run, remaining)
+            status = _faults_named(run.status, planned, run_dir, ncu) or _runner_failure(run, remaining)
             runs.append(recording.Run(run.report, status, run.command))
             remaining = _to_run_again(
                 status, profile.measurements(profile.parse_csv(run.report), status, symbols)
@@ -233,6 +235,24 @@ def measure(
         if keep_dir is not None:
             recording.save(keep_dir, runs, provenance)
     return _measurements_of(runs, symbols), provenance
+
+
+def _faults_named(
+    status: list[dict[str, object]], planned: list[PlannedCase], work_dir: Path, ncu: profile.NcuOptions
+) -> list[dict[str, object]]:
+    """Where a kernel's fault ended the process under ncu, the CUDA error it raises without ncu."""
+    named = []
+    for entry in status:
+        if entry.get("context_lost") and "process ended" in str(entry.get("error")):
+            case = next(c for c in planned if c.name == entry["case"])
+            error = profile.name_the_fault(work_dir / f"fault-{case.name}", case, ncu.case_timeout_s)
+            if error is not None:
+                entry = {
+                    **entry,
+                    "error": f"{error} (run again without the profiler; under it: {entry['error']})",
+                }
+        named.append(entry)
+    return named
 
 
 def _to_run_again(status: list[dict[str, object]], measured: profile.Measurements) -> list[str]:

@@ -231,6 +231,33 @@ def run_ncu(
     return ProfileRun(command, process.returncode, report, output, status)
 
 
+def name_the_fault(work_dir: Path, case: PlannedCase, timeout_s: float) -> str | None:
+    """Run one case again without the profiler, to learn the CUDA error its kernel raises: under ncu
+    a fault only ends the application ("LaunchFailed")."""
+    work_dir.mkdir(parents=True, exist_ok=True)
+    status_file = work_dir / "status.json"
+    plan_file = work_dir / "plan.json"
+    Plan(device=0, status_path=str(status_file), cases=[case]).write(plan_file)
+    environment = {
+        **os.environ,
+        "PYTHONPATH": _package_root() + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    }
+    command = [sys.executable, "-m", "ncuverify.runner", str(plan_file)]
+    with (work_dir / "output.txt").open("w") as output:
+        process = subprocess.Popen(
+            command,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=environment,
+            start_new_session=True,
+        )
+    if _wait(process, work_dir / PROGRESS_FILE, timeout_s) is not None or not status_file.exists():
+        return None
+    status = json.loads(status_file.read_text())
+    return str(status[0]["error"]) if status and not status[0]["ok"] else None
+
+
 def _lost(case: str, error: str, names: list[str]) -> dict[str, object]:
     """A case that ended its process: the cases after it did not run there."""
     return {
