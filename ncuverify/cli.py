@@ -119,7 +119,7 @@ def check(
         console.print(Text(str(error), style="bold red"), soft_wrap=True)
         raise typer.Exit(int(ExitCode.BAD_INPUT)) from None
     started = time.monotonic()
-    results = pipeline.check_files(expand(files), options)
+    results = _check_files(files, options)
     report.print_run(console, results, time.monotonic() - started, verbose)
     code = pipeline.exit_code(results)
     if before is not None:
@@ -163,7 +163,7 @@ def baseline_save(
     options = pipeline.CheckOptions(arch=arch, ncu=NcuOptions(executable=ncu), from_profile=from_profile)
     console = _console()
     started = time.monotonic()
-    results = pipeline.check_files(expand(files), options)
+    results = _check_files(files, options)
     report.print_run(console, results, time.monotonic() - started, verbose=False)
     baselines.save(results, output)
     console.print(Text(f"baseline written to {output}"))
@@ -186,7 +186,7 @@ def audit(
     """
     options = pipeline.CheckOptions(arch=arch, ncu=NcuOptions(executable=ncu), from_profile=from_profile)
     console = _console()
-    results = pipeline.check_files(expand(files), options)
+    results = _check_files(files, options)
     for result in results:
         if result.input_error is not None:
             report.print_file(console, result, verbose=False)
@@ -214,6 +214,14 @@ def build(files: Files, arch: Arch = None) -> None:
         if isinstance(built, str):
             status = ExitCode.BAD_INPUT
     raise typer.Exit(int(status))
+
+
+def _check_files(files: list[Path], options: pipeline.CheckOptions) -> list[pipeline.FileResult]:
+    """Every file's result; after Ctrl-C, those that finished, and the rest marked as not run."""
+    try:
+        return pipeline.check_files(expand(files), options)
+    except pipeline.Interrupted as interrupted:
+        return interrupted.results
 
 
 def expand(paths: list[Path]) -> list[Path]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,14 +42,39 @@ def detect_gpu(index: int = 0) -> Gpu:
     return Gpu(index, name, f"sm_{major}{minor}", f"{version // 1000}.{version % 1000 // 10}")
 
 
+# The oldest Nsight Compute whose command line and CSV ncuverify relies on.
+OLDEST_NCU = (2022, 1)
+
+
 def find_ncu(executable: str) -> str:
-    """The path of ncu; EnvironmentProblem if it is not installed."""
+    """The path of ncu; EnvironmentProblem if it is not installed or too old."""
     found = shutil.which(executable) or (executable if Path(executable).is_file() else None)
     if found is None:
         raise EnvironmentProblem(
             f"Nsight Compute's ncu is not on the PATH (looked for {executable!r}): install it or pass --ncu PATH"
         )
+    version = ncu_version(found)
+    if version is None:
+        raise EnvironmentProblem(
+            f"{found} does not say which Nsight Compute it is (ncu --version): is it ncu?"
+        )
+    numbers = tuple(int(part) for part in version.split(".")[:2] if part.isdigit())
+    if numbers < OLDEST_NCU:
+        oldest = ".".join(str(n) for n in OLDEST_NCU)
+        raise EnvironmentProblem(
+            f"ncu {version} is too old: ncuverify needs Nsight Compute {oldest} or newer"
+        )
     return found
+
+
+def ncu_version(executable: str) -> str | None:
+    """`ncu --version`'s version number, e.g. 2025.3.1.0."""
+    try:
+        output = subprocess.run([executable, "--version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    words = [w for line in output.splitlines() if line.startswith("Version") for w in line.split()]
+    return words[1] if len(words) > 1 else None
 
 
 def _ok(result: tuple) -> object:

@@ -59,6 +59,7 @@ def file_record(result: FileResult) -> dict[str, Any]:
     return {
         "path": str(result.path),
         "input_error": result.input_error,
+        "not_run": result.not_run,
         "seconds": round(result.seconds, 3),
         "replayed": result.replayed,
         "provenance": asdict(result.provenance) if result.provenance is not None else None,
@@ -108,7 +109,7 @@ def to_junit(results: Sequence[FileResult]) -> str:
                 skipped += 1
             else:
                 ElementTree.SubElement(case, "system-out").text = message
-        tests = len(result.claims) + (1 if result.input_error is not None else 0)
+        tests = len(result.claims) + (result.input_error is not None) + (result.not_run is not None)
         suite.set("tests", str(tests))
         suite.set("failures", str(failures))
         suite.set("errors", str(errors))
@@ -141,8 +142,10 @@ def to_markdown(results: Sequence[FileResult]) -> str:
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for result in results:
-        if result.input_error is not None:
-            lines.append(f"| `{result.path}` | input error | | | | |")
+        if result.input_error is not None or result.not_run is not None:
+            lines.append(
+                f"| `{result.path}` | {'input error' if result.input_error else 'not run'} | | | | |"
+            )
             continue
         other = (
             result.count(Verdict.XFAILED) + result.count(Verdict.XPASSED) + result.count(Verdict.OTHER_ARCH)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ncuverify import __version__, metrics, profile, recording
 from ncuverify.build import KernelBuild, build_spec, nvrtc_version
-from ncuverify.environment import Gpu, detect_gpu, find_ncu
+from ncuverify.environment import Gpu, detect_gpu, find_ncu, ncu_version
 from ncuverify.errors import EnvironmentProblem, ExitCode, InputError
 from ncuverify.judge import ClaimResult, Verdict, applies_to, judge, other_arch, skip_all
 from ncuverify.recording import Provenance
@@ -61,14 +61,33 @@ class FileResult:
     warnings: list[str] = field(default_factory=list)
     measurements: profile.Measurements | None = None  # everything measured: static facts and profiler
     spec: Spec | None = None  # the file as loaded; None where it could not be
+    not_run: str | None = None  # why the file was not checked (the run was interrupted)
 
     def count(self, verdict: Verdict) -> int:
         return sum(1 for result in self.claims if result.verdict is verdict)
 
 
+class Interrupted(Exception):
+    """The run was interrupted (Ctrl-C); results holds every file, finished or marked not run."""
+
+    def __init__(self, results: list[FileResult]) -> None:
+        super().__init__("interrupted")
+        self.results = results
+
+
 def check_files(paths: Iterable[Path], options: CheckOptions) -> list[FileResult]:
-    environment = Environment.probe(options.ncu.executable)
-    return [check_file(path, options, environment) for path in paths]
+    """Every file's result; on Ctrl-C, Interrupted with the files finished so far and the rest marked."""
+    paths = list(paths)
+    results: list[FileResult] = []
+    try:
+        environment = Environment.probe(options.ncu.executable)
+        for path in paths:
+            results.append(check_file(path, options, environment))
+    except KeyboardInterrupt:
+        reason = "the run was interrupted before this file was checked"
+        results += [FileResult(path, [], not_run=reason) for path in paths[len(results) :]]
+        raise Interrupted(results) from None
+    return results
 
 
 def check_file(path: Path, options: CheckOptions, environment: Environment) -> FileResult:
@@ -304,7 +323,7 @@ def _provenance(
         arch=gpu.arch,
         nvidia_driver=recording.nvidia_driver_version(),
         cuda_driver=gpu.driver_version,
-        ncu_version=recording.ncu_version(ncu.executable),
+        ncu_version=ncu_version(ncu.executable),
         nvrtc_version=f"{major}.{minor}",
         ncuverify_version=__version__,
         clock_control=ncu.clock_control,
@@ -348,6 +367,6 @@ def exit_code(results: Iterable[FileResult]) -> ExitCode:
     verdicts = [c.verdict for r in results for c in r.claims]
     if any(v in (Verdict.FAILED, Verdict.ERROR, Verdict.XPASSED) for v in verdicts):
         return ExitCode.CLAIM_FAILED
-    if any(v is Verdict.SKIPPED for v in verdicts):
+    if any(v is Verdict.SKIPPED for v in verdicts) or any(r.not_run for r in results):
         return ExitCode.NOT_MEASURABLE
     return ExitCode.OK

@@ -364,10 +364,15 @@ def parse_csv(text: str) -> pd.DataFrame:
         return pd.DataFrame(columns=["launch", "kernel", "metric", "value", "unit"])
     # Only CSV lines from the header on; ncu may interleave its own ==PROF== lines.
     body = [line for line in lines[header_at:] if line.startswith('"')]
-    table = pd.read_csv(io.StringIO("\n".join(body)), dtype=str, keep_default_na=False, quoting=csv.QUOTE_ALL)
-    if "Metric Name" in table.columns:
-        return _parse_details(table)
-    return _parse_raw(table)
+    try:
+        table = pd.read_csv(
+            io.StringIO("\n".join(body)), dtype=str, keep_default_na=False, quoting=csv.QUOTE_ALL
+        )
+        if "Metric Name" in table.columns:
+            return _parse_details(table)
+        return _parse_raw(table)
+    except (ValueError, KeyError, pd.errors.ParserError) as error:  # a truncated or garbled report
+        raise EnvironmentProblem(f"ncu's CSV could not be read ({type(error).__name__}: {error})") from None
 
 
 def _parse_raw(table: pd.DataFrame) -> pd.DataFrame:
@@ -377,7 +382,8 @@ def _parse_raw(table: pd.DataFrame) -> pd.DataFrame:
     tidy = launches.melt(
         id_vars=["ID", "Kernel Name"], value_vars=metric_columns, var_name="metric", value_name="text"
     )
-    tidy["unit"] = tidy["metric"].map(units.to_dict() if units is not None else {}).fillna("")
+    unit_of = units.to_dict() if units is not None else {}
+    tidy["unit"] = [unit_of.get(metric, "") for metric in tidy["metric"]]
     return _finish(tidy)
 
 

@@ -67,16 +67,6 @@ def now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def ncu_version(executable: str) -> str | None:
-    """`ncu --version`'s version number, e.g. 2025.3.1.0."""
-    try:
-        output = subprocess.run([executable, "--version"], capture_output=True, text=True, timeout=60).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    words = [w for line in output.splitlines() if line.startswith("Version") for w in line.split()]
-    return words[1] if len(words) > 1 else None
-
-
 def nvidia_driver_version() -> str | None:
     """The NVIDIA driver's version (580.159.04), where nvidia-smi can tell it."""
     smi = shutil.which("nvidia-smi")

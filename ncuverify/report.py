@@ -113,6 +113,9 @@ def print_file(console: Console, result: FileResult, verbose: bool) -> None:
         console.print(Text(f"{result.path}: input error", style="bold red"))
         console.print(Text(result.input_error), soft_wrap=True)
         return
+    if result.not_run is not None:
+        console.print(Text(f"{result.path}: not run: {result.not_run}", style="yellow"), soft_wrap=True)
+        return
     if not result.claims:
         console.print(Text(f"{result.path}: no claims to check"))
         return

@@ -424,17 +424,19 @@ class _YamlReader:
 
 def read_yaml(text: str) -> tuple[Any, dict[Location, int]]:
     """Parse YAML safely into plain values and a map from each value's location to its line."""
-    loader = yaml.SafeLoader(text)
+    loader = None
     try:
+        loader = yaml.SafeLoader(text)  # checks the characters as it starts: a bad one raises here
         root = loader.get_single_node()
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         raise InputError(f"{where}not valid YAML: {error.problem}") from None
     except yaml.YAMLError as error:
-        raise InputError(f"not valid YAML: {error}") from None
+        raise InputError(f"not valid YAML: {' '.join(str(error).split())}") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     if root is None:
         raise InputError("the file is empty")
     lines: dict[Location, int] = {}
@@ -493,18 +495,18 @@ def _pydantic_problems(error: ValidationError) -> list[tuple[Location, str]]:
         # Union tags and validator names appear in loc; they are not keys of the file.
         where = _file_location(item["loc"])
         message = item["msg"].removeprefix("Value error, ")
-        if item["type"] == "extra_forbidden":
+        if item["type"] == "extra_forbidden" and where:
             key = str(where[-1])
             close = difflib.get_close_matches(key, _ALL_FIELDS, n=1)
             message = f"unknown key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
-        elif item["type"] == "missing":
+        elif item["type"] == "missing" and where:
             message = f"missing: {where[-1]!r} is required"
         problems.append((where, message))
     return problems
 
 
 _UNION_TAGS = ("buffer", *SCALAR_TYPES)
-_TYPE_NAMES = ("str", "int", "float", "bool", "none")
+_TYPE_NAMES = ("str", "int", "float", "bool", "none")  # union members pydantic names in a location
 
 
 def _file_location(loc: tuple[str | int, ...]) -> Location:
@@ -515,7 +517,7 @@ def _file_location(loc: tuple[str | int, ...]) -> Location:
         after_index = index > 0 and isinstance(loc[index - 1], int)
         if isinstance(part, str) and not is_last and after_index and part in _UNION_TAGS:
             continue
-        if isinstance(part, str) and (part in _TYPE_NAMES or part[:1].isupper()):
+        if isinstance(part, str) and part in _TYPE_NAMES and index > 0:
             continue
         where.append(part)
     return tuple(where)

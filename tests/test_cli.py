@@ -1,5 +1,7 @@
 """The command line, without a GPU: the environment is fixed so these run the same on any machine."""
 
+import re
+
 import pytest
 from conftest import DATA
 from typer.testing import CliRunner
@@ -85,3 +87,66 @@ def test_arch_option_builds_without_a_gpu(no_gpu, tmp_path):
     # Without a target nothing is built; with --arch the compile error is found.
     assert invoke(str(broken)).exit_code == ExitCode.NOT_MEASURABLE
     assert invoke("--arch", "sm_90", str(broken)).exit_code == ExitCode.BAD_INPUT
+
+
+def test_ctrl_c_keeps_what_finished_and_marks_the_rest(no_gpu, monkeypatch, tmp_path):
+    import json
+
+    from ncuverify.pipeline import check_file as real_check_file
+
+    calls = []
+
+    def interrupted_on_the_second_file(path, options, environment):
+        calls.append(path)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real_check_file(path, options, environment)
+
+    monkeypatch.setattr(pipeline, "check_file", interrupted_on_the_second_file)
+    out = tmp_path / "results.json"
+    result = invoke(
+        "--static-only",
+        "--json",
+        str(out),
+        str(DATA / "static.yaml"),
+        str(DATA / "sample.yaml"),
+        str(DATA / "shared.yaml"),
+    )
+    assert result.exit_code == ExitCode.NOT_MEASURABLE
+    assert "static.yaml: 6 passed" in result.stdout
+    assert (
+        f"{DATA / 'sample.yaml'}: not run: the run was interrupted before this file was checked"
+        in result.stdout
+    )
+    document = json.loads(out.read_text())
+    assert [f["not_run"] is not None for f in document["files"]] == [False, True, True]
+    assert document["files"][0]["counts"]["passed"] == 6
+
+
+def test_an_old_ncu_is_refused(tmp_path):
+    from ncuverify.environment import find_ncu
+    from ncuverify.errors import EnvironmentProblem
+
+    fake = tmp_path / "ncu"
+    fake.write_text(
+        "#!/bin/sh\necho 'NVIDIA (R) Nsight Compute Command Line Profiler'\necho 'Version 2021.2.0.0 (build 1)'\n"
+    )
+    fake.chmod(0o755)
+    with pytest.raises(
+        EnvironmentProblem,
+        match=re.escape("ncu 2021.2.0.0 is too old: ncuverify needs Nsight Compute 2022.1 or newer"),
+    ):
+        find_ncu(str(fake))
+    fake.write_text("#!/bin/sh\necho 'Version 2025.3.1.0 (build 36398880) (public-release)'\n")
+    assert find_ncu(str(fake)) == str(fake)
+
+
+def test_no_ncu_is_said(tmp_path):
+    from ncuverify.environment import find_ncu
+    from ncuverify.errors import EnvironmentProblem
+
+    with pytest.raises(
+        EnvironmentProblem,
+        match=re.escape("ncu is not on the PATH (looked for 'no-such-ncu'): install it or pass --ncu PATH"),
+    ):
+        find_ncu("no-such-ncu")
