@@ -63,7 +63,7 @@ def build_spec(spec: Spec, arch: str) -> dict[str, KernelBuild]:
     """Compile every kernel of a file for arch (unless a kernel pins its own); raise InputError on failure."""
     units: dict[_Unit, list[tuple[str, KernelSpec]]] = {}
     for name, kernel in spec.content.kernels.items():
-        units.setdefault(_unit(spec.folder, kernel, kernel.arch or arch), []).append((name, kernel))
+        units.setdefault(_unit(spec.path, kernel, kernel.arch or arch), []).append((name, kernel))
     builds: dict[str, KernelBuild] = {}
     problems: list[str] = []
     for unit, kernels in units.items():
@@ -76,7 +76,8 @@ def build_spec(spec: Spec, arch: str) -> dict[str, KernelBuild]:
     return builds
 
 
-def _unit(folder: Path, kernel: KernelSpec, arch: str) -> _Unit:
+def _unit(spec_path: Path, kernel: KernelSpec, arch: str) -> _Unit:
+    folder = spec_path.parent
     includes = [str((folder / d).resolve()) for d in kernel.include_dirs]
     if kernel.file is not None:
         path = folder / kernel.file
@@ -84,7 +85,8 @@ def _unit(folder: Path, kernel: KernelSpec, arch: str) -> _Unit:
         source_name = _display_path(path)
         includes.insert(0, str(path.resolve().parent))  # quoted includes next to the .cu file
     else:
-        source, source_name = kernel.source or "", f"{folder.name}/inline"
+        # NVRTC names the source in its messages: say which expectation file holds it.
+        source, source_name = kernel.source or "", f"{spec_path.name}:inline"
     defines = tuple(sorted((k, _define_value(v)) for k, v in kernel.defines.items()))
     return _Unit(
         source=source,

@@ -119,7 +119,7 @@ def test_nvrtc_options_carry_the_choices(tmp_path):
             }
         },
     )
-    options = nvrtc_options(_unit(spec.folder, spec.content.kernels["k"], "sm_90"))
+    options = nvrtc_options(_unit(spec.path, spec.content.kernels["k"], "sm_90"))
     for expected in [
         "-arch=sm_90",
         "--std=c++20",
