@@ -196,22 +196,9 @@ def run_ncu(
     progress_file = work_dir / PROGRESS_FILE
     Plan(device=0, status_path=str(status_file), cases=list(cases)).write(plan_file)
     command = ncu_command(options, metrics, [c.symbol for c in cases], log_file, plan_file)
-    environment = {
-        **os.environ,
-        "LC_ALL": "C",
-        "PYTHONPATH": _package_root() + os.pathsep + os.environ.get("PYTHONPATH", ""),
-    }
     output_file = work_dir / "output.txt"
     try:
-        with output_file.open("w") as output:
-            process = subprocess.Popen(
-                command,
-                stdout=output,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                env=environment,
-                start_new_session=True,
-            )
+        process = _start(command, output_file)
     except FileNotFoundError:
         raise EnvironmentProblem(
             f"ncu not found at {options.executable!r}: install Nsight Compute or pass --ncu"
@@ -238,20 +225,7 @@ def name_the_fault(work_dir: Path, case: PlannedCase, timeout_s: float) -> str |
     status_file = work_dir / "status.json"
     plan_file = work_dir / "plan.json"
     Plan(device=0, status_path=str(status_file), cases=[case]).write(plan_file)
-    environment = {
-        **os.environ,
-        "PYTHONPATH": _package_root() + os.pathsep + os.environ.get("PYTHONPATH", ""),
-    }
-    command = [sys.executable, "-m", "ncuverify.runner", str(plan_file)]
-    with (work_dir / "output.txt").open("w") as output:
-        process = subprocess.Popen(
-            command,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=environment,
-            start_new_session=True,
-        )
+    process = _start([sys.executable, "-m", "ncuverify.runner", str(plan_file)], work_dir / "output.txt")
     if _wait(process, work_dir / PROGRESS_FILE, timeout_s) is not None or not status_file.exists():
         return None
     status = json.loads(status_file.read_text())
@@ -275,6 +249,25 @@ def _ending(text: str, returncode: int) -> str:
     errors = [line.split("==ERROR==", 1)[1].strip() for line in text.splitlines() if "==ERROR==" in line]
     said = ", ".join(dict.fromkeys(cuda_errors)) or "; ".join(errors) or "no message"
     return f"the process ended while this case ran (exit {returncode}): {said}"
+
+
+def _start(command: list[str], output_file: Path) -> subprocess.Popen[bytes]:
+    """Start ncu or the runner in a process group of its own, its output in output_file, with this
+    package importable and the C locale (ncu's number format)."""
+    environment = {
+        **os.environ,
+        "LC_ALL": "C",
+        "PYTHONPATH": _package_root() + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    }
+    with output_file.open("w") as output:
+        return subprocess.Popen(
+            command,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=environment,
+            start_new_session=True,
+        )
 
 
 def _wait(process: subprocess.Popen[bytes], progress_file: Path, case_timeout_s: float) -> str | None:
