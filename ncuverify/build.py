@@ -11,9 +11,11 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ncuverify import cache as compile_cache
+from ncuverify.cache import CompileCache, Compiled
 from ncuverify.errors import InputError
 from ncuverify.spec import KernelSpec, Spec
-from ncuverify.static import StaticFacts, entry_functions, parse_ptxas_report, static_facts
+from ncuverify.static import StaticFacts, entry_functions, static_facts, tool_outputs
 
 
 @dataclass(frozen=True)
@@ -59,8 +61,9 @@ def cuda_include_dirs() -> list[str]:
     return found
 
 
-def build_spec(spec: Spec, arch: str) -> dict[str, KernelBuild]:
-    """Compile every kernel of a file for arch (unless a kernel pins its own); raise InputError on failure."""
+def build_spec(spec: Spec, arch: str, cache: CompileCache | None = None) -> dict[str, KernelBuild]:
+    """Compile every kernel of a file for arch (unless a kernel pins its own), through the cache where
+    one is given; raise InputError on failure."""
     units: dict[_Unit, list[tuple[str, KernelSpec]]] = {}
     for name, kernel in spec.content.kernels.items():
         units.setdefault(_unit(spec.path, kernel, kernel.arch or arch), []).append((name, kernel))
@@ -68,7 +71,7 @@ def build_spec(spec: Spec, arch: str) -> dict[str, KernelBuild]:
     problems: list[str] = []
     for unit, kernels in units.items():
         try:
-            builds.update(_compile(unit, kernels))
+            builds.update(_compile(unit, kernels, cache))
         except InputError as error:
             problems.append(str(error))
     if problems:
@@ -138,24 +141,18 @@ def nvrtc_version() -> tuple[int, int]:
     return (major, minor)
 
 
-def _compile(unit: _Unit, kernels: list[tuple[str, KernelSpec]]) -> dict[str, KernelBuild]:
-    from cuda.bindings import nvrtc
-
+def _compile(
+    unit: _Unit, kernels: list[tuple[str, KernelSpec]], cache: CompileCache | None
+) -> dict[str, KernelBuild]:
     templates = [k.entry for _, k in kernels if k.is_template]
-    options = [o.encode() for o in nvrtc_options(unit)]
-    result, program = nvrtc.nvrtcCreateProgram(unit.source.encode(), unit.source_name.encode(), 0, [], [])
-    _check(result, "nvrtcCreateProgram")
-    try:
-        for entry in templates:
-            _check(nvrtc.nvrtcAddNameExpression(program, entry.encode())[0], "nvrtcAddNameExpression")
-        (compiled,) = nvrtc.nvrtcCompileProgram(program, len(options), options)
-        log = _program_log(program)
-        if compiled != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            raise InputError(f"{unit.source_name}: does not compile for {unit.arch}:\n{log.strip()}")
-        cubin = _program_cubin(program)
-        lowered = {entry: _lowered_name(program, entry) for entry in templates}
-    finally:
-        nvrtc.nvrtcDestroyProgram(program)
+    options = nvrtc_options(unit)
+    entry_key = compile_cache.key(unit.source, templates, options, nvrtc_version(), list(unit.include_dirs))
+    compiled = cache.get(entry_key) if cache is not None else None
+    if compiled is None:
+        compiled = _run_nvrtc(unit, templates, options)
+        if cache is not None:
+            cache.put(entry_key, compiled)
+    log, cubin, lowered = compiled.log, compiled.cubin, compiled.lowered
     entries = entry_functions(log)
     missing = [k.entry for _, k in kernels if lowered.get(k.entry, k.entry) not in entries]
     if missing:
@@ -163,8 +160,8 @@ def _compile(unit: _Unit, kernels: list[tuple[str, KernelSpec]]) -> dict[str, Ke
         raise InputError(f"{unit.source_name}: no kernel entry point {missing[0]!r} (it defines: {known})")
     symbols = {name: lowered.get(kernel.entry, kernel.entry) for name, kernel in kernels}
     try:
-        facts = static_facts(cubin, parse_ptxas_report(log), symbols.values())
-    except (RuntimeError, KeyError) as error:
+        facts = static_facts(log, compiled.resource_usage, compiled.disassembly, symbols.values())
+    except KeyError as error:
         raise InputError(f"{unit.source_name}: cannot read the static facts of the build: {error}") from None
     return {
         name: KernelBuild(
@@ -179,6 +176,31 @@ def _compile(unit: _Unit, kernels: list[tuple[str, KernelSpec]]) -> dict[str, Ke
         )
         for name, kernel in kernels
     }
+
+
+def _run_nvrtc(unit: _Unit, templates: list[str], options: list[str]) -> Compiled:
+    """Compile with NVRTC, then read the cubin with cuobjdump and nvdisasm."""
+    from cuda.bindings import nvrtc
+
+    encoded = [o.encode() for o in options]
+    result, program = nvrtc.nvrtcCreateProgram(unit.source.encode(), unit.source_name.encode(), 0, [], [])
+    _check(result, "nvrtcCreateProgram")
+    try:
+        for entry in templates:
+            _check(nvrtc.nvrtcAddNameExpression(program, entry.encode())[0], "nvrtcAddNameExpression")
+        (status,) = nvrtc.nvrtcCompileProgram(program, len(encoded), encoded)
+        log = _program_log(program)
+        if status != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            raise InputError(f"{unit.source_name}: does not compile for {unit.arch}:\n{log.strip()}")
+        cubin = _program_cubin(program)
+        lowered = {entry: _lowered_name(program, entry) for entry in templates}
+    finally:
+        nvrtc.nvrtcDestroyProgram(program)
+    try:
+        resource_usage, disassembly = tool_outputs(cubin)
+    except RuntimeError as error:
+        raise InputError(f"{unit.source_name}: cannot read the static facts of the build: {error}") from None
+    return Compiled(cubin, log, lowered, resource_usage, disassembly)
 
 
 def _digest(unit: _Unit, entry: str) -> str:

@@ -13,7 +13,9 @@ from rich.text import Text
 
 from ncuverify import audit as claims_audit
 from ncuverify import baseline as baselines
+from ncuverify import cache as compile_cache
 from ncuverify import export, pipeline, report
+from ncuverify.cache import CompileCache
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.profile import NcuOptions
 
@@ -33,6 +35,12 @@ Arch = Annotated[
     typer.Option(help="build for this architecture, e.g. sm_90 (default: the GPU's, else the file's)"),
 ]
 Ncu = Annotated[str, typer.Option(help="the ncu executable")]
+NoCache = Annotated[
+    bool,
+    typer.Option(
+        "--no-cache", help="compile every kernel, not through the compile cache (ncuverify cache --help)"
+    ),
+]
 FromProfile = Annotated[
     Path | None, typer.Option(help="judge the profiles recorded in DIR instead of profiling: no GPU needed")
 ]
@@ -67,6 +75,10 @@ def check(
     static_only: Annotated[
         bool, typer.Option("--static-only", help="judge only the claims on static facts (no GPU needed)")
     ] = False,
+    no_cache: NoCache = False,
+    shard: Annotated[
+        str | None, typer.Option(help="K/N: judge only the K-th of N deterministic shares of the claims")
+    ] = None,
     json_file: Annotated[
         Path | None, typer.Option("--json", help="write every claim, measurement and provenance as JSON")
     ] = None,
@@ -110,6 +122,8 @@ def check(
         save_profile=save_profile,
         from_profile=from_profile,
         static_only=static_only,
+        cache=_cache(no_cache),
+        shard=_shard(shard),
     )
     console = _console()
     try:
@@ -160,7 +174,9 @@ def baseline_save(
 
     Exit codes as for check; the baseline is written whatever the verdicts.
     """
-    options = pipeline.CheckOptions(arch=arch, ncu=NcuOptions(executable=ncu), from_profile=from_profile)
+    options = pipeline.CheckOptions(
+        arch=arch, ncu=NcuOptions(executable=ncu), from_profile=from_profile, cache=_cache(False)
+    )
     console = _console()
     started = time.monotonic()
     results = _check_files(files, options)
@@ -184,7 +200,9 @@ def audit(
 
     Exit codes as for check.
     """
-    options = pipeline.CheckOptions(arch=arch, ncu=NcuOptions(executable=ncu), from_profile=from_profile)
+    options = pipeline.CheckOptions(
+        arch=arch, ncu=NcuOptions(executable=ncu), from_profile=from_profile, cache=_cache(False)
+    )
     console = _console()
     results = _check_files(files, options)
     for result in results:
@@ -200,7 +218,7 @@ def audit(
 
 
 @app.command()
-def build(files: Files, arch: Arch = None) -> None:
+def build(files: Files, arch: Arch = None, no_cache: NoCache = False) -> None:
     """Compile the kernels and show their static facts: registers, spills, stack, shared memory, SASS mix.
 
     Exit codes: 0 built; 2 the input is wrong or nothing says which architecture to build for.
@@ -209,11 +227,78 @@ def build(files: Files, arch: Arch = None) -> None:
     status = ExitCode.OK
     environment = pipeline.Environment.probe("ncu")
     for path in expand(files):
-        built = pipeline.build_file(path, pipeline.CheckOptions(arch=arch), environment)
+        built = pipeline.build_file(
+            path, pipeline.CheckOptions(arch=arch, cache=_cache(no_cache)), environment
+        )
         report.print_build(console, path, built)
         if isinstance(built, str):
             status = ExitCode.BAD_INPUT
     raise typer.Exit(int(status))
+
+
+cache_app = typer.Typer(
+    no_args_is_help=True,
+    help="The compile cache: kernels compiled once, until their source, headers, options or NVRTC change.",
+)
+app.add_typer(cache_app, name="cache")
+
+
+@cache_app.command("clean")
+def cache_clean() -> None:
+    """Remove every compiled kernel from the cache ($NCUVERIFY_CACHE_DIR, else ~/.cache/ncuverify)."""
+    folder = compile_cache.default_folder()
+    removed = CompileCache(folder).clean()
+    _console().print(Text(f"removed {removed} entries from {folder}"))
+
+
+@cache_app.command("where")
+def cache_where() -> None:
+    """Print the cache's folder."""
+    print(compile_cache.default_folder())
+
+
+@app.command()
+def merge(
+    results: Annotated[
+        list[Path], typer.Argument(help="JSON results (check --json) of the shards", show_default=False)
+    ],
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="show the documents' figures and notes")
+    ] = False,
+    json_file: Annotated[Path | None, typer.Option("--json", help="write the merged results as JSON")] = None,
+    junit_xml: Annotated[Path | None, typer.Option(help="write one JUnit test case per claim")] = None,
+    markdown: Annotated[Path | None, typer.Option(help="write a Markdown summary")] = None,
+) -> None:
+    """Join the JSON results of the shards of a run (check --shard K/N --json) into one report and one
+    exit code, as if one machine had run them all."""
+    console = _console()
+    shards = []
+    for path in results:
+        try:
+            shards.append(export.from_json(path.read_text()))
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            console.print(
+                Text(f"{path}: not a result of check --json ({error})", style="bold red"), soft_wrap=True
+            )
+            raise typer.Exit(int(ExitCode.BAD_INPUT)) from None
+    merged = export.merge(shards)
+    report.print_run(console, merged, sum(r.seconds for r in merged), verbose)
+    code = pipeline.exit_code(merged)
+    _write_outputs(merged, code, json_file, junit_xml, markdown)
+    raise typer.Exit(int(code))
+
+
+def _shard(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    k, _, n = text.partition("/")
+    if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+        raise typer.BadParameter(f"{text!r}: write K/N with 1 <= K <= N, e.g. 2/4", param_hint="--shard")
+    return int(k), int(n)
+
+
+def _cache(disabled: bool) -> CompileCache | None:
+    return None if disabled else CompileCache(compile_cache.default_folder())
 
 
 def _check_files(files: list[Path], options: pipeline.CheckOptions) -> list[pipeline.FileResult]:

@@ -8,13 +8,19 @@ import json
 import math
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
+from pathlib import Path
 from typing import Any
+
+import pandas as pd
 
 from ncuverify import __version__
 from ncuverify.errors import ExitCode
 from ncuverify.judge import ClaimResult, Verdict, describe, format_number
 from ncuverify.pipeline import FileResult, exit_code
+from ncuverify.profile import MEASUREMENT_COLUMNS, Measurements
+from ncuverify.recording import Provenance
+from ncuverify.spec import Claim
 
 # What a claim's verdict is for a CI system reading JUnit.
 _FAILING = (Verdict.FAILED, Verdict.XPASSED)
@@ -40,6 +46,8 @@ def claim_record(result: ClaimResult) -> dict[str, Any]:
         "control_measured": _number(result.control_measured),
         "cite": claim.cite.model_dump(),
         "note": claim.note,
+        "xfail": claim.xfail.model_dump() if claim.xfail is not None else None,
+        "arch": claim.arch,
     }
 
 
@@ -79,6 +87,71 @@ def to_json(results: Sequence[FileResult], code: ExitCode | None = None) -> str:
         "files": [file_record(result) for result in results],
     }
     return json.dumps(document, indent=1)
+
+
+def from_json(text: str) -> list[FileResult]:
+    """The file results of a JSON document written by --json (for merging the shards of a run)."""
+    document = json.loads(text)
+    return [_file_result(record) for record in document["files"]]
+
+
+def _file_result(record: dict[str, Any]) -> FileResult:
+    claims = [
+        ClaimResult(
+            claim=Claim.model_validate(
+                {
+                    k: c[k]
+                    for k in ("id", "case", "metric", "expect", "cite", "note", "control", "xfail", "arch")
+                    if c.get(k) is not None
+                }
+            ),
+            verdict=Verdict(c["verdict"]),
+            measured=c["measured"],
+            reason=c["reason"],
+            control_measured=c["control_measured"],
+        )
+        for c in record["claims"]
+    ]
+    frame = pd.DataFrame(record["measurements"], columns=MEASUREMENT_COLUMNS).astype({"value": float})
+    return FileResult(
+        Path(record["path"]),
+        claims,
+        input_error=record["input_error"],
+        seconds=record["seconds"],
+        provenance=Provenance(**record["provenance"]) if record["provenance"] else None,
+        replayed=record["replayed"],
+        warnings=record["warnings"],
+        measurements=Measurements(frame=frame),
+        not_run=record.get("not_run"),
+    )
+
+
+def merge(shards: Sequence[Sequence[FileResult]]) -> list[FileResult]:
+    """One result per file from the shards' results: every claim once, in file order of the first shard."""
+    merged: dict[Path, FileResult] = {}
+    for results in shards:
+        for result in results:
+            known = merged.get(result.path)
+            if known is None:
+                merged[result.path] = result
+                continue
+            merged[result.path] = replace(
+                known,
+                claims=[*known.claims, *result.claims],
+                input_error=known.input_error or result.input_error,
+                not_run=known.not_run if result.not_run is None else result.not_run,
+                seconds=known.seconds + result.seconds,
+                provenance=known.provenance or result.provenance,
+                warnings=[*known.warnings, *result.warnings],
+                measurements=_both(known.measurements, result.measurements),
+            )
+    return list(merged.values())
+
+
+def _both(first: Measurements | None, second: Measurements | None) -> Measurements | None:
+    if first is None or second is None:
+        return first or second
+    return first.combined(second)
 
 
 def to_junit(results: Sequence[FileResult]) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -11,6 +12,7 @@ from pathlib import Path
 
 from ncuverify import __version__, metrics, profile, recording
 from ncuverify.build import KernelBuild, build_spec, nvrtc_version
+from ncuverify.cache import CompileCache
 from ncuverify.environment import Gpu, detect_gpu, find_ncu, ncu_version
 from ncuverify.errors import EnvironmentProblem, ExitCode, InputError
 from ncuverify.judge import ClaimResult, Verdict, applies_to, judge, other_arch, skip_all
@@ -28,6 +30,8 @@ class CheckOptions:
     save_profile: Path | None = None  # record each file's profile under this folder
     from_profile: Path | None = None  # judge recorded profiles from this folder instead of profiling
     static_only: bool = False  # judge only the claims that need no GPU
+    cache: CompileCache | None = None  # compile through this cache; None compiles every time
+    shard: tuple[int, int] | None = None  # (K, N): judge only the K-th of N shares of the claims
 
 
 @dataclass(frozen=True)
@@ -94,11 +98,13 @@ def check_file(path: Path, options: CheckOptions, environment: Environment) -> F
     started = time.monotonic()
     try:
         spec = load(path)
+        if options.shard is not None:
+            spec = share_of(spec, *options.shard)
         recorded = recording.load(options.from_profile, spec.path.stem) if options.from_profile else None
         arch = recorded.provenance.arch if recorded else target_arch(spec, options, environment)
         if arch is not None:
             check_metric_names(spec, arch)
-        builds = build_spec(spec, arch) if arch is not None else None
+        builds = build_spec(spec, arch, options.cache) if arch is not None else None
         outcome = _judge_file(spec, arch, builds, options, environment, recorded)
     except InputError as error:
         return FileResult(path, [], input_error=str(error), seconds=time.monotonic() - started)
@@ -160,6 +166,12 @@ def _judge_file(
     return _Outcome(elsewhere + results, provenance, everything)
 
 
+def share_of(spec: Spec, k: int, n: int) -> Spec:
+    """The file with only the claims of the k-th of n shares (1-based): the same on every machine."""
+    kept = [c for c in spec.content.claims if zlib.crc32(f"{spec.path.stem}:{c.id}".encode()) % n == k - 1]
+    return replace(spec, content=spec.content.model_copy(update={"claims": kept}))
+
+
 def build_file(path: Path, options: CheckOptions, environment: Environment) -> dict[str, KernelBuild] | str:
     """The kernels of one file, built; or why they could not be."""
     try:
@@ -167,7 +179,7 @@ def build_file(path: Path, options: CheckOptions, environment: Environment) -> d
         arch = target_arch(spec, options, environment)
         if arch is None:
             return "no architecture to build for: pass --arch or set 'arch' in the file"
-        return build_spec(spec, arch)
+        return build_spec(spec, arch, options.cache)
     except InputError as error:
         return str(error)
 

@@ -220,15 +220,21 @@ def _without_padding(instructions: list[Instruction]) -> list[Instruction]:
     return instructions[:end]
 
 
-def static_facts(
-    cubin: bytes, ptxas: dict[str, ResourceUsage], symbols: Iterable[str]
-) -> dict[str, StaticFacts]:
-    """The facts of each named function of one cubin; the utilities run once per cubin."""
+def tool_outputs(cubin: bytes) -> tuple[str, str | None]:
+    """cuobjdump's resource usage ("" without cuobjdump) and nvdisasm's text (None without nvdisasm)."""
     cuobjdump, nvdisasm = find_tool("cuobjdump"), find_tool("nvdisasm")
-    resources = (
-        parse_resource_usage(_run_on_cubin(cuobjdump, ["--dump-resource-usage"], cubin)) if cuobjdump else {}
-    )
-    sass = parse_disassembly(_run_on_cubin(nvdisasm, ["-c"], cubin)) if nvdisasm else None
+    resources = _run_on_cubin(cuobjdump, ["--dump-resource-usage"], cubin) if cuobjdump else ""
+    disassembly = _run_on_cubin(nvdisasm, ["-c"], cubin) if nvdisasm else None
+    return resources, disassembly
+
+
+def static_facts(
+    log: str, resource_usage: str, disassembly: str | None, symbols: Iterable[str]
+) -> dict[str, StaticFacts]:
+    """The facts of each named function of one program, from the compile log and the tools' outputs."""
+    ptxas = parse_ptxas_report(log)
+    resources = parse_resource_usage(resource_usage)
+    sass = parse_disassembly(disassembly) if disassembly is not None else None
     return {
         symbol: StaticFacts(
             ptxas=ptxas[symbol],

@@ -1,8 +1,13 @@
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from ncuverify.pipeline import Environment
+
+# The command line compiles through a cache in the user's folder; the tests keep theirs apart.
+os.environ.setdefault("NCUVERIFY_CACHE_DIR", tempfile.mkdtemp(prefix="ncuverify-test-cache-"))
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
