@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -18,6 +19,7 @@ from ncuverify import export, pipeline, report
 from ncuverify.cache import CompileCache
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.profile import NcuOptions
+from ncuverify.spec import json_schema
 
 app = typer.Typer(
     add_completion=False,
@@ -286,6 +288,18 @@ def merge(
     code = pipeline.exit_code(merged)
     _write_outputs(merged, code, json_file, junit_xml, markdown)
     raise typer.Exit(int(code))
+
+
+@app.command()
+def schema(
+    output: Annotated[Path | None, typer.Argument(help="write it here instead of printing it")] = None,
+) -> None:
+    """The JSON Schema of expectation files (for editors that validate YAML against a schema)."""
+    text = json.dumps(json_schema(), indent=1, sort_keys=True) + "\n"
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text)
 
 
 def _shard(text: str | None) -> tuple[int, int] | None:

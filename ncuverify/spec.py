@@ -23,6 +23,7 @@ from pydantic import (
     Field,
     Tag,
     ValidationError,
+    WithJsonSchema,
     field_validator,
     model_validator,
 )
@@ -168,7 +169,18 @@ Argument = Annotated[
     ),
 ]
 
-Dim3 = tuple[int, int, int]
+# A number, or a list of 1 to 3: the validators below make it a triple.
+Dim3 = Annotated[
+    tuple[int, int, int],
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "integer", "minimum": 1},
+                {"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems": 1, "maxItems": 3},
+            ]
+        }
+    ),
+]
 
 
 def _dim3(value: Any, what: str) -> Any:
@@ -226,16 +238,20 @@ class CaseSpec(_Strict):
 # --- claims ----------------------------------------------------------------------------------------------
 
 
+_TEXT_OR_NUMBER = WithJsonSchema({"type": ["string", "number"]})
+
+
 class Citation(_Strict):
     """Where a claim comes from: the document, its section and the figure it states."""
 
     document: str
-    section: str
-    figure: str = Field(description="what the document states, in its words")
+    section: Annotated[str, _TEXT_OR_NUMBER]
+    figure: Annotated[str, _TEXT_OR_NUMBER] = Field(description="what the document states, in its words")
     value: float | None = Field(None, description="the document's number, where it gives one")
-    holds: Literal["yes", "approximately", "no"] = Field(
-        "yes", description="whether the document's figure holds on the hardware"
-    )
+    holds: Annotated[
+        Literal["yes", "approximately", "no"],
+        WithJsonSchema({"anyOf": [{"enum": ["yes", "approximately", "no"]}, {"type": "boolean"}]}),
+    ] = Field("yes", description="whether the document's figure holds on the hardware")
 
     _text = field_validator("section", "figure", mode="before")(_as_text)
 
@@ -285,7 +301,9 @@ class Claim(_Strict):
 
     id: str = Field(pattern=_IDENT)
     case: str | None = Field(None, description="the case unqualified metric names are read from")
-    metric: str = Field(description="a metric name, a measure, or an expression over them")
+    metric: Annotated[str, _TEXT_OR_NUMBER] = Field(
+        description="a metric name, a measure, or an expression over them"
+    )
     expect: Expectation
     cite: Citation
     note: str | None = Field(None, description="why the assertion differs from the document")
@@ -422,11 +440,22 @@ class _YamlReader:
         return result
 
 
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader, reading 1e6 and 4.8e12 as numbers (YAML 1.2 does; 1.1 wants 4.8e+12)."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)?(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789."),
+)
+
+
 def read_yaml(text: str) -> tuple[Any, dict[Location, int]]:
     """Parse YAML safely into plain values and a map from each value's location to its line."""
     loader = None
     try:
-        loader = yaml.SafeLoader(text)  # checks the characters as it starts: a bad one raises here
+        loader = _Loader(text)  # checks the characters as it starts: a bad one raises here
         root = loader.get_single_node()
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark
@@ -670,3 +699,17 @@ def _path_problems(content: ExpectationFile, folder: Path) -> Iterable[tuple[Loc
 def arch_number(arch: str) -> int:
     """`sm_90a` -> 90."""
     return int(re.sub(r"\D", "", arch))
+
+
+SCHEMA_ID = "https://ncuverify.dev/schema/expectations.schema.json"
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of expectation files, from the model, for editors with a YAML language server."""
+    schema = ExpectationFile.model_json_schema()
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        "title": "ncuverify expectation file",
+        **schema,
+    }

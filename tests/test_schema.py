@@ -1,0 +1,36 @@
+import json
+
+import pytest
+from conftest import EXPECTATIONS, ROOT
+
+from ncuverify.spec import json_schema, read_yaml
+
+jsonschema = pytest.importorskip("jsonschema", reason="jsonschema (a dev dependency) is not installed")
+
+COMMITTED = ROOT / "schema" / "expectations.schema.json"
+
+
+def test_the_committed_schema_is_fresh():
+    """Remake it with: ncuverify schema schema/expectations.schema.json"""
+    assert json.loads(COMMITTED.read_text()) == json_schema()
+
+
+@pytest.mark.parametrize("path", sorted(EXPECTATIONS.glob("*.yaml")), ids=lambda p: p.stem)
+def test_every_expectation_file_validates_and_points_editors_at_the_schema(path):
+    text = path.read_text()
+    assert text.startswith("# yaml-language-server: $schema=../schema/expectations.schema.json")
+    content, _ = read_yaml(text)  # as ncuverify reads it (4.8e12 is a number)
+    errors = list(jsonschema.Draft202012Validator(json_schema()).iter_errors(content))
+    assert [e.message for e in errors] == []
+
+
+def test_the_schema_catches_what_editors_should_flag():
+    validator = jsonschema.Draft202012Validator(json_schema())
+    bad = {
+        "kernels": {"k": {"source": "x", "entry": "k", "lineinfo": "yes"}},
+        "cases": {},
+        "claims": [],
+        "extra": 1,
+    }
+    messages = " ".join(e.message for e in validator.iter_errors(bad))
+    assert "'extra' was unexpected" in messages and "'yes' is not of type 'boolean'" in messages
