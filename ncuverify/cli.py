@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn
 from rich.text import Text
 
 from ncuverify import audit as claims_audit
@@ -291,6 +293,28 @@ def merge(
 
 
 @app.command()
+def lint(files: Files, arch: Arch = None, no_cache: NoCache = False) -> None:
+    """Check what can be checked without a GPU: the schema, references between claims, cases and
+    kernels, expressions, metric names against the target chip's list, and that every kernel compiles.
+
+    Exit codes: 0 every file is sound; 2 one is not.
+    """
+    console = _console()
+    status = ExitCode.OK
+    environment = pipeline.Environment.probe("ncu")
+    for path in expand(files):
+        options = pipeline.CheckOptions(arch=arch, cache=_cache(no_cache))
+        built = pipeline.build_file(path, options, environment, lint=True)
+        if isinstance(built, str):
+            console.print(Text(f"{path}: input error", style="bold red"))
+            console.print(Text(built), soft_wrap=True)
+            status = ExitCode.BAD_INPUT
+        else:
+            console.print(Text(f"{path}: sound ({len(built)} kernels built)", style="green"))
+    raise typer.Exit(int(status))
+
+
+@app.command()
 def schema(
     output: Annotated[Path | None, typer.Argument(help="write it here instead of printing it")] = None,
 ) -> None:
@@ -316,11 +340,19 @@ def _cache(disabled: bool) -> CompileCache | None:
 
 
 def _check_files(files: list[Path], options: pipeline.CheckOptions) -> list[pipeline.FileResult]:
-    """Every file's result; after Ctrl-C, those that finished, and the rest marked as not run."""
-    try:
-        return pipeline.check_files(expand(files), options)
-    except pipeline.Interrupted as interrupted:
-        return interrupted.results
+    """Every file's result; after Ctrl-C, those that finished, and the rest marked as not run. On a
+    terminal a line under the output says what is being done; elsewhere nothing is added."""
+    console = _console()
+    with Progress(
+        SpinnerColumn(), TextColumn("{task.description}"), console=console, transient=True
+    ) as progress:
+        if console.is_terminal:
+            task = progress.add_task("starting")
+            options = replace(options, on_progress=lambda line: progress.update(task, description=line))
+        try:
+            return pipeline.check_files(expand(files), options)
+        except pipeline.Interrupted as interrupted:
+            return interrupted.results
 
 
 def expand(paths: list[Path]) -> list[Path]:

@@ -8,29 +8,56 @@ Launch statistics and device attributes are not in those lists; ncu itself judge
 from __future__ import annotations
 
 import difflib
+import subprocess
 from functools import cache
 from importlib import resources
 
-# The chip a build target runs on, where the package carries that chip's metric list.
-CHIPS = {"sm_90": "gh100", "sm_90a": "gh100"}
+# The chip ncu names for a build target (`ncu --query-metrics --chip CHIP`); the package ships gh100's list.
+CHIPS = {
+    "sm_70": "gv100",
+    "sm_75": "tu102",
+    "sm_80": "ga100",
+    "sm_86": "ga102",
+    "sm_87": "ga10b",
+    "sm_89": "ad102",
+    "sm_90": "gh100",
+    "sm_90a": "gh100",
+}
+SHIPPED = {"gh100"}
 _UNLISTED_PREFIXES = ("launch__", "device__attribute_", "profiler__")
 # Accepted by ncu (they are in recordings made with it), absent from its own list.
 _UNLISTED = {"sm__maximum_warps_per_active_cycle_pct", "sm__maximum_warps_avg_per_active_cycle"}
 
 
 @cache
-def known_bases(chip: str) -> frozenset[str]:
-    text = resources.files("ncuverify").joinpath(f"data/metrics-{chip}.txt").read_text()
-    return frozenset(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
+def known_bases(chip: str, ncu: str | None = None) -> frozenset[str] | None:
+    """The chip's metric base names: shipped with the package, else asked of ncu; None if neither has them."""
+    if chip in SHIPPED:
+        text = resources.files("ncuverify").joinpath(f"data/metrics-{chip}.txt").read_text()
+        return frozenset(
+            line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")
+        )
+    if ncu is None:
+        return None
+    try:
+        output = subprocess.run(
+            [ncu, "--query-metrics", "--chip", chip], capture_output=True, text=True, timeout=120
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    names = {
+        line.split()[0] for line in output.splitlines() if line[:1].islower() and "__" in line.split()[0]
+    }
+    return frozenset(names) or None
 
 
-def unknown(names: set[str], arch: str) -> dict[str, str]:
-    """The names ncu does not know on arch's chip, each with a suggestion ('' if none); {} where the
-    package has no list for that chip."""
+def unknown(names: set[str], arch: str, ncu: str | None = None) -> dict[str, str]:
+    """The names ncu does not know on arch's chip, each with a suggestion ('' if none); {} where neither
+    the package nor ncu has a list for that chip."""
     chip = CHIPS.get(arch)
-    if chip is None:
+    bases = known_bases(chip, ncu) if chip is not None else None
+    if bases is None:
         return {}
-    bases = known_bases(chip)
     problems = {}
     for name in sorted(names):
         base = name.split(".", 1)[0]

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 import time
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -32,6 +33,7 @@ class CheckOptions:
     static_only: bool = False  # judge only the claims that need no GPU
     cache: CompileCache | None = None  # compile through this cache; None compiles every time
     shard: tuple[int, int] | None = None  # (K, N): judge only the K-th of N shares of the claims
+    on_progress: Callable[[str], None] | None = None  # told what the run is doing, a line at a time
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,7 @@ def check_files(paths: Iterable[Path], options: CheckOptions) -> list[FileResult
 
 def check_file(path: Path, options: CheckOptions, environment: Environment) -> FileResult:
     started = time.monotonic()
+    _say(options, f"{path.name}: reading")
     try:
         spec = load(path)
         if options.shard is not None:
@@ -103,7 +106,8 @@ def check_file(path: Path, options: CheckOptions, environment: Environment) -> F
         recorded = recording.load(options.from_profile, spec.path.stem) if options.from_profile else None
         arch = recorded.provenance.arch if recorded else target_arch(spec, options, environment)
         if arch is not None:
-            check_metric_names(spec, arch)
+            check_metric_names(spec, arch, environment.ncu)
+        _say(options, f"{path.name}: compiling")
         builds = build_spec(spec, arch, options.cache) if arch is not None else None
         outcome = _judge_file(spec, arch, builds, options, environment, recorded)
     except InputError as error:
@@ -172,24 +176,29 @@ def share_of(spec: Spec, k: int, n: int) -> Spec:
     return replace(spec, content=spec.content.model_copy(update={"claims": kept}))
 
 
-def build_file(path: Path, options: CheckOptions, environment: Environment) -> dict[str, KernelBuild] | str:
-    """The kernels of one file, built; or why they could not be."""
+def build_file(
+    path: Path, options: CheckOptions, environment: Environment, lint: bool = False
+) -> dict[str, KernelBuild] | str:
+    """The kernels of one file, built; or why they could not be. With lint, the metric names are
+    checked against the target chip's list too."""
     try:
         spec = load(path)
         arch = target_arch(spec, options, environment)
         if arch is None:
             return "no architecture to build for: pass --arch or set 'arch' in the file"
+        if lint:
+            check_metric_names(spec, arch, environment.ncu or shutil.which(options.ncu.executable))
         return build_spec(spec, arch, options.cache)
     except InputError as error:
         return str(error)
 
 
-def check_metric_names(spec: Spec, arch: str) -> None:
+def check_metric_names(spec: Spec, arch: str, ncu: str | None = None) -> None:
     """Refuse, before anything runs, metric names that ncu does not know on arch's chip."""
     problems = []
     for claim in spec.content.claims:
         names = {ref.name for ref in claim.metric_refs() if profile.is_ncu_metric(ref)}
-        for name, suggestion in metrics.unknown(names, arch).items():
+        for name, suggestion in metrics.unknown(names, arch, ncu).items():
             hint = f" (did you mean {suggestion}?)" if suggestion else ""
             problems.append(f"{spec.path}: claim {claim.id}: ncu knows no metric {name} on {arch}{hint}")
     if problems:
@@ -239,7 +248,11 @@ def measure(
     more for the cases after each one that faulted or hung (it poisons or ends the process it ran in)."""
     if environment.problem is not None or environment.ncu is None or environment.gpu is None:
         raise EnvironmentProblem(environment.problem or "ncu is not available")
-    ncu = replace(options.ncu, executable=environment.ncu)
+    ncu = replace(
+        options.ncu,
+        executable=environment.ncu,
+        on_case=lambda case: _say(options, f"{spec.path.name}: profiling {case}"),
+    )
     needed_cases, metrics = _needs(spec, claims)
     symbols = _symbols(spec, builds)
     keep_dir = options.save_profile / spec.path.stem if options.save_profile is not None else None
@@ -284,6 +297,11 @@ def _faults_named(
                 }
         named.append(entry)
     return named
+
+
+def _say(options: CheckOptions, line: str) -> None:
+    if options.on_progress is not None:
+        options.on_progress(line)
 
 
 def _to_run_again(status: list[dict[str, object]], measured: profile.Measurements) -> list[str]:

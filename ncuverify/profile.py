@@ -18,7 +18,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,6 +58,7 @@ class NcuOptions:
     clock_control: str = "none"
     cache_control: str = "all"
     case_timeout_s: float = 300.0  # one case, with all of ncu's replays of it
+    on_case: Callable[[str], None] | None = None  # told the name of each case as it starts
 
 
 @dataclass(frozen=True)
@@ -203,7 +204,7 @@ def run_ncu(
         raise EnvironmentProblem(
             f"ncu not found at {options.executable!r}: install Nsight Compute or pass --ncu"
         ) from None
-    hung = _wait(process, progress_file, options.case_timeout_s)
+    hung = _wait(process, progress_file, options.case_timeout_s, options.on_case)
     report = log_file.read_text(errors="replace") if log_file.exists() else ""
     status = json.loads(status_file.read_text()) if status_file.exists() else []
     output = output_file.read_text(errors="replace")
@@ -270,12 +271,21 @@ def _start(command: list[str], output_file: Path) -> subprocess.Popen[bytes]:
         )
 
 
-def _wait(process: subprocess.Popen[bytes], progress_file: Path, case_timeout_s: float) -> str | None:
+def _wait(
+    process: subprocess.Popen[bytes],
+    progress_file: Path,
+    case_timeout_s: float,
+    on_case: Callable[[str], None] | None = None,
+) -> str | None:
     """Wait for the process; stop its whole group if one case overruns. The overrunning case, if any."""
+    told = None
     try:
         while process.poll() is None:
             time.sleep(0.2)
             running = _running_case(progress_file)
+            if on_case is not None and running is not None and running[0] != told:
+                told = running[0]
+                on_case(told)
             if running is not None and time.time() - running[1] > case_timeout_s:
                 _stop(process)
                 return running[0]

@@ -6,6 +6,8 @@ import pytest
 
 from ncuverify.pipeline import Environment
 
+pytest_plugins = ["pytester"]
+
 # The command line compiles through a cache in the user's folder; the tests keep theirs apart.
 os.environ.setdefault("NCUVERIFY_CACHE_DIR", tempfile.mkdtemp(prefix="ncuverify-test-cache-"))
 

@@ -150,3 +150,43 @@ def test_no_ncu_is_said(tmp_path):
         match=re.escape("ncu is not on the PATH (looked for 'no-such-ncu'): install it or pass --ncu PATH"),
     ):
         find_ncu("no-such-ncu")
+
+
+def test_lint_passes_sound_files_and_names_what_is_wrong(no_gpu, tmp_path):
+    sound = invoke_command("lint", str(DATA / "sample.yaml"), str(DATA / "static.yaml"))
+    assert sound.exit_code == ExitCode.OK
+    assert "sample.yaml: sound (3 kernels built)" in sound.stdout
+    typo = tmp_path / "typo.yaml"
+    typo.write_text(
+        (DATA / "sample.yaml")
+        .read_text()
+        .replace(
+            "metric: l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum\n",
+            "metric: l1tex__t_request_pipe_lsu_mem_global_op_ld.sum\n",
+        )
+    )
+    broken = tmp_path / "broken.yaml"
+    broken.write_text((DATA / "launch_failure.yaml").read_text().replace("= 1.0f;", "= 1.0f"))
+    result = invoke_command("lint", str(typo), str(broken), str(DATA / "sample.yaml"))
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert "ncu knows no metric l1tex__t_request_pipe_lsu_mem_global_op_ld.sum on sm_90" in result.stdout
+    assert "does not compile for sm_90" in result.stdout
+    assert "sample.yaml: sound" in result.stdout
+
+
+def test_metric_names_of_unlisted_chips_are_left_to_ncu():
+    from ncuverify.metrics import unknown
+
+    assert unknown({"l1tex__t_request.sum"}, "sm_80") == {}  # no list shipped, no ncu to ask
+    assert unknown({"l1tex__t_request.sum"}, "sm_90") == {"l1tex__t_request.sum": "l1tex__t_requests.sum"}
+
+
+def invoke_command(*args: str):
+    return CliRunner().invoke(app, list(args))
+
+
+def test_the_pipeline_says_what_it_is_doing(no_gpu):
+    lines: list[str] = []
+    options = pipeline.CheckOptions(static_only=True, on_progress=lines.append)
+    pipeline.check_files([DATA / "static.yaml"], options)
+    assert lines == ["static.yaml: reading", "static.yaml: compiling"]

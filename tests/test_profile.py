@@ -235,3 +235,38 @@ def test_buffer_metrics_are_not_asked_of_ncu(tmp_path: Path):
     assert is_ncu_metric(MetricRef("device__attribute_multiprocessor_count"))
     command = ncu_command(NcuOptions(), [], ["k"], tmp_path / "l", tmp_path / "p")
     assert command[command.index("--metrics") + 1] == "gpu__time_duration.sum"
+
+
+def test_the_running_case_is_told_as_it_starts(tmp_path: Path):
+    import subprocess
+    import sys
+
+    from ncuverify.profile import _wait
+
+    progress = tmp_path / "progress.json"
+    script = (
+        "import json, time, sys\n"
+        "for case in ('first', 'second'):\n"
+        f"    open({str(progress)!r}, 'w').write(json.dumps({{'case': case, 'started': time.time()}}))\n"
+        "    time.sleep(0.6)\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
+    told: list[str] = []
+    assert _wait(process, progress, 30, told.append) is None
+    assert told == ["first", "second"]
+
+
+def test_a_case_that_overruns_is_stopped_with_its_process_group(tmp_path: Path):
+    import subprocess
+    import sys
+    import time
+
+    from ncuverify.profile import _wait
+
+    progress = tmp_path / "progress.json"
+    progress.write_text(json.dumps({"case": "forever", "started": time.time()}))
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+    started = time.monotonic()
+    assert _wait(process, progress, 1) == "forever"
+    assert time.monotonic() - started < 10
+    assert process.poll() is not None  # killed, not left behind

@@ -1,0 +1,114 @@
+"""The Python API: `ncuverify.check(path)` runs the pipeline and returns the verdicts and measurements
+as pandas DataFrames, for notebooks and scripts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from ncuverify import cache as compile_cache
+from ncuverify import pipeline
+from ncuverify.errors import ExitCode
+from ncuverify.profile import NcuOptions
+
+
+@dataclass(frozen=True)
+class Results:
+    """One run: every file's result, and the same as tables."""
+
+    files: list[pipeline.FileResult]
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return pipeline.exit_code(self.files)
+
+    @property
+    def claims(self) -> pd.DataFrame:
+        """One row per claim: file, id, case, metric, expected, measured, verdict, reason, and its source."""
+        from ncuverify.judge import describe
+
+        rows = [
+            {
+                "file": result.path.stem,
+                "id": r.claim.id,
+                "case": r.claim.case,
+                "metric": r.claim.metric,
+                "expected": describe(r.claim.expect),
+                "measured": r.measured,
+                "verdict": r.verdict.value,
+                "reason": r.reason,
+                "control": r.claim.control,
+                "control_measured": r.control_measured,
+                "document": r.claim.cite.document,
+                "section": r.claim.cite.section,
+                "figure": r.claim.cite.figure,
+                "document_value": r.claim.cite.value,
+                "document_holds": r.claim.cite.holds,
+            }
+            for result in self.files
+            for r in result.claims
+        ]
+        return pd.DataFrame(rows, columns=_CLAIM_COLUMNS)
+
+    @property
+    def measurements(self) -> pd.DataFrame:
+        """Every measured value: file, case, kernel, metric, value, unit (static facts included)."""
+        frames = [
+            result.measurements.frame.assign(file=result.path.stem)
+            for result in self.files
+            if result.measurements is not None
+        ]
+        if not frames:
+            return pd.DataFrame(columns=["file", "case", "kernel", "metric", "value", "unit"])
+        return pd.concat(frames, ignore_index=True)[["file", "case", "kernel", "metric", "value", "unit"]]
+
+    def __repr__(self) -> str:
+        counts = self.claims["verdict"].value_counts().to_dict()
+        return f"Results({len(self.files)} files, {counts}, exit code {int(self.exit_code)})"
+
+
+_CLAIM_COLUMNS = [
+    "file",
+    "id",
+    "case",
+    "metric",
+    "expected",
+    "measured",
+    "verdict",
+    "reason",
+    "control",
+    "control_measured",
+    "document",
+    "section",
+    "figure",
+    "document_value",
+    "document_holds",
+]
+
+
+def check(
+    paths: str | Path | Iterable[str | Path],
+    *,
+    arch: str | None = None,
+    from_profile: str | Path | None = None,
+    static_only: bool = False,
+    ncu: str = "ncu",
+    clock_control: str = "none",
+    cache: bool = True,
+) -> Results:
+    """Check expectation files (or folders of them) as `ncuverify check` does, and return the results."""
+    given = [paths] if isinstance(paths, str | Path) else list(paths)
+    files: list[Path] = []
+    for path in map(Path, given):
+        files += sorted(path.glob("*.yaml")) if path.is_dir() else [path]
+    options = pipeline.CheckOptions(
+        arch=arch,
+        ncu=NcuOptions(executable=ncu, clock_control=clock_control),
+        from_profile=Path(from_profile) if from_profile is not None else None,
+        static_only=static_only,
+        cache=compile_cache.CompileCache(compile_cache.default_folder()) if cache else None,
+    )
+    return Results(pipeline.check_files(files, options))

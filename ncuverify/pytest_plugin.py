@@ -1,0 +1,97 @@
+"""The pytest plugin: `pytest expectations/` collects every claim of every expectation file as a test,
+named by file and claim id, with ncuverify's verdicts as pytest's outcomes.
+
+Files in a folder named `expectations` are collected; `--ncuverify` collects every YAML file given.
+Each file is profiled once per session, when its first claim runs, as `ncuverify check` does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ncuverify.errors import InputError
+from ncuverify.judge import Verdict
+from ncuverify.pipeline import CheckOptions, Environment, FileResult, check_file
+from ncuverify.profile import NcuOptions
+from ncuverify.spec import load
+
+_RESULTS = pytest.StashKey[dict[Path, FileResult]]()
+_ENVIRONMENT = pytest.StashKey[Environment]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("ncuverify", "claims about CUDA kernels")
+    group.addoption(
+        "--ncuverify", action="store_true", help="collect every YAML file given as an expectation file"
+    )
+    group.addoption("--ncuverify-arch", default=None, help="build for this architecture, e.g. sm_90")
+    group.addoption("--ncuverify-from-profile", default=None, help="judge profiles recorded in this folder")
+    group.addoption("--ncuverify-ncu", default="ncu", help="the ncu executable")
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.suffix not in (".yaml", ".yml"):
+        return None
+    if not (parent.config.getoption("ncuverify") or file_path.parent.name == "expectations"):
+        return None
+    return ExpectationFile.from_parent(parent, path=file_path)
+
+
+class ExpectationFile(pytest.File):
+    def collect(self) -> Any:
+        try:
+            spec = load(self.path)
+        except InputError as error:
+            raise self.CollectError(str(error)) from None
+        for claim in spec.content.claims:
+            yield ClaimItem.from_parent(self, name=claim.id)
+
+
+class ClaimFailed(Exception):
+    """A claim that did not hold; its message is the report."""
+
+
+class ClaimItem(pytest.Item):
+    def runtest(self) -> None:
+        result = _file_result(self.config, self.path)
+        if result.input_error is not None:
+            raise ClaimFailed(result.input_error)
+        claim_result = next(r for r in result.claims if r.claim.id == self.name)
+        verdict, reason = claim_result.verdict, claim_result.reason or ""
+        if verdict in (Verdict.SKIPPED, Verdict.OTHER_ARCH):
+            pytest.skip(reason)
+        if verdict is Verdict.XFAILED:
+            pytest.xfail(reason)
+        if verdict is not Verdict.PASSED:
+            cite = claim_result.claim.cite
+            raise ClaimFailed(
+                f"{verdict.value}: {claim_result.claim.metric}: {reason}\n"
+                f"source: {cite.document} §{cite.section}: {cite.figure}"
+            )
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, ClaimFailed):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, self.name
+
+
+def _file_result(config: pytest.Config, path: Path) -> FileResult:
+    """The file's results, profiled once per session."""
+    results = config.stash.setdefault(_RESULTS, {})
+    if path not in results:
+        if _ENVIRONMENT not in config.stash:
+            config.stash[_ENVIRONMENT] = Environment.probe(config.getoption("ncuverify_ncu"))
+        from_profile = config.getoption("ncuverify_from_profile")
+        options = CheckOptions(
+            arch=config.getoption("ncuverify_arch"),
+            ncu=NcuOptions(executable=config.getoption("ncuverify_ncu")),
+            from_profile=Path(from_profile) if from_profile else None,
+        )
+        results[path] = check_file(path, options, config.stash[_ENVIRONMENT])
+    return results[path]

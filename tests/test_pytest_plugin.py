@@ -1,0 +1,53 @@
+"""The pytest plugin, run in a pytester sandbox on the recorded sample (no GPU needed)."""
+
+import shutil
+
+from conftest import DATA, FIXTURES
+
+
+def sandbox(pytester, text: str | None = None):
+    folder = pytester.path / "expectations"
+    folder.mkdir()
+    (folder / "sample.yaml").write_text(text if text is not None else (DATA / "sample.yaml").read_text())
+    return folder
+
+
+def test_every_claim_is_a_test(pytester):
+    sandbox(pytester)
+    result = pytester.runpytest("expectations", "--ncuverify-from-profile", str(FIXTURES), "-v")
+    result.assert_outcomes(passed=8)
+    result.stdout.fnmatch_lines(
+        ["*sample.yaml::contiguous_four_sectors PASSED*", "*sample.yaml::stride32_sector_ratio PASSED*"]
+    )
+
+
+def test_a_failing_claim_fails_its_test_with_the_numbers(pytester):
+    sandbox(
+        pytester,
+        (DATA / "sample.yaml").read_text().replace("expect: {equals: 32}", "expect: {equals: 33}", 1),
+    )
+    result = pytester.runpytest("expectations", "--ncuverify-from-profile", str(FIXTURES))
+    result.assert_outcomes(passed=7, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*failed: *measured 32, expected == 33*", "*source: sample.txt §1: stride 32 touches 32 sectors*"]
+    )
+
+
+def test_without_a_gpu_profiler_claims_skip_and_a_wrong_file_is_a_collection_error(pytester):
+    folder = sandbox(pytester)
+    shutil.copy(DATA / "static.yaml", folder / "static.yaml")
+    (folder / "broken.yaml").write_text("kernels: {}\n")
+    result = pytester.runpytest(
+        "expectations", "-rs", "--continue-on-collection-errors", "--ncuverify-arch", "sm_90", "-k", "static"
+    )
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("errors") == 1  # broken.yaml
+    assert outcomes.get("passed") == 6 and outcomes.get("skipped") == 1  # static.yaml: its one profiler claim
+    result.stdout.fnmatch_lines(["*broken.yaml*"])
+
+
+def test_other_yaml_is_left_alone(pytester):
+    (pytester.path / "config.yaml").write_text("kernels: {}\n")
+    pytester.makepyfile("def test_ok():\n    assert True\n")
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1)
