@@ -28,7 +28,7 @@ from ncuverify.build import KernelBuild
 from ncuverify.errors import EnvironmentProblem, InputError
 from ncuverify.expression import SASS_PREFIX, MetricRef
 from ncuverify.runner import PROGRESS_FILE, Plan, PlannedCase
-from ncuverify.spec import BUFFER_PREFIX, BufferArg, CaseSpec
+from ncuverify.spec import BUFFER_PREFIX, CaseSpec
 from ncuverify.static import STATIC_PREFIX, is_static
 
 MEASUREMENT_COLUMNS = ["case", "kernel", "metric", "value", "unit"]
@@ -157,15 +157,6 @@ def planned_case(name: str, case: CaseSpec, build: KernelBuild, cubin_path: Path
         args=[arg.model_dump(exclude_none=True) for arg in case.args],
         repeat=case.repeat,
     )
-
-
-def buffer_bytes(case: CaseSpec) -> int:
-    """Device memory a case allocates, for messages about size."""
-    return sum((a.count + a.offset) * _itemsize(a.buffer) for a in case.args if isinstance(a, BufferArg))
-
-
-def _itemsize(dtype: str) -> int:
-    return int(re.sub(r"\D", "", dtype)) // 8
 
 
 # --- running -----------------------------------------------------------------------------------------------

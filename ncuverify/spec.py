@@ -600,6 +600,7 @@ def _reference_problems(content: ExpectationFile) -> Iterable[tuple[Location, st
                 ("claims", index, "case"),
                 f"no case named {claim.case!r}{_suggest(claim.case, content.cases)}",
             )
+        yield from _control_problems(content, index, claim)
         for ref in expression.references(claim.expression):
             if ref.name.startswith(STATIC_PREFIX) and ref.name not in STATIC_METRICS:
                 known = ", ".join(sorted(STATIC_METRICS))
@@ -694,11 +695,6 @@ def _path_problems(content: ExpectationFile, folder: Path) -> Iterable[tuple[Loc
                 )
             elif not (resolved.is_file() if kind == "file" else resolved.is_dir()):
                 yield (where, f"no such {kind}: {given} (looked in {folder})")
-
-
-def arch_number(arch: str) -> int:
-    """`sm_90a` -> 90."""
-    return int(re.sub(r"\D", "", arch))
 
 
 SCHEMA_ID = "https://ncuverify.dev/schema/expectations.schema.json"
