@@ -257,6 +257,7 @@ def measure(
     symbols = _symbols(spec, builds)
     keep_dir = options.save_profile / spec.path.stem if options.save_profile is not None else None
     runs: list[recording.Run] = []
+    measured: list[profile.Measurements] = []
     with _work_dir(keep_dir) as work_dir:
         cubins = _write_cubins(spec, builds, needed_cases, work_dir)
         remaining = needed_cases
@@ -272,13 +273,12 @@ def measure(
             profile.diagnose(run)
             status = _faults_named(run.status, planned, run_dir, ncu) or _runner_failure(run, remaining)
             runs.append(recording.Run(run.report, status, run.command))
-            remaining = _to_run_again(
-                status, profile.measurements(profile.parse_csv(run.report), status, symbols)
-            )
+            measured.append(_run_measurements(runs[-1], symbols))
+            remaining = _to_run_again(status, measured[-1])
         provenance = _provenance(environment.gpu, ncu, runs[0].command, builds)
         if keep_dir is not None:
             recording.save(keep_dir, runs, provenance)
-    return _measurements_of(runs, symbols), provenance
+    return _combined(measured), provenance
 
 
 def _faults_named(
@@ -313,10 +313,15 @@ def _to_run_again(status: list[dict[str, object]], measured: profile.Measurement
     return [*measured.unmeasured, *(case for case in not_run if case not in done)]
 
 
-def _measurements_of(runs: list[recording.Run], symbols: dict[str, str]) -> profile.Measurements:
+def _run_measurements(run: recording.Run, symbols: dict[str, str]) -> profile.Measurements:
+    return profile.measurements(profile.parse_csv(run.report), run.status, symbols)
+
+
+def _combined(parts: list[profile.Measurements]) -> profile.Measurements:
+    """The measurements of every run of a file, as one."""
     measured = profile.Measurements.empty()
-    for run in runs:
-        measured = measured.combined(profile.measurements(profile.parse_csv(run.report), run.status, symbols))
+    for part in parts:
+        measured = measured.combined(part)
     return measured
 
 
@@ -336,7 +341,8 @@ def _write_cubins(
 
 def replay(spec: Spec, builds: dict[str, KernelBuild], recorded: recording.Recording) -> profile.Measurements:
     """The measurements of a recorded run, as if ncu had just produced them."""
-    return _measurements_of(recorded.runs, _symbols(spec, builds))
+    symbols = _symbols(spec, builds)
+    return _combined([_run_measurements(run, symbols) for run in recorded.runs])
 
 
 def _symbols(spec: Spec, builds: dict[str, KernelBuild]) -> dict[str, str]:

@@ -264,3 +264,17 @@ def test_other_architecture_claims_do_not_fail_the_run():
         )
     ]
     assert exit_code(results) == ExitCode.OK
+
+
+def test_a_recording_of_several_runs_replays_whole():
+    """The faults file took five ncu runs on the H200: each fault and the hang sent the rest to a new one."""
+    results = replay(DATA / "faults.yaml")
+    assert {i for i, r in results.items() if r.verdict == Verdict.PASSED} == {
+        "first_stores",
+        "second_stores",
+        "last_stores",
+        "hung_kernel_still_built",
+    }
+    assert "CUDA_ERROR_ILLEGAL_ADDRESS" in (results["bad_address_stores"].reason or "")
+    assert "CUDA_ERROR_MISALIGNED_ADDRESS" in (results["bad_alignment_loads"].reason or "")
+    assert "did not finish within 30 s" in (results["hung_stores"].reason or "")
