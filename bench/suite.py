@@ -6,7 +6,9 @@
 Prints a Markdown table (seconds of wall time). The raw-ncu floor is one `ncu --csv` process over
 ncuverify's own runner launching every case of the suite, asking for the union of the metrics: what
 ncu needs for the same kernels and metrics, with nothing of ncuverify around it. "One ncu per case" is
-what a naive wrapper does. Not a test: timings belong here, not in the test suite.
+what a naive wrapper does (timed on a sample of the cases and scaled). On a machine with two GPUs it
+also times `--gpus 0,1` and says whether its verdicts equal the one-GPU run's. Not a test: timings
+belong here, not in the test suite.
 """
 
 from __future__ import annotations
@@ -57,24 +59,48 @@ def cpu_rows(cache: Path) -> list[tuple[str, float]]:
     ]
 
 
-def gpu_rows(cache: Path, scratch: Path) -> list[tuple[str, float]]:
+def gpu_rows(cache: Path, scratch: Path, naive_sample: int) -> list[tuple[str, float]]:
     env = {**os.environ, "NCUVERIFY_CACHE_DIR": str(cache)}
     saved = scratch / "saved"
-    whole = timed(ncuverify("check", "expectations/", "--save-profile", str(saved)), env)
-    plans = [json.loads(p.read_text()) for p in sorted(saved.glob("*/plan.json"))]
-    commands = [
-        json.loads((p.parent / "provenance.json").read_text())["ncu_command"]
-        for p in sorted(saved.glob("*/plan.json"))
-    ]
+    one_json, two_json = scratch / "one.json", scratch / "two.json"
+    whole = timed(
+        ncuverify("check", "expectations/", "--save-profile", str(saved), "--json", str(one_json)), env
+    )
+    plans = [json.loads(p.read_text()) for p in sorted(saved.glob("runs/*/0/plan.json"))]
+    commands = json.loads((saved / "commands.json").read_text())
     metrics = sorted({m for c in commands for m in c[c.index("--metrics") + 1].split(",")})
     cases = [case for plan in plans for case in plan["cases"]]
     floor = timed(_ncu(scratch / "floor", cases, metrics), env)
-    one_by_one = sum(timed(_ncu(scratch / f"case{i}", [case], metrics), env) for i, case in enumerate(cases))
-    return [
-        (f"ncuverify check expectations/ ({len(cases)} cases, warm cache)", whole),
-        ("raw ncu: one process, every case, the same metrics (the floor)", floor),
-        ("one ncu process per case (a naive wrapper)", one_by_one),
+    # One ncu per case costs about the same for every case (ncu's start dominates): time a fixed sample
+    # spread over the suite and scale it to every case.
+    step = max(1, len(cases) // naive_sample)
+    sample = cases[::step][:naive_sample]
+    naive = sum(timed(_ncu(scratch / f"case{i}", [case], metrics), env) for i, case in enumerate(sample))
+    rows = [
+        (f"ncuverify check expectations/ ({len(cases)} cases, one GPU, warm cache)", whole),
+        ("raw ncu: one process, every case, the union of the metrics (the floor)", floor),
+        (
+            f"one ncu process per case (a naive wrapper; {len(sample)} cases timed, scaled to {len(cases)})",
+            naive * len(cases) / len(sample),
+        ),
     ]
+    if _gpu_count() >= 2:
+        two = timed(ncuverify("check", "expectations/", "--gpus", "0,1", "--json", str(two_json)), env)
+        same = _verdicts(one_json) == _verdicts(two_json)
+        rows.append(
+            (f"ncuverify check expectations/ on two GPUs (verdicts identical to one GPU: {same})", two)
+        )
+    return rows
+
+
+def _verdicts(path: Path) -> list[tuple[str, str, str]]:
+    document = json.loads(path.read_text())
+    return [(f["path"], c["id"], c["verdict"]) for f in document["files"] for c in f["claims"]]
+
+
+def _gpu_count() -> int:
+    listed = subprocess.run(["nvidia-smi", "--list-gpus"], capture_output=True, text=True)
+    return len([line for line in listed.stdout.splitlines() if line.startswith("GPU ")])
 
 
 def _ncu(folder: Path, cases: list[dict], metrics: list[str]) -> list[str]:
@@ -91,12 +117,15 @@ def _ncu(folder: Path, cases: list[dict], metrics: list[str]) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gpu", action="store_true", help="also time the profiling (needs a GPU and ncu)")
+    parser.add_argument(
+        "--naive-sample", type=int, default=24, help="cases timed one ncu each (scaled to the whole suite)"
+    )
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ncuverify-bench-") as scratch:
         cache = Path(scratch) / "cache"
         rows = cpu_rows(cache)
         if arguments.gpu:
-            rows += gpu_rows(cache, Path(scratch))
+            rows += gpu_rows(cache, Path(scratch), arguments.naive_sample)
     print(f"ncuverify suite benchmark, {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores\n")
     print("| what | seconds |\n| --- | --- |")
     for what, seconds in rows:

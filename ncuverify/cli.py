@@ -19,8 +19,10 @@ from ncuverify import baseline as baselines
 from ncuverify import cache as compile_cache
 from ncuverify import export, pipeline, report
 from ncuverify.cache import CompileCache
+from ncuverify.environment import gpu_count
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.profile import NcuOptions
+from ncuverify.schedule import PASSES_FILE, PassCounts
 from ncuverify.spec import json_schema
 
 app = typer.Typer(
@@ -71,10 +73,19 @@ def check(
     ] = 300.0,
     save_profile: Annotated[
         Path | None,
-        typer.Option(
-            help="record each file's profile (ncu log, runner status, provenance, cubins) in DIR/<file>"
-        ),
+        typer.Option(help="record the run's profile (ncu logs, runner status, provenance, cubins) in DIR"),
     ] = None,
+    ncu_report: Annotated[
+        bool, typer.Option("--ncu-report", help="with --save-profile: keep ncu's .ncu-rep reports too")
+    ] = False,
+    gpus: Annotated[
+        str | None,
+        typer.Option(help="profile on these GPUs: all, or indices such as 0,1 (default: the first)"),
+    ] = None,
+    explain: Annotated[
+        bool,
+        typer.Option(help="profile the cases of failed memory claims again for ncu's rules and source lines"),
+    ] = True,
     from_profile: FromProfile = None,
     static_only: Annotated[
         bool, typer.Option("--static-only", help="judge only the claims on static facts (no GPU needed)")
@@ -111,6 +122,10 @@ def check(
         raise typer.BadParameter(
             "record a new profile or replay an old one, not both", param_hint="--save-profile"
         )
+    if ncu_report and save_profile is None:
+        raise typer.BadParameter(
+            "keeps reports in the --save-profile folder: give one", param_hint="--ncu-report"
+        )
     if clock_control not in ("none", "base"):
         raise typer.BadParameter("none or base", param_hint="--clock-control")
     if cache_control not in ("all", "none"):
@@ -124,9 +139,13 @@ def check(
             case_timeout_s=case_timeout,
         ),
         save_profile=save_profile,
+        keep_report=ncu_report,
         from_profile=from_profile,
         static_only=static_only,
         cache=_cache(no_cache),
+        passes=_passes(no_cache),
+        gpus=_gpus(gpus),
+        explain=explain,
         shard=_shard(shard),
     )
     console = _console()
@@ -337,6 +356,28 @@ def _shard(text: str | None) -> tuple[int, int] | None:
 
 def _cache(disabled: bool) -> CompileCache | None:
     return None if disabled else CompileCache(compile_cache.default_folder())
+
+
+def _passes(disabled: bool) -> PassCounts | None:
+    """ncu's passes per metric set, remembered in the cache folder (they shape how cases are grouped)."""
+    return None if disabled else PassCounts.load(compile_cache.default_folder() / PASSES_FILE)
+
+
+def _gpus(text: str | None) -> tuple[int, ...] | None:
+    """--gpus: None for the default GPU; "all" for every GPU the driver reports; else a list of indices."""
+    if text is None:
+        return None
+    if text.strip() == "all":
+        count = gpu_count()
+        if count == 0:
+            raise typer.BadParameter("no GPU here", param_hint="--gpus")
+        return tuple(range(count))
+    parts = [part.strip() for part in text.split(",")]
+    if not all(part.isdigit() for part in parts) or len(set(parts)) != len(parts):
+        raise typer.BadParameter(
+            f"{text!r}: write all, or distinct GPU indices such as 0,1", param_hint="--gpus"
+        )
+    return tuple(int(part) for part in parts)
 
 
 def _check_files(files: list[Path], options: pipeline.CheckOptions) -> list[pipeline.FileResult]:

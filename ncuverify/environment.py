@@ -42,6 +42,17 @@ def detect_gpu(index: int = 0) -> Gpu:
     return Gpu(index, name, f"sm_{major}{minor}", f"{version // 1000}.{version % 1000 // 10}")
 
 
+def gpu_count() -> int:
+    """How many GPUs the CUDA driver reports (0 where there is no driver)."""
+    try:
+        from cuda.bindings import driver
+
+        _ok(driver.cuInit(0))
+        return int(_ok(driver.cuDeviceGetCount()))  # type: ignore[call-overload]
+    except Exception:  # no driver library, or no device: no GPU to profile on
+        return 0
+
+
 # The oldest Nsight Compute whose command line and CSV ncuverify relies on.
 OLDEST_NCU = (2022, 1)
 

@@ -16,6 +16,7 @@ import pandas as pd
 
 from ncuverify import __version__
 from ncuverify.errors import ExitCode
+from ncuverify.explain import Explanation, claim_lines
 from ncuverify.judge import ClaimResult, Verdict, describe, format_number
 from ncuverify.pipeline import FileResult, exit_code
 from ncuverify.profile import MEASUREMENT_COLUMNS, Measurements
@@ -75,6 +76,7 @@ def file_record(result: FileResult) -> dict[str, Any]:
         "counts": {verdict.value: result.count(verdict) for verdict in Verdict},
         "claims": [claim_record(claim) for claim in result.claims],
         "measurements": measurements,
+        "explanations": {claim_id: e.to_dict() for claim_id, e in result.explanations.items()},
     }
 
 
@@ -123,6 +125,7 @@ def _file_result(record: dict[str, Any]) -> FileResult:
         warnings=record["warnings"],
         measurements=Measurements(frame=frame),
         not_run=record.get("not_run"),
+        explanations={k: Explanation.from_dict(v) for k, v in record.get("explanations", {}).items()},
     )
 
 
@@ -144,6 +147,7 @@ def merge(shards: Sequence[Sequence[FileResult]]) -> list[FileResult]:
                 provenance=known.provenance or result.provenance,
                 warnings=[*known.warnings, *result.warnings],
                 measurements=_both(known.measurements, result.measurements),
+                explanations={**known.explanations, **result.explanations},
             )
     return list(merged.values())
 
@@ -172,7 +176,9 @@ def to_junit(results: Sequence[FileResult]) -> str:
             )
             message = _message(claim_result)
             if claim_result.verdict in _FAILING:
-                ElementTree.SubElement(case, "failure", message=message).text = _details(claim_result)
+                ElementTree.SubElement(case, "failure", message=message).text = _details(
+                    claim_result, result.explanations.get(claim_result.claim.id)
+                )
                 failures += 1
             elif claim_result.verdict is Verdict.ERROR:
                 ElementTree.SubElement(case, "error", message=message).text = _details(claim_result)
@@ -198,11 +204,13 @@ def _message(result: ClaimResult) -> str:
     return f"{text} ({result.reason})" if result.reason else text
 
 
-def _details(result: ClaimResult) -> str:
+def _details(result: ClaimResult, explanation: Explanation | None = None) -> str:
     cite = result.claim.cite
     lines = [_message(result), f"source: {cite.document} §{cite.section}: {cite.figure}"]
     if result.claim.note:
         lines.append(f"note: {result.claim.note}")
+    if explanation is not None:
+        lines += claim_lines(result.claim.id, explanation)
     return "\n".join(lines)
 
 
@@ -254,6 +262,11 @@ def to_markdown(results: Sequence[FileResult]) -> str:
         for result in results:
             if result.input_error is not None:
                 lines += ["", f"`{result.path}`: input error", "", "```", result.input_error, "```"]
+        explained = [(r, claim_id, e) for r in results for claim_id, e in r.explanations.items()]
+        if explained:
+            lines += ["", "### What ncu says about them", ""]
+            for result, claim_id, explanation in explained:
+                lines += [f"`{result.path.name}`", "", "```", *claim_lines(claim_id, explanation), "```", ""]
     return "\n".join(lines) + "\n"
 
 

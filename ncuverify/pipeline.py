@@ -1,4 +1,6 @@
-"""The stages in order: spec -> build -> profile -> judge, for each expectation file."""
+"""The stages in order: spec -> build -> profile -> judge. Each file is loaded, built and judged on its
+static facts; then the profiler claims of all files are profiled in one go (`session`) and judged;
+then failed claims on memory are explained."""
 
 from __future__ import annotations
 
@@ -11,14 +13,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ncuverify import __version__, metrics, profile, recording
+from ncuverify import __version__, explain, metrics, profile, recording, session
 from ncuverify.build import KernelBuild, build_spec, nvrtc_version
 from ncuverify.cache import CompileCache
-from ncuverify.environment import Gpu, detect_gpu, find_ncu, ncu_version
+from ncuverify.environment import Gpu, detect_gpu, find_ncu, gpu_count, ncu_version
 from ncuverify.errors import EnvironmentProblem, ExitCode, InputError
+from ncuverify.explain import Explanation
 from ncuverify.judge import ClaimResult, Verdict, applies_to, judge, other_arch, skip_all
 from ncuverify.recording import Provenance
-from ncuverify.runner import PlannedCase
+from ncuverify.schedule import PassCounts
 from ncuverify.spec import Claim, Spec, load
 from ncuverify.static import is_static
 from ncuverify.static import measurement_rows as static_rows
@@ -28,10 +31,14 @@ from ncuverify.static import measurement_rows as static_rows
 class CheckOptions:
     arch: str | None = None  # build target; else the GPU's, else the file's
     ncu: profile.NcuOptions = field(default_factory=profile.NcuOptions)
-    save_profile: Path | None = None  # record each file's profile under this folder
-    from_profile: Path | None = None  # judge recorded profiles from this folder instead of profiling
+    save_profile: Path | None = None  # record the run's profile in this folder
+    keep_report: bool = False  # with save_profile: keep ncu's .ncu-rep reports too
+    from_profile: Path | None = None  # judge a recorded profile from this folder instead of profiling
     static_only: bool = False  # judge only the claims that need no GPU
     cache: CompileCache | None = None  # compile through this cache; None compiles every time
+    passes: PassCounts | None = None  # ncu's passes per metric set, remembered between runs
+    gpus: tuple[int, ...] | None = None  # profile on these GPUs; None: the first
+    explain: bool = True  # profile failing memory claims again for ncu's rules and source lines
     shard: tuple[int, int] | None = None  # (K, N): judge only the K-th of N shares of the claims
     on_progress: Callable[[str], None] | None = None  # told what the run is doing, a line at a time
 
@@ -43,6 +50,7 @@ class Environment:
     gpu: Gpu | None
     ncu: str | None
     problem: str | None  # why profiler claims cannot be measured here
+    gpu_count: int = 0
 
     @classmethod
     def probe(cls, ncu_executable: str) -> Environment:
@@ -51,9 +59,9 @@ class Environment:
         except EnvironmentProblem as problem:
             return cls(None, None, str(problem))
         try:
-            return cls(gpu, find_ncu(ncu_executable), None)
+            return cls(gpu, find_ncu(ncu_executable), None, gpu_count())
         except EnvironmentProblem as problem:
-            return cls(gpu, None, str(problem))
+            return cls(gpu, None, str(problem), gpu_count())
 
 
 @dataclass(frozen=True)
@@ -68,106 +76,258 @@ class FileResult:
     measurements: profile.Measurements | None = None  # everything measured: static facts and profiler
     spec: Spec | None = None  # the file as loaded; None where it could not be
     not_run: str | None = None  # why the file was not checked (the run was interrupted)
+    explanations: dict[str, Explanation] = field(default_factory=dict)  # claim id -> what ncu says
 
     def count(self, verdict: Verdict) -> int:
         return sum(1 for result in self.claims if result.verdict is verdict)
 
 
 class Interrupted(Exception):
-    """The run was interrupted (Ctrl-C); results holds every file, finished or marked not run."""
+    """The run was interrupted (Ctrl-C); results holds every file, judged as far as it got."""
 
     def __init__(self, results: list[FileResult]) -> None:
         super().__init__("interrupted")
         self.results = results
 
 
-def check_files(paths: Iterable[Path], options: CheckOptions) -> list[FileResult]:
-    """Every file's result; on Ctrl-C, Interrupted with the files finished so far and the rest marked."""
+@dataclass(frozen=True)
+class _Prepared:
+    """A file loaded, built and judged on its static facts; its profiler claims wait for the run's ncu."""
+
+    key: str  # the file's name in the run's profile: its stem, made unique
+    path: Path
+    spec: Spec
+    arch: str | None
+    builds: dict[str, KernelBuild] | None
+    judged: list[ClaimResult]  # claims judged already: static facts, other architectures, skipped
+    waiting: list[Claim]  # claims on the profiler
+    static: profile.Measurements
+    started: float
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Profiled:
+    """What the run's profile gave: measurements per file key, where they come from, or why not."""
+
+    measured: dict[str, profile.Measurements] = field(default_factory=dict)
+    provenance: Provenance | None = None
+    replayed: bool = False
+    problem: str | None = None  # no profile: the profiler claims are skipped with this reason
+    input_error: str | None = None  # ncu refused what the claims asked for
+
+
+def check_files(
+    paths: Iterable[Path], options: CheckOptions, environment: Environment | None = None
+) -> list[FileResult]:
+    """Every file's result. Static claims are judged as each file is built; the profiler claims of all
+    files are then profiled together. On Ctrl-C, Interrupted with every file judged as far as it got.
+    The environment is probed unless given."""
     paths = list(paths)
-    results: list[FileResult] = []
+    prepared: list[_Prepared | FileResult] = []
     try:
-        environment = Environment.probe(options.ncu.executable)
+        environment = environment or Environment.probe(options.ncu.executable)
+        keys: set[str] = set()
         for path in paths:
-            results.append(check_file(path, options, environment))
+            prepared.append(_prepare(path, options, environment, keys))
+        waiting = [p for p in prepared if isinstance(p, _Prepared) and p.waiting]
+        with _work_dir(options.save_profile) as work_dir:
+            profiled = _profile(waiting, options, environment, work_dir)
+            results = [_finish(p, profiled) if isinstance(p, _Prepared) else p for p in prepared]
+            return _explained(results, waiting, profiled, options, environment, work_dir)
     except KeyboardInterrupt:
         reason = "the run was interrupted before this file was checked"
-        results += [FileResult(path, [], not_run=reason) for path in paths[len(results) :]]
-        raise Interrupted(results) from None
-    return results
+        interrupted = _Profiled(problem="the run was interrupted before these claims were profiled")
+        finished = [_finish(p, interrupted) if isinstance(p, _Prepared) else p for p in prepared]
+        finished += [FileResult(path, [], not_run=reason) for path in paths[len(prepared) :]]
+        raise Interrupted(finished) from None
 
 
-def check_file(path: Path, options: CheckOptions, environment: Environment) -> FileResult:
+def check_file(path: Path, options: CheckOptions, environment: Environment | None = None) -> FileResult:
+    """One file's result: a run of one file."""
+    return check_files([path], options, environment)[0]
+
+
+def _prepare(
+    path: Path, options: CheckOptions, environment: Environment, keys: set[str]
+) -> _Prepared | FileResult:
+    """Load, build and judge the static claims of one file; a FileResult if nothing is left to profile."""
     started = time.monotonic()
     _say(options, f"{path.name}: reading")
     try:
         spec = load(path)
         if options.shard is not None:
             spec = share_of(spec, *options.shard)
-        recorded = recording.load(options.from_profile, spec.path.stem) if options.from_profile else None
-        arch = recorded.provenance.arch if recorded else target_arch(spec, options, environment)
+        stem = _unique(spec.path.stem, set(keys))
+        from_profile = options.from_profile
+        provenance = recording.load_provenance(from_profile, stem) if from_profile else None
+        arch = provenance.arch if provenance else target_arch(spec, options, environment)
         if arch is not None:
             check_metric_names(spec, arch, environment.ncu)
         _say(options, f"{path.name}: compiling")
         builds = build_spec(spec, arch, options.cache) if arch is not None else None
-        outcome = _judge_file(spec, arch, builds, options, environment, recorded)
     except InputError as error:
         return FileResult(path, [], input_error=str(error), seconds=time.monotonic() - started)
-    warnings = []
-    if recorded is not None and builds is not None:
-        warnings = [
-            f"kernel {name} changed since it was recorded: its figures may be stale"
-            for name in recording.changed_kernels(recorded, builds)
-        ]
-    return FileResult(
-        path,
-        _in_file_order(spec, outcome.results),
-        seconds=time.monotonic() - started,
-        provenance=outcome.provenance,
-        replayed=recorded is not None,
-        warnings=warnings,
-        measurements=outcome.measurements,
-        spec=spec,
-    )
-
-
-@dataclass(frozen=True)
-class _Outcome:
-    results: list[ClaimResult]
-    provenance: Provenance | None = None
-    measurements: profile.Measurements | None = None
-
-
-def _judge_file(
-    spec: Spec,
-    arch: str | None,
-    builds: dict[str, KernelBuild] | None,
-    options: CheckOptions,
-    environment: Environment,
-    recorded: recording.Recording | None,
-) -> _Outcome:
-    """Every claim's verdict: static claims from the build, profiler claims from ncu or a recording."""
+    key = _unique(spec.path.stem, keys)
     applicable = [claim for claim in spec.content.claims if applies_to(claim, arch)]
-    elsewhere = other_arch([claim for claim in spec.content.claims if claim not in applicable], arch)
+    judged = other_arch([claim for claim in spec.content.claims if claim not in applicable], arch)
     static_claims, profiler_claims = split_claims(applicable)
     if options.static_only:
         profiler_claims = []
     if builds is None:
         reason = f"{environment.problem or 'no GPU'}; and no architecture to build for: pass --arch or set 'arch' in the file"
-        return _Outcome(elsewhere + skip_all(static_claims + profiler_claims, reason))
-    measured = static_measurements(spec, builds, applicable)
-    if not profiler_claims:
-        return _Outcome(elsewhere + judge(static_claims, measured, arch), measurements=measured)
+        judged += skip_all(static_claims + profiler_claims, reason)
+        return _Prepared(key, path, spec, arch, None, judged, [], profile.Measurements.empty(), started)
+    static = static_measurements(spec, builds, applicable)
+    judged += judge(static_claims, static, arch)
+    warnings = []
+    if provenance is not None:
+        warnings = [
+            f"kernel {name} changed since it was recorded: its figures may be stale"
+            for name in recording.changed_kernels(provenance, builds, key)
+        ]
+    return _Prepared(key, path, spec, arch, builds, judged, profiler_claims, static, started, warnings)
+
+
+def _unique(stem: str, keys: set[str]) -> str:
+    """The file's key in the run: its stem, with a number where another file of the run has the stem."""
+    key, n = stem, 1
+    while key in keys:
+        n += 1
+        key = f"{stem}.{n}"
+    keys.add(key)
+    return key
+
+
+def _profile(
+    waiting: list[_Prepared], options: CheckOptions, environment: Environment, work_dir: Path
+) -> _Profiled:
+    """The profile of every waiting file: replayed from a recording, or from one run of ncu per group."""
+    if not waiting:
+        return _Profiled()
+    files = [session.FileCases(p.key, p.spec, p.builds or {}, p.waiting) for p in waiting]
+    symbols = session.symbols_of(files)
+    keys = [p.key for p in waiting]
     try:
-        if recorded is not None:
-            profiled, provenance = replay(spec, builds, recorded), recorded.provenance
-        else:
-            profiled, provenance = measure(spec, builds, profiler_claims, options, environment)
+        if options.from_profile is not None:
+            recorded = recording.load(options.from_profile, keys)
+            measured = session.measurements_by_file(recorded.runs, keys, symbols)
+            return _Profiled(measured, recorded.provenance, replayed=True)
+        gpu = _usable_gpu(environment)
+        settings = _settings(options, environment)
+        runs = session.profile_files(files, work_dir, settings)
+        if options.passes is not None:
+            options.passes.save()
+        provenance = _provenance(gpu, settings.ncu, runs[0].command, files)
+        if options.save_profile is not None:
+            recording.save(work_dir, runs, provenance)
+        return _Profiled(session.measurements_by_file(runs, keys, symbols), provenance)
     except EnvironmentProblem as problem:
-        skipped = skip_all(profiler_claims, str(problem))
-        return _Outcome(elsewhere + judge(static_claims, measured, arch) + skipped, measurements=measured)
-    everything = measured.combined(profiled)
-    results = judge(static_claims + profiler_claims, everything, arch)
-    return _Outcome(elsewhere + results, provenance, everything)
+        return _Profiled(problem=str(problem))
+    except InputError as error:
+        return _Profiled(input_error=str(error))
+
+
+def _usable_gpu(environment: Environment) -> Gpu:
+    if environment.problem is not None or environment.ncu is None or environment.gpu is None:
+        raise EnvironmentProblem(environment.problem or "ncu is not available")
+    return environment.gpu
+
+
+def _settings(options: CheckOptions, environment: Environment) -> session.Settings:
+    gpus = options.gpus or (environment.gpu.index if environment.gpu else 0,)
+    missing = [g for g in gpus if g >= max(environment.gpu_count, 1)]
+    if missing:
+        raise InputError(f"--gpus: no GPU {missing[0]} here (the driver reports {environment.gpu_count})")
+    return session.Settings(
+        ncu=replace(options.ncu, executable=environment.ncu or options.ncu.executable),
+        gpus=tuple(gpus),
+        passes=options.passes,
+        keep_report=options.keep_report,
+        say=options.on_progress,
+    )
+
+
+def _finish(prepared: _Prepared, profiled: _Profiled) -> FileResult:
+    """The file's result: its profiler claims judged on the run's profile (or skipped, with why)."""
+    results = list(prepared.judged)
+    measured = prepared.static
+    if prepared.waiting:
+        if profiled.input_error is not None:
+            return FileResult(prepared.path, [], input_error=profiled.input_error, spec=prepared.spec)
+        if profiled.replayed and prepared.key not in profiled.measured:
+            missing = f"the recording holds no case of {prepared.path.name}"
+            return FileResult(prepared.path, [], input_error=missing, spec=prepared.spec)
+        if prepared.key in profiled.measured:
+            measured = prepared.static.combined(profiled.measured[prepared.key])
+            results += judge(prepared.waiting, measured, prepared.arch)
+        else:
+            results += skip_all(prepared.waiting, profiled.problem or "not profiled")
+    return FileResult(
+        prepared.path,
+        _in_file_order(prepared.spec, results),
+        seconds=time.monotonic() - prepared.started,
+        provenance=profiled.provenance if prepared.waiting else None,
+        replayed=profiled.replayed and bool(prepared.waiting),
+        warnings=prepared.warnings,
+        measurements=measured,
+        spec=prepared.spec,
+    )
+
+
+def _explained(
+    results: list[FileResult],
+    waiting: list[_Prepared],
+    profiled: _Profiled,
+    options: CheckOptions,
+    environment: Environment,
+    work_dir: Path,
+) -> list[FileResult]:
+    """The results, with what ncu says about each failed claim on global or shared memory: from the
+    recording when replaying, else from a second pass over the failing cases."""
+    wanted = _to_explain(results, {p.path: p.key for p in waiting})
+    if not wanted or not (options.explain or profiled.replayed):
+        return results
+    try:
+        if profiled.replayed:
+            found = session.recorded_explanations(options.from_profile or work_dir)
+        else:
+            _say(options, f"explaining {len(wanted)} failed claim(s)")
+            files = [session.FileCases(p.key, p.spec, p.builds or {}, p.waiting) for p in waiting]
+            cases = {case: topic for case, topic in wanted.values()}
+            found = session.explain_cases(cases, files, work_dir, _settings(options, environment))
+    except (EnvironmentProblem, InputError) as problem:
+        return [
+            replace(r, warnings=[*r.warnings, f"no explanation from ncu: {problem}"])
+            if any((r.path, c.claim.id) in wanted for c in r.claims)
+            else r
+            for r in results
+        ]
+    return [_with_explanations(r, wanted, found) for r in results]
+
+
+def _to_explain(results: list[FileResult], keys: dict[Path, str]) -> dict[tuple[Path, str], tuple[str, str]]:
+    """(file, claim id) -> (qualified case, topic) for each failed profiler claim on global or shared memory."""
+    wanted = {}
+    for result in results:
+        for claim_result in result.claims:
+            claim = claim_result.claim
+            names = [ref.name for ref in claim.metric_refs() if profile.is_ncu_metric(ref)]
+            topic = explain.topic_of(names)
+            if claim_result.verdict is Verdict.FAILED and topic is not None and result.path in keys:
+                wanted[result.path, claim.id] = (session.qualified(keys[result.path], claim.case), topic)
+    return wanted
+
+
+def _with_explanations(
+    result: FileResult, wanted: dict[tuple[Path, str], tuple[str, str]], found: dict[str, Explanation]
+) -> FileResult:
+    explanations = {
+        claim_id: found[case]
+        for (path, claim_id), (case, _) in wanted.items()
+        if path == result.path and case in found
+    }
+    return replace(result, explanations=explanations) if explanations else result
 
 
 def share_of(spec: Spec, k: int, n: int) -> Spec:
@@ -237,120 +397,8 @@ def target_arch(spec: Spec, options: CheckOptions, environment: Environment) -> 
     return spec.content.arch
 
 
-def measure(
-    spec: Spec,
-    builds: dict[str, KernelBuild],
-    claims: list[Claim],
-    options: CheckOptions,
-    environment: Environment,
-) -> tuple[profile.Measurements, Provenance]:
-    """Profile the cases these claims read, asking for the metrics they read: one ncu process, and one
-    more for the cases after each one that faulted or hung (it poisons or ends the process it ran in)."""
-    if environment.problem is not None or environment.ncu is None or environment.gpu is None:
-        raise EnvironmentProblem(environment.problem or "ncu is not available")
-    ncu = replace(
-        options.ncu,
-        executable=environment.ncu,
-        on_case=lambda case: _say(options, f"{spec.path.name}: profiling {case}"),
-    )
-    needed_cases, metrics = _needs(spec, claims)
-    symbols = _symbols(spec, builds)
-    keep_dir = options.save_profile / spec.path.stem if options.save_profile is not None else None
-    runs: list[recording.Run] = []
-    measured: list[profile.Measurements] = []
-    with _work_dir(keep_dir) as work_dir:
-        cubins = _write_cubins(spec, builds, needed_cases, work_dir)
-        remaining = needed_cases
-        while remaining:
-            planned = [
-                profile.planned_case(
-                    n, spec.content.cases[n], builds[spec.content.cases[n].kernel], cubins[n]
-                )
-                for n in remaining
-            ]
-            run_dir = work_dir / f"run{len(runs)}" if runs else work_dir
-            run = profile.run_ncu(run_dir, planned, metrics, ncu)
-            profile.diagnose(run)
-            status = _faults_named(run.status, planned, run_dir, ncu) or _runner_failure(run, remaining)
-            runs.append(recording.Run(run.report, status, run.command))
-            measured.append(_run_measurements(runs[-1], symbols))
-            remaining = _to_run_again(status, measured[-1])
-        provenance = _provenance(environment.gpu, ncu, runs[0].command, builds)
-        if keep_dir is not None:
-            recording.save(keep_dir, runs, provenance)
-    return _combined(measured), provenance
-
-
-def _faults_named(
-    status: list[dict[str, object]], planned: list[PlannedCase], work_dir: Path, ncu: profile.NcuOptions
-) -> list[dict[str, object]]:
-    """Where a kernel's fault ended the process under ncu, the CUDA error it raises without ncu."""
-    named = []
-    for entry in status:
-        if entry.get("context_lost") and "process ended" in str(entry.get("error")):
-            case = next(c for c in planned if c.name == entry["case"])
-            error = profile.name_the_fault(work_dir / f"fault-{case.name}", case, ncu.case_timeout_s)
-            if error is not None:
-                entry = {
-                    **entry,
-                    "error": f"{error} (run again without the profiler; under it: {entry['error']})",
-                }
-        named.append(entry)
-    return named
-
-
-def _say(options: CheckOptions, line: str) -> None:
-    if options.on_progress is not None:
-        options.on_progress(line)
-
-
-def _to_run_again(status: list[dict[str, object]], measured: profile.Measurements) -> list[str]:
-    """After a case poisoned or ended the process: the cases it kept from running or from being reported."""
-    if not any(s.get("context_lost") for s in status):
-        return []
-    done = {str(s["case"]) for s in status}
-    not_run = [str(case) for s in status for case in s.get("not_run", [])]  # type: ignore[attr-defined]
-    return [*measured.unmeasured, *(case for case in not_run if case not in done)]
-
-
-def _run_measurements(run: recording.Run, symbols: dict[str, str]) -> profile.Measurements:
-    return profile.measurements(profile.parse_csv(run.report), run.status, symbols)
-
-
-def _combined(parts: list[profile.Measurements]) -> profile.Measurements:
-    """The measurements of every run of a file, as one."""
-    measured = profile.Measurements.empty()
-    for part in parts:
-        measured = measured.combined(part)
-    return measured
-
-
-def _write_cubins(
-    spec: Spec, builds: dict[str, KernelBuild], cases: list[str], work_dir: Path
-) -> dict[str, Path]:
-    """Each case's cubin, written once per kernel."""
-    paths: dict[str, Path] = {}
-    for name in cases:
-        kernel = spec.content.cases[name].kernel
-        path = work_dir / f"{kernel}.cubin"
-        if not path.exists():
-            path.write_bytes(builds[kernel].cubin)
-        paths[name] = path
-    return paths
-
-
-def replay(spec: Spec, builds: dict[str, KernelBuild], recorded: recording.Recording) -> profile.Measurements:
-    """The measurements of a recorded run, as if ncu had just produced them."""
-    symbols = _symbols(spec, builds)
-    return _combined([_run_measurements(run, symbols) for run in recorded.runs])
-
-
-def _symbols(spec: Spec, builds: dict[str, KernelBuild]) -> dict[str, str]:
-    return {name: builds[case.kernel].symbol for name, case in spec.content.cases.items()}
-
-
 def _provenance(
-    gpu: Gpu, ncu: profile.NcuOptions, command: list[str], builds: dict[str, KernelBuild]
+    gpu: Gpu, ncu: profile.NcuOptions, command: list[str], files: list[session.FileCases]
 ) -> Provenance:
     major, minor = nvrtc_version()
     return Provenance(
@@ -365,7 +413,11 @@ def _provenance(
         clock_control=ncu.clock_control,
         cache_control=ncu.cache_control,
         ncu_command=command,
-        kernels={name: build.source_digest for name, build in builds.items()},
+        kernels={
+            session.qualified(file.key, name): build.source_digest
+            for file in files
+            for name, build in file.builds.items()
+        },
     )
 
 
@@ -379,19 +431,9 @@ def _work_dir(keep_dir: Path | None) -> Iterator[Path]:
         yield Path(scratch)
 
 
-def _needs(spec: Spec, claims: list[Claim]) -> tuple[list[str], set[str]]:
-    """The cases (in file order) and the profiler metrics that the claims read."""
-    refs = [ref for claim in claims for ref in claim.metric_refs()]
-    cases = {ref.case for ref in refs} | {claim.control for claim in claims if claim.control}
-    metrics = {ref.name for ref in refs if profile.is_ncu_metric(ref)}
-    return [name for name in spec.content.cases if name in cases], metrics
-
-
-def _runner_failure(run: profile.ProfileRun, cases: list[str]) -> list[dict[str, object]]:
-    """The runner left no status: it never started. Every case fails with what it printed last."""
-    lines = [line for line in (run.output + run.report).splitlines() if line.strip()]
-    reason = f"the runner did not start (exit {run.returncode}): {lines[-1] if lines else 'no output'}"
-    return [{"case": name, "ok": False, "error": reason} for name in cases]
+def _say(options: CheckOptions, line: str) -> None:
+    if options.on_progress is not None:
+        options.on_progress(line)
 
 
 def exit_code(results: Iterable[FileResult]) -> ExitCode:

@@ -59,6 +59,7 @@ class NcuOptions:
     cache_control: str = "all"
     case_timeout_s: float = 300.0  # one case, with all of ncu's replays of it
     on_case: Callable[[str], None] | None = None  # told the name of each case as it starts
+    cancelled: Callable[[], bool] | None = None  # asked while ncu runs; True stops it (another GPU failed)
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,21 @@ class Measurements:
         if not (self.frame["case"] == case).any():
             raise KeyError(f"case {case} was not measured")
         raise KeyError(f"no {_describe_metric(metric)} for case {case}")
+
+    def of_prefix(self, prefix: str) -> Measurements:
+        """The measurements of the cases named prefix + name, under their names without the prefix."""
+
+        def strip(names: Iterable[str]) -> list[str]:
+            return [name.removeprefix(prefix) for name in names if name.startswith(prefix)]
+
+        rows = self.frame[self.frame["case"].map(lambda case: str(case).startswith(prefix))]
+        return Measurements(
+            frame=rows.assign(case=strip(rows["case"])).reset_index(drop=True),
+            failed_cases={
+                k.removeprefix(prefix): v for k, v in self.failed_cases.items() if k.startswith(prefix)
+            },
+            unmeasured=tuple(strip(self.unmeasured)),
+        )
 
     def combined(self, other: Measurements) -> Measurements:
         frames = pd.concat([self.frame, other.frame], ignore_index=True)
@@ -113,17 +129,27 @@ def _describe_metric(metric: str) -> str:
 
 
 def ncu_command(
-    options: NcuOptions, metrics: Iterable[str], symbols: Iterable[str], log_file: Path, plan_file: Path
+    options: NcuOptions,
+    metrics: Iterable[str],
+    symbols: Iterable[str],
+    log_file: Path,
+    plan_file: Path,
+    report_file: Path | None = None,
+    sections: Sequence[str] = (),
 ) -> list[str]:
-    """The ncu command line that profiles a plan: only the metrics and kernels the claims need."""
+    """The ncu command line that profiles a plan: only the metrics and kernels the claims need. With
+    sections, ncu collects those sections instead (and its report is read by importing report_file)."""
     kernel_filter = "|".join(sorted({re.escape(s) for s in symbols}))
+    output = [] if sections else ["--csv", "--page", "raw", "--print-units", "base"]
+    if sections:
+        collect = [argument for section in sections for argument in ("--section", section)]
+    else:
+        # ncu needs at least one metric, also when the claims read only buffers the kernel wrote.
+        collect = ["--metrics", ",".join(sorted(set(metrics))) or "gpu__time_duration.sum"]
+    keep = ["--export", str(report_file), "--force-overwrite"] if report_file is not None else []
     return [
         options.executable,
-        "--csv",
-        "--page",
-        "raw",
-        "--print-units",
-        "base",
+        *output,
         "--clock-control",
         options.clock_control,
         "--cache-control",
@@ -134,9 +160,8 @@ def ncu_command(
         "mangled",
         "--kernel-name",
         f"regex:^({kernel_filter})$",
-        "--metrics",
-        # ncu needs at least one metric, also when the claims read only buffers the kernel wrote.
-        ",".join(sorted(set(metrics))) or "gpu__time_duration.sum",
+        *collect,
+        *keep,
         "--log-file",
         str(log_file),
         sys.executable,
@@ -144,6 +169,33 @@ def ncu_command(
         "ncuverify.runner",
         str(plan_file),
     ]
+
+
+# ncu appends .ncu-rep to the name given to --export.
+REPORT_FILE = "profile.ncu-rep"
+
+# How `import_report` asks ncu for each page of a saved report.
+_IMPORT_PAGES = {
+    "details": ["--page", "details", "--print-details", "all", "--print-units", "base"],
+    "source": ["--page", "source", "--print-source", "cuda,sass"],
+}
+
+
+def import_report(options: NcuOptions, report: Path, page: str) -> str:
+    """One page of a saved report as CSV (`ncu --import`): needs ncu, not a GPU."""
+    command = [options.executable, "--import", str(report), "--csv", *_IMPORT_PAGES[page]]
+    try:
+        completed = subprocess.run(
+            command, capture_output=True, text=True, timeout=600, env={**os.environ, "LC_ALL": "C"}
+        )
+    except (OSError, subprocess.SubprocessError) as error:
+        raise EnvironmentProblem(f"ncu could not read its report {report}: {error}") from None
+    if completed.returncode != 0:
+        said = (completed.stderr or completed.stdout).strip().splitlines()
+        raise EnvironmentProblem(
+            f"ncu could not read its report {report} (exit {completed.returncode}): {said[-1] if said else ''}"
+        )
+    return completed.stdout
 
 
 def planned_case(name: str, case: CaseSpec, build: KernelBuild, cubin_path: Path) -> PlannedCase:
@@ -174,9 +226,17 @@ class ProfileRun:
 
 
 def run_ncu(
-    work_dir: Path, cases: Sequence[PlannedCase], metrics: Iterable[str], options: NcuOptions
+    work_dir: Path,
+    cases: Sequence[PlannedCase],
+    metrics: Iterable[str],
+    options: NcuOptions,
+    device: int | None = None,
+    keep_report: bool = False,
+    sections: Sequence[str] = (),
 ) -> ProfileRun:
-    """Profile the cases in one ncu process; stop it if a case runs longer than the case timeout.
+    """Profile the cases in one ncu process on one GPU (device: its index; None: CUDA's default);
+    stop it if a case runs longer than the case timeout. With keep_report, ncu also saves its report
+    as REPORT_FILE in work_dir; with sections, it collects them instead of metrics (see ncu_command).
 
     ncu and the runner get a process group of their own, so that a stop (or Ctrl-C here) ends both
     and leaves no process behind.
@@ -187,15 +247,17 @@ def run_ncu(
     log_file = work_dir / "ncu.log"
     progress_file = work_dir / PROGRESS_FILE
     Plan(device=0, status_path=str(status_file), cases=list(cases)).write(plan_file)
-    command = ncu_command(options, metrics, [c.symbol for c in cases], log_file, plan_file)
+    report_file = work_dir / REPORT_FILE.removesuffix(".ncu-rep") if keep_report else None
+    symbols = [c.symbol for c in cases]
+    command = ncu_command(options, metrics, symbols, log_file, plan_file, report_file, sections)
     output_file = work_dir / "output.txt"
     try:
-        process = _start(command, output_file)
+        process = _start(command, output_file, device)
     except FileNotFoundError:
         raise EnvironmentProblem(
             f"ncu not found at {options.executable!r}: install Nsight Compute or pass --ncu"
         ) from None
-    hung = _wait(process, progress_file, options.case_timeout_s, options.on_case)
+    hung = _wait(process, progress_file, options.case_timeout_s, options.on_case, options.cancelled)
     report = log_file.read_text(errors="replace") if log_file.exists() else ""
     status = json.loads(status_file.read_text()) if status_file.exists() else []
     output = output_file.read_text(errors="replace")
@@ -210,14 +272,17 @@ def run_ncu(
     return ProfileRun(command, process.returncode, report, output, status)
 
 
-def name_the_fault(work_dir: Path, case: PlannedCase, timeout_s: float) -> str | None:
+def name_the_fault(
+    work_dir: Path, case: PlannedCase, timeout_s: float, device: int | None = None
+) -> str | None:
     """Run one case again without the profiler, to learn the CUDA error its kernel raises: under ncu
     a fault only ends the application ("LaunchFailed")."""
     work_dir.mkdir(parents=True, exist_ok=True)
     status_file = work_dir / "status.json"
     plan_file = work_dir / "plan.json"
     Plan(device=0, status_path=str(status_file), cases=[case]).write(plan_file)
-    process = _start([sys.executable, "-m", "ncuverify.runner", str(plan_file)], work_dir / "output.txt")
+    runner = [sys.executable, "-m", "ncuverify.runner", str(plan_file)]
+    process = _start(runner, work_dir / "output.txt", device)
     if _wait(process, work_dir / PROGRESS_FILE, timeout_s) is not None or not status_file.exists():
         return None
     status = json.loads(status_file.read_text())
@@ -243,14 +308,17 @@ def _ending(text: str, returncode: int) -> str:
     return f"the process ended while this case ran (exit {returncode}): {said}"
 
 
-def _start(command: list[str], output_file: Path) -> subprocess.Popen[bytes]:
+def _start(command: list[str], output_file: Path, device: int | None = None) -> subprocess.Popen[bytes]:
     """Start ncu or the runner in a process group of its own, its output in output_file, with this
-    package importable and the C locale (ncu's number format)."""
+    package importable, the C locale (ncu's number format) and, given a device, only that GPU visible
+    (the runner then uses device 0, which is it)."""
     environment = {
         **os.environ,
         "LC_ALL": "C",
         "PYTHONPATH": _package_root() + os.pathsep + os.environ.get("PYTHONPATH", ""),
     }
+    if device is not None:
+        environment["CUDA_VISIBLE_DEVICES"] = _visible_device(device)
     with output_file.open("w") as output:
         return subprocess.Popen(
             command,
@@ -267,12 +335,15 @@ def _wait(
     progress_file: Path,
     case_timeout_s: float,
     on_case: Callable[[str], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
 ) -> str | None:
     """Wait for the process; stop its whole group if one case overruns. The overrunning case, if any."""
     told = None
     try:
         while process.poll() is None:
             time.sleep(0.2)
+            if cancelled is not None and cancelled():
+                raise KeyboardInterrupt
             running = _running_case(progress_file)
             if on_case is not None and running is not None and running[0] != told:
                 told = running[0]
@@ -284,6 +355,12 @@ def _wait(
         _stop(process)
         raise
     return None
+
+
+def _visible_device(index: int) -> str:
+    """The CUDA_VISIBLE_DEVICES value for the index-th GPU of those this process sees."""
+    visible = [d for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if d.strip()]
+    return visible[index] if index < len(visible) else str(index)
 
 
 def _running_case(progress_file: Path) -> tuple[str, float] | None:

@@ -2,7 +2,8 @@
 named by file and claim id, with ncuverify's verdicts as pytest's outcomes.
 
 Files in a folder named `expectations` are collected; `--ncuverify` collects every YAML file given.
-Each file is profiled once per session, when its first claim runs, as `ncuverify check` does.
+The files are checked together, once per session, when the first claim runs: one profile of all of
+them, as `ncuverify check` makes.
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ from typing import Any
 import pytest
 
 from ncuverify.errors import InputError
+from ncuverify.explain import claim_lines
 from ncuverify.judge import Verdict
-from ncuverify.pipeline import CheckOptions, Environment, FileResult, check_file
+from ncuverify.pipeline import CheckOptions, FileResult, check_files
 from ncuverify.profile import NcuOptions
 from ncuverify.spec import load
 
 _RESULTS = pytest.StashKey[dict[Path, FileResult]]()
-_ENVIRONMENT = pytest.StashKey[Environment]()
+_FILES = pytest.StashKey[list[Path]]()  # every expectation file collected, in order
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -46,6 +48,7 @@ class ExpectationFile(pytest.File):
             spec = load(self.path)
         except InputError as error:
             raise self.CollectError(str(error)) from None
+        self.config.stash.setdefault(_FILES, []).append(self.path)
         for claim in spec.content.claims:
             yield ClaimItem.from_parent(self, name=claim.id)
 
@@ -67,10 +70,13 @@ class ClaimItem(pytest.Item):
             pytest.xfail(reason)
         if verdict is not Verdict.PASSED:
             cite = claim_result.claim.cite
-            raise ClaimFailed(
-                f"{verdict.value}: {claim_result.claim.metric}: {reason}\n"
-                f"source: {cite.document} §{cite.section}: {cite.figure}"
-            )
+            lines = [
+                f"{verdict.value}: {claim_result.claim.metric}: {reason}",
+                f"source: {cite.document} §{cite.section}: {cite.figure}",
+            ]
+            if self.name in result.explanations:
+                lines += claim_lines(self.name, result.explanations[self.name])
+            raise ClaimFailed("\n".join(lines))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, ClaimFailed):
@@ -82,16 +88,14 @@ class ClaimItem(pytest.Item):
 
 
 def _file_result(config: pytest.Config, path: Path) -> FileResult:
-    """The file's results, profiled once per session."""
-    results = config.stash.setdefault(_RESULTS, {})
-    if path not in results:
-        if _ENVIRONMENT not in config.stash:
-            config.stash[_ENVIRONMENT] = Environment.probe(config.getoption("ncuverify_ncu"))
+    """The file's results: every collected file is checked on the first call, in one run."""
+    if _RESULTS not in config.stash:
         from_profile = config.getoption("ncuverify_from_profile")
         options = CheckOptions(
             arch=config.getoption("ncuverify_arch"),
             ncu=NcuOptions(executable=config.getoption("ncuverify_ncu")),
             from_profile=Path(from_profile) if from_profile else None,
         )
-        results[path] = check_file(path, options, config.stash[_ENVIRONMENT])
-    return results[path]
+        files = config.stash.get(_FILES, [])
+        config.stash[_RESULTS] = dict(zip(files, check_files(files, options), strict=True))
+    return config.stash[_RESULTS][path]

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from ncuverify.baseline import Change
 from ncuverify.build import KernelBuild
+from ncuverify.explain import claim_lines
 from ncuverify.judge import ClaimResult, Verdict, describe, format_number
 from ncuverify.pipeline import FileResult
 
@@ -128,6 +129,11 @@ def print_file(console: Console, result: FileResult, verbose: bool) -> None:
     console.print(claims_table(result, verbose))
     for line in reason_lines(result, verbose):
         console.print(line, soft_wrap=True)
+    for claim_id, explanation in result.explanations.items():
+        heading, *body = claim_lines(claim_id, explanation)
+        console.print(Text(heading, style="bold"), soft_wrap=True)
+        for line in body:
+            console.print(Text(line), soft_wrap=True)
     for warning in result.warnings:
         console.print(Text(f"warning: {warning}", style="bold yellow"), soft_wrap=True)
     if result.provenance is not None and (verbose or result.replayed):

@@ -227,7 +227,8 @@ def run_plan(plan: Plan) -> list[dict[str, Any]]:
         launcher = _Launcher(plan.device)
     except Exception as error:
         status = [
-            {"case": c.name, "ok": False, "error": f"CUDA could not start: {error}"} for c in plan.cases
+            {"case": c.name, "kernel": c.symbol, "ok": False, "error": f"CUDA could not start: {error}"}
+            for c in plan.cases
         ]
         status_path.write_text(json.dumps(status))
         return status
@@ -236,10 +237,17 @@ def run_plan(plan: Plan) -> list[dict[str, Any]]:
         try:
             values = launcher.run(case)
             status.append(
-                {"case": case.name, "ok": True, "error": None, "launches": case.repeat, "values": values}
+                {
+                    "case": case.name,
+                    "kernel": case.symbol,
+                    "ok": True,
+                    "error": None,
+                    "launches": case.repeat,
+                    "values": values,
+                }
             )
         except Exception as error:
-            status.append({"case": case.name, "ok": False, "error": _one_line(error)})
+            status.append({"case": case.name, "kernel": case.symbol, "ok": False, "error": _one_line(error)})
             if not launcher.usable():
                 later = plan.cases[plan.cases.index(case) + 1 :]
                 status[-1].update(context_lost=True, not_run=[c.name for c in later])

@@ -1,42 +1,65 @@
 #!/usr/bin/env bash
 # Remakes the recorded profiles the repository carries, on a machine with an NVIDIA GPU and ncu:
-#   tests/fixtures/<name>/   the test files' profiles, which the CPU tests parse and judge;
-#   RECORDING/<name>/        every expectation file's profile (default recordings/h200), which
-#                            `make check` replays where there is no GPU, and the claims audit made
+#   tests/fixtures/<name>/   each test file's profile (tests/data/<name>.yaml), which the CPU tests
+#                            parse and judge; explain/ also holds the second pass over its failed claims;
+#   RECORDING/               the profile of every expectation file, in one run (default recordings/h200),
+#                            which `make check` replays where there is no GPU, and the claims audit made
 #                            from it, docs/claims-audit-<recording name>.md.
-#     scripts/capture-fixtures.sh [--tests-only] [RECORDING]
+#     scripts/capture-fixtures.sh [--tests-only] [--sections] [RECORDING]
+# --sections also remakes tests/fixtures/transpose_sections (ncu's Source Counters and Memory Workload
+# Analysis of three launches of transpose_conflict, imported as the details and source pages); its
+# figures vary a little from run to run, and the tests read them exactly, so it is only remade on purpose.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
 tests_only=false
-if [ "${1:-}" = --tests-only ]; then tests_only=true; shift; fi
+sections=false
+while [ $# -gt 0 ]; do
+    case $1 in
+        --tests-only) tests_only=true; shift ;;
+        --sections) sections=true; shift ;;
+        *) break ;;
+    esac
+done
 recording=${1:-recordings/h200}
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
-keep_text() {  # the recording's text files, without the plan and cubins --save-profile also keeps
+keep_text() {  # a recording's text files, without the plans, cubins and reports --save-profile also keeps
     local from=$1 to=$2
-    for folder in "$from"/*/; do
-        name=$(basename "$folder")
-        mkdir -p "$to/$name"
-        cp "$folder"/ncu*.log "$folder"/status*.json "$folder/provenance.json" "$to/$name/"
-    done
+    rm -rf "$to"
+    mkdir -p "$to"
+    cp "$from"/ncu*.log "$from"/status*.json "$from"/provenance.json "$from"/commands.json "$to/"
+    cp "$from"/explain.* "$to/" 2>/dev/null || true
 }
 
-"$python" -m ncuverify check tests/data/sample.yaml tests/data/launch_failure.yaml tests/data/static.yaml \
-    tests/data/faults.yaml --case-timeout 30 \
-    --save-profile "$scratch/tests" || true
-keep_text "$scratch/tests" tests/fixtures
+for name in sample launch_failure static faults explain; do
+    "$python" -m ncuverify check "tests/data/$name.yaml" --case-timeout 30 \
+        --save-profile "$scratch/tests/$name" >/dev/null || true
+    keep_text "$scratch/tests/$name" "tests/fixtures/$name"
+done
 
 if ! $tests_only; then
-    "$python" -m ncuverify check expectations/ --save-profile "$scratch/expectations" || true
-    rm -rf "$recording"
+    "$python" -m ncuverify check expectations/ --save-profile "$scratch/expectations" >/dev/null || true
     keep_text "$scratch/expectations" "$recording"
     "$python" -m ncuverify audit expectations/ --from-profile "$recording" \
         --markdown "docs/claims-audit-$(basename "$recording").md" >/dev/null || true
 fi
 
 # The details page (long format, thousands separators, demangled names) of the sample's launches.
+plan=$(ls "$scratch"/tests/sample/runs/*/0/plan.json | head -1)
 ncu --csv --clock-control none \
     --metrics l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum \
-    "$python" -m ncuverify.runner "$scratch/tests/sample/plan.json" >tests/fixtures/sample/details.csv 2>&1
+    "$python" -m ncuverify.runner "$plan" >tests/fixtures/sample/details.csv 2>&1
+
+if $sections; then
+    "$python" -m ncuverify check expectations/transpose.yaml --save-profile "$scratch/transpose" >/dev/null || true
+    plan=$(grep -l lab3_conflict "$scratch"/transpose/runs/*/0/plan.json | head -1)
+    ncu --clock-control none -o "$scratch/sections" -k 'regex:^(transpose_naive|transpose_conflict|transpose_padded)$' \
+        -c 3 --section SourceCounters --section MemoryWorkloadAnalysis_Tables --import-source yes \
+        "$python" -m ncuverify.runner "$plan"
+    ncu -i "$scratch/sections.ncu-rep" --csv --page details --print-details all \
+        >tests/fixtures/transpose_sections/explain.details.csv
+    ncu -i "$scratch/sections.ncu-rep" --csv --page source --print-source cuda,sass \
+        >tests/fixtures/transpose_sections/explain.source.csv
+fi

@@ -92,17 +92,16 @@ def test_arch_option_builds_without_a_gpu(no_gpu, tmp_path):
 def test_ctrl_c_keeps_what_finished_and_marks_the_rest(no_gpu, monkeypatch, tmp_path):
     import json
 
-    from ncuverify.pipeline import check_file as real_check_file
-
+    real_prepare = pipeline._prepare
     calls = []
 
-    def interrupted_on_the_second_file(path, options, environment):
+    def interrupted_on_the_second_file(path, options, environment, keys):
         calls.append(path)
         if len(calls) == 2:
             raise KeyboardInterrupt
-        return real_check_file(path, options, environment)
+        return real_prepare(path, options, environment, keys)
 
-    monkeypatch.setattr(pipeline, "check_file", interrupted_on_the_second_file)
+    monkeypatch.setattr(pipeline, "_prepare", interrupted_on_the_second_file)
     out = tmp_path / "results.json"
     result = invoke(
         "--static-only",

@@ -9,11 +9,12 @@ import pytest
 import yaml
 from conftest import DATA, ROOT
 
+from ncuverify import recording
 from ncuverify.build import build_spec
 from ncuverify.errors import ExitCode
 from ncuverify.judge import Verdict
-from ncuverify.pipeline import CheckOptions, check_file
-from ncuverify.profile import NcuOptions
+from ncuverify.pipeline import CheckOptions, Environment, check_file, check_files
+from ncuverify.profile import NcuOptions, parse_csv
 from ncuverify.spec import load
 
 pytestmark = pytest.mark.gpu
@@ -58,7 +59,7 @@ def test_ncu_reports_the_kernels_and_no_runner_output(gpu_environment, tmp_path:
     command = result.provenance.ncu_command
     assert command[command.index("--clock-control") + 1] == "none"
     assert result.provenance.arch == gpu_environment.gpu.arch and result.provenance.ncu_version
-    log = (tmp_path / "sample" / "ncu.log").read_text()
+    log = (tmp_path / "ncu.log").read_text()
     assert '"ID"' in log
     assert "_Z11read_strideILi32EEvPKfPf" in log
 
@@ -94,8 +95,6 @@ def test_launch_registers_agree_with_ptxas_from_16_up(gpu_environment, tmp_path:
 
 
 def test_a_saved_run_replays_to_identical_verdicts(gpu_environment, tmp_path: Path):
-    from ncuverify.pipeline import Environment
-
     live = check_file(DATA / "sample.yaml", CheckOptions(save_profile=tmp_path), gpu_environment)
     no_gpu = Environment(gpu=None, ncu=None, problem="replay needs no GPU")
     replayed = check_file(DATA / "sample.yaml", CheckOptions(from_profile=tmp_path), no_gpu)
@@ -155,3 +154,95 @@ def test_faults_and_hangs_fail_only_their_own_cases(gpu_environment):
         assert error in (verdicts[claim_id].reason or ""), (claim_id, verdicts[claim_id].reason)
     leftover = subprocess.run(["pgrep", "-f", "ncuverify.runner"], capture_output=True, text=True)
     assert leftover.stdout.strip() == "", "a runner outlived its run"
+
+
+def test_every_file_of_a_run_is_profiled_in_one_ncu_process(gpu_environment, tmp_path: Path):
+    files = [DATA / "sample.yaml", DATA / "static.yaml"]
+    results = check_files(files, CheckOptions(save_profile=tmp_path), gpu_environment)
+    assert all(c.verdict == Verdict.PASSED for r in results for c in r.claims)
+    runs = recording.load(tmp_path, ["sample", "static"]).runs
+    cases = {str(s["case"]).split("::")[0] for run in runs for s in run.status}
+    assert cases == {"sample", "static"}
+    assert len(runs) <= 2, "one process per group of metrics, not one per file or case"
+
+
+def test_a_deliberately_uncoalesced_edit_fails_with_the_offending_line(gpu_environment, tmp_path: Path):
+    (tmp_path / ".ncuverify-root").touch()
+    kernel = tmp_path / "copy.cu"
+    kernel.write_text(
+        'extern "C" __global__ void copy(const float* in, float* out) {\n'
+        "    int t = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    out[t] = in[t];\n"
+        "}\n"
+    )
+    spec = tmp_path / "copy.yaml"
+    spec.write_text(
+        "arch: sm_90\n"
+        "kernels: {copy: {file: copy.cu, entry: copy}}\n"
+        "cases:\n"
+        "  copy: {kernel: copy, grid: 1024, block: 256, args: [{buffer: float32, count: 8388608}, {buffer: float32, count: 262144}]}\n"
+        "claims:\n"
+        "  - id: copy_is_coalesced\n"
+        "    case: copy\n"
+        "    metric: l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum / l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum\n"
+        "    expect: {equals: 4}\n"
+        "    cite: {document: copy.txt, section: '1', figure: a warp of contiguous floats touches 4 sectors}\n"
+    )
+    command = [sys.executable, "-m", "ncuverify", "check", str(spec)]
+    before = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
+    assert before.returncode == ExitCode.OK, before.stdout + before.stderr
+    kernel.write_text(kernel.read_text().replace("out[t] = in[t];", "out[t] = in[t * 32];"))
+    after = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
+    print(after.stdout)
+    assert after.returncode == ExitCode.CLAIM_FAILED, after.stdout + after.stderr
+    assert "copy_is_coalesced: what ncu says about copy" in after.stdout
+    assert re.search(r"copy\.cu:3 +out\[t\] = in\[t \* 32\];", after.stdout), "the offending line"
+    assert "UncoalescedGlobalAccess" in after.stdout
+
+
+def test_failed_memory_claims_are_explained_and_the_explanation_replays(gpu_environment, tmp_path: Path):
+    live = check_file(DATA / "explain.yaml", CheckOptions(save_profile=tmp_path), gpu_environment)
+    assert {r.claim.id: r.verdict for r in live.claims} == {
+        "gather_is_coalesced": Verdict.FAILED,
+        "tile_is_conflict_free": Verdict.FAILED,
+        "gather_one_request_per_warp": Verdict.PASSED,
+    }
+    shared = live.explanations["tile_is_conflict_free"]
+    assert shared.topic == "shared" and shared.lines[0].text.startswith(
+        "out[t] = tile[threadIdx.x][threadIdx.y];"
+    )
+    assert any(rule.rule == "UncoalescedSharedAccess" for rule in shared.rules)
+    gather = live.explanations["gather_is_coalesced"]
+    assert gather.lines[0].line == 6 and gather.lines[0].text.startswith("out[t] = in[t * 32];")
+    no_gpu = Environment(gpu=None, ncu=None, problem="replay needs no GPU")
+    replayed = check_file(DATA / "explain.yaml", CheckOptions(from_profile=tmp_path), no_gpu)
+    assert replayed.explanations == live.explanations
+
+
+def test_ncu_reports_are_kept_when_asked(gpu_environment, tmp_path: Path):
+    check_file(DATA / "sample.yaml", CheckOptions(save_profile=tmp_path, keep_report=True), gpu_environment)
+    reports = sorted(tmp_path.glob("runs/*/*/profile.ncu-rep"))
+    assert reports, "no .ncu-rep kept"
+    imported = subprocess.run(
+        ["ncu", "--import", str(reports[0]), "--csv", "--page", "raw", "--print-units", "base"],
+        capture_output=True,
+        text=True,
+    )
+    table = parse_csv(imported.stdout)
+    logged = parse_csv((tmp_path / "ncu.log").read_text())
+    metric = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
+    assert sorted(table[table["metric"] == metric]["value"]) == sorted(
+        logged[logged["metric"] == metric]["value"]
+    )
+
+
+def test_two_gpus_give_the_verdicts_of_one(gpu_environment, tmp_path: Path):
+    if gpu_environment.gpu_count < 2:
+        pytest.skip(f"needs two GPUs; this machine has {gpu_environment.gpu_count}")
+    files = [DATA / "sample.yaml", DATA / "static.yaml", DATA / "shared.yaml"]
+    one = check_files(files, CheckOptions(gpus=(0,)), gpu_environment)
+    two = check_files(files, CheckOptions(gpus=(0, 1), save_profile=tmp_path), gpu_environment)
+    assert [[(c.claim.id, c.verdict) for c in r.claims] for r in two] == [
+        [(c.claim.id, c.verdict) for c in r.claims] for r in one
+    ]
+    assert len(list(tmp_path.glob("runs/*/0/plan.json"))) >= 2, "both GPUs had work"

@@ -1,0 +1,295 @@
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from ncuverify import explain as ex
+from ncuverify.errors import InputError
+
+CAPTURE = Path(__file__).parent / "fixtures" / "transpose_sections"
+LINE_90 = "out[(y + j) * height + x] = tile[threadIdx.x][threadIdx.y + j];"
+
+# A details page as ncu writes it: log lines first, ragged rows (metric rows end after "Metric Value"),
+# thousands separators, "n/a", rule text with markup, one rule without text.
+DETAILS_HEADER = (
+    '"ID","Kernel Name","Section Name","Metric Name","Metric Value",'
+    '"Rule Name","Rule Type","Rule Description","Estimated Speedup Type","Estimated Speedup"'
+)
+SYNTHETIC_DETAILS = "\n".join(
+    [
+        "==PROF== Connected to process 1 (/usr/bin/python3)",
+        "==WARNING== something about the clocks",
+        DETAILS_HEADER,
+        '"0","gather","Memory Workload Analysis","L2 Theoretical Sectors Global","3,670,016",',
+        '"0","gather","Memory Workload Analysis","DRAM Throughput","n/a",',
+        '"0","gather","SourceCounters","","","UncoalescedGlobalAccess","OPT",'
+        '"See the @section:SourceCounters:Source Counters@ section and the '
+        '@url:CUDA Best Practices Guide:https://docs.nvidia.com/cuda/guide.html#coalesced@.",'
+        '"global","1,234.5"',
+        '"0","gather","MemoryWorkloadAnalysis_Tables","","","MemoryCacheAccessPattern","WRN",'
+        '"Only 4.0 of 32 bytes per sector are used.","global","n/a"',
+        '"0","gather","LaunchStats","","","LaunchConfiguration","OPT","","global","0"',
+        '"1","scatter","SourceCounters","","","SharedMemoryConflicts","OPT",'
+        '"The "tile" array has conflicts, mostly "here".","local","50"',
+        '"2","idle","Memory Workload Analysis","DRAM Throughput","0",',
+        "==PROF== Disconnected from process 1",  # log lines can follow the rows too
+    ]
+)
+
+# A source page where one launch spans two files (an inlined header) and the next launch follows.
+SOURCE_HEADER = (
+    '"Line No","Source","Address","Source","L2 Theoretical Sectors Global Excessive",'
+    '"L2 Theoretical Sectors Global","Address Space"'
+)
+SYNTHETIC_SOURCE = "\n".join(
+    [
+        '"File Path","/src/gather.cu"',
+        '"Function Name","gather"',
+        SOURCE_HEADER,
+        '"10","int i = idx[threadIdx.x];","-","-","0","1,024","Global(1)"',
+        '"","","0x10","      LDG.E R2, [R2.64]","0","1,024","Global(1)"',
+        '"11","out[i] = in[i * 32];","-","-","3,670,016","4,194,304","Global(2)"',
+        '"File Path","/usr/include/helpers.cuh"',
+        SOURCE_HEADER,
+        '"5","return p[k * stride];","-","-","524,288","1,048,576","-"',
+        '"6","printf("%d","x");","-","-","n/a","-","-"',
+        '"File Path","/src/gather.cu"',
+        '"Function Name","scatter"',
+        SOURCE_HEADER,
+        '"20","out[idx[i]] = v;","-","-","0","2,048","-"',
+    ]
+)
+
+
+@pytest.fixture(scope="module")
+def details() -> str:
+    return (CAPTURE / "explain.details.csv").read_text()
+
+
+@pytest.fixture(scope="module")
+def source() -> str:
+    return (CAPTURE / "explain.source.csv").read_text()
+
+
+@pytest.fixture(scope="module")
+def shared0(details: str, source: str) -> ex.Explanation:
+    return ex.explain(details, source, launch=0, topic="shared")
+
+
+# --- the H200 capture -------------------------------------------------------------------------------
+
+
+def test_shared_explanation_of_the_conflicting_transpose_names_both_rules_with_text(shared0):
+    assert shared0.kernel == "transpose_conflict"
+    assert shared0.topic == "shared"
+    assert [rule.rule for rule in shared0.rules] == ["SharedMemoryConflicts", "UncoalescedSharedAccess"]
+    conflicts, uncoalesced = shared0.rules
+    assert conflicts.section == "MemoryWorkloadAnalysis_Tables"
+    assert conflicts.severity == "OPT"
+    assert conflicts.speedup_pct == pytest.approx(96.91)
+    assert "32.4 - way bank conflict" in conflicts.text
+    assert "Source Counters" in conflicts.text
+    assert uncoalesced.speedup_pct == pytest.approx(93.06)
+    assert "65011712 excessive wavefronts" in uncoalesced.text
+    assert "CUDA Best Practices Guide (https://docs.nvidia.com/" in uncoalesced.text
+    assert all("@section:" not in rule.text and "@url:" not in rule.text for rule in shared0.rules)
+    assert all("  " not in rule.text for rule in shared0.rules)  # ncu's double spaces collapsed
+
+
+def test_shared_explanation_puts_the_transposed_read_of_the_tile_first(shared0):
+    first = shared0.lines[0]
+    assert first.file == "/work/main/kernels/transpose.cu"
+    assert (first.line, first.text) == (90, LINE_90)
+    assert first.excess == 65_011_712
+    assert first.total == 67_108_864
+    assert first.share == 1.0
+    # Line 79 writes the tile conflict-free: it has wavefronts but no excess, so it is not listed.
+    assert [line.line for line in shared0.lines] == [90]
+
+
+def test_each_launch_is_explained_from_its_own_rows(details, source):
+    speedups = [ex.explain(details, source, n, "shared").rules[1].speedup_pct for n in range(3)]
+    assert speedups == pytest.approx([93.06, 93.23, 93.34])
+
+
+def test_global_topic_of_the_coalesced_transpose_finds_nothing_and_says_so(details, source):
+    explanation = ex.explain(details, source, launch=0, topic="global")
+    assert explanation.rules == ()
+    assert explanation.lines == ()
+    assert explanation.line_info  # ncu had the lines; they simply carry no excess
+    (text,) = ex.render(explanation)
+    assert "no excessive sectors to a source line of transpose_conflict" in text
+
+
+def test_render_of_the_shared_explanation(shared0):
+    lines = ex.render(shared0, display_path=lambda p: p.removeprefix("/work/main/"))
+    assert lines[0].startswith("ncu SharedMemoryConflicts: The memory access pattern for shared loads")
+    assert lines[1].startswith("ncu UncoalescedSharedAccess: This kernel has uncoalesced shared accesses")
+    assert lines[2] == (
+        f"kernels/transpose.cu:90  {LINE_90}  65,011,712 excessive wavefronts of 67,108,864 "
+        "(100% of the kernel's excess)"
+    )
+    assert len(lines) == 3
+
+
+def test_parse_source_gives_one_block_per_launch(source):
+    blocks = ex.parse_source(source)
+    assert [block.kernel for block in blocks] == ["transpose_conflict"] * 3
+    lines = blocks[0].lines
+    assert [row.line for row in lines] == [70, 73, 74, 78, 79, 82, 85, 86, 89, 90, 93]
+    # ncu does not escape the quotes of `extern "C"`: the row must still split into the right columns.
+    assert lines[0].text.startswith('extern "C" __global__ void transpose_conflict(')
+    assert lines[0].metrics["Instructions Executed"] == 524_288
+    assert math.isnan(lines[0].metrics["Address Space"])  # "-"
+    assert "Address Space" not in lines[4].metrics  # "Global(4),Shared(4)" is text, not a number
+    assert lines[4].metrics["L1 Wavefronts Shared Ideal"] == 2_097_152
+
+
+def test_parse_rules_of_the_capture(details):
+    rules = ex.parse_rules(details)
+    assert sorted(rules) == [0, 1, 2]
+    assert all(len(found) == 2 for found in rules.values())
+
+
+def test_to_dict_is_json_and_round_trips(shared0):
+    data = json.loads(json.dumps(shared0.to_dict()))
+    assert data["lines"][0]["line"] == 90
+    assert data["rules"][1]["rule"] == "UncoalescedSharedAccess"
+    assert ex.Explanation.from_dict(data) == shared0
+
+
+# --- synthetic pages: the shapes the capture does not have --------------------------------------------
+
+
+def test_rules_with_markup_separators_na_and_empty_text():
+    rules = ex.parse_rules(SYNTHETIC_DETAILS)
+    assert sorted(rules) == [0, 1, 2]
+    assert rules[2] == []  # a launch without rules is still known
+    assert [rule.rule for rule in rules[0]] == ["UncoalescedGlobalAccess", "MemoryCacheAccessPattern"]
+    uncoalesced, pattern = rules[0]
+    assert uncoalesced.text == (
+        "See the Source Counters section and the CUDA Best Practices Guide "
+        "(https://docs.nvidia.com/cuda/guide.html#coalesced)."
+    )
+    assert uncoalesced.speedup_pct == 1234.5
+    assert pattern.speedup_pct is None  # "n/a"
+    assert pattern.severity == "WRN"
+
+
+def test_rule_text_with_unescaped_quotes_and_commas_stays_whole():
+    (rule,) = ex.parse_rules(SYNTHETIC_DETAILS)[1]
+    assert rule.text == 'The "tile" array has conflicts, mostly "here".'
+    assert rule.speedup_pct == 50
+
+
+@pytest.mark.parametrize(
+    ("markup", "plain"),
+    [
+        ("@section:SourceCounters:Source Counters@", "Source Counters"),
+        ("@url:Guide:https://example.com/a:b#c@", "Guide (https://example.com/a:b#c)"),
+        ("@url:https://example.com/x@", "https://example.com/x"),
+        ("mail me @ home: no markup", "mail me @ home: no markup"),
+    ],
+)
+def test_render_markup(markup, plain):
+    assert ex.render_markup(markup) == plain
+
+
+def test_a_launch_spanning_two_files_keeps_each_line_in_its_file():
+    gather, scatter = ex.parse_source(SYNTHETIC_SOURCE)
+    assert gather.kernel == "gather"
+    assert [(row.file, row.line) for row in gather.lines] == [
+        ("/src/gather.cu", 10),
+        ("/src/gather.cu", 11),
+        ("/usr/include/helpers.cuh", 5),
+        ("/usr/include/helpers.cuh", 6),
+    ]
+    assert gather.lines[1].metrics["L2 Theoretical Sectors Global Excessive"] == 3_670_016
+    assert gather.lines[3].text == 'printf("%d","x");'  # its `","` is text, not a separator
+    assert math.isnan(gather.lines[3].metrics["L2 Theoretical Sectors Global Excessive"])  # "n/a"
+    assert [(row.file, row.line) for row in scatter.lines] == [("/src/gather.cu", 20)]
+
+
+def test_global_explanation_ranks_lines_across_files_and_limits_to_top():
+    explanation = ex.explain(SYNTHETIC_DETAILS, SYNTHETIC_SOURCE, launch=0, topic="global", top=1)
+    assert [rule.rule for rule in explanation.rules] == [
+        "UncoalescedGlobalAccess",
+        "MemoryCacheAccessPattern",
+    ]
+    (line,) = explanation.lines
+    assert (line.file, line.line, line.excess) == ("/src/gather.cu", 11, 3_670_016)
+    assert line.share == pytest.approx(3_670_016 / (3_670_016 + 524_288))
+    everything = ex.explain(SYNTHETIC_DETAILS, SYNTHETIC_SOURCE, launch=0, topic="global")
+    assert [row.line for row in everything.lines] == [11, 5]  # zero and n/a excess left out
+    assert sum(row.share for row in everything.lines) == pytest.approx(1.0)
+    assert ex.render(explanation)[-1] == (
+        "/src/gather.cu:11  out[i] = in[i * 32];  3,670,016 excessive sectors of 4,194,304 "
+        "(88% of the kernel's excess)"
+    )
+
+
+def test_rules_of_another_topic_are_left_out():
+    explanation = ex.explain(SYNTHETIC_DETAILS, SYNTHETIC_SOURCE, launch=0, topic="shared")
+    assert explanation.rules == ()
+    assert explanation.lines == ()
+
+
+def test_a_launch_without_source_lines_suggests_lineinfo():
+    explanation = ex.explain(SYNTHETIC_DETAILS, SYNTHETIC_SOURCE, launch=2, topic="global")
+    assert explanation.kernel == "idle"  # from the details page: the source page lacks this launch
+    assert not explanation.line_info
+    (text,) = ex.render(explanation)
+    assert "ncu attributed no excessive sectors to a source line of idle" in text
+    assert "lineinfo: true" in text
+
+
+def test_a_launch_in_neither_page_is_an_input_error():
+    with pytest.raises(InputError, match="launch 7"):
+        ex.explain(SYNTHETIC_DETAILS, SYNTHETIC_SOURCE, launch=7, topic="global")
+
+
+def test_unknown_topic_is_a_programming_error():
+    with pytest.raises(ValueError, match="unknown topic"):
+        ex.explain(SYNTHETIC_DETAILS, SYNTHETIC_SOURCE, launch=0, topic="texture")
+
+
+@pytest.mark.parametrize(
+    ("names", "topic"),
+    [
+        (["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"], "shared"),
+        (["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"], "shared"),
+        (["smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct"], "global"),
+        (["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"], "global"),
+        (["dram__bytes_read.sum"], "global"),
+        (["lts__t_sectors_srcunit_tex_op_read.sum"], "global"),
+        (["dram__bytes_read.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"], "shared"),
+        (["gpu__time_duration.sum", "sm__warps_active.avg.pct_of_peak_sustained_active"], None),
+        ([], None),
+    ],
+)
+def test_topic_of(names, topic):
+    assert ex.topic_of(names) == topic
+
+
+@pytest.mark.parametrize("text", ["", "not,a,report\n1,2,3\n", "==PROF== only log lines\n"])
+def test_details_without_id_header_is_an_input_error(text):
+    with pytest.raises(InputError, match='"ID"'):
+        ex.parse_rules(text)
+
+
+def test_details_with_a_non_numeric_id_is_an_input_error():
+    with pytest.raises(InputError, match="launch index"):
+        ex.parse_rules(DETAILS_HEADER + '\n"x","k","S","","","R","OPT","text","global","1"\n')
+
+
+def test_details_missing_rule_columns_is_an_input_error():
+    with pytest.raises(InputError, match="Rule Name"):
+        ex.parse_rules('"ID","Kernel Name"\n"0","k"\n')
+
+
+def test_source_without_line_no_header_is_an_input_error(details):
+    with pytest.raises(InputError, match='"Line No"'):
+        ex.parse_source(details)  # the details page passed by mistake
+    with pytest.raises(InputError, match='"Line No"'):
+        ex.explain(SYNTHETIC_DETAILS, "garbage", launch=0, topic="global")

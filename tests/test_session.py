@@ -1,0 +1,142 @@
+"""A whole run's profile: the cases each file needs, and recordings that hold many files."""
+
+import json
+from pathlib import Path
+
+from conftest import DATA, FIXTURES
+
+from ncuverify import recording
+from ncuverify.environment import Gpu
+from ncuverify.judge import Verdict
+from ncuverify.pipeline import CheckOptions, Environment, check_files, split_claims
+from ncuverify.profile import NcuOptions
+from ncuverify.schedule import PassCounts
+from ncuverify.session import case_metrics, qualified
+from ncuverify.spec import load
+
+NO_GPU = Environment(None, None, "no GPU here")
+
+
+def verdicts(paths: list[Path], recorded: Path) -> dict[tuple[str, str], Verdict]:
+    results = check_files(paths, CheckOptions(from_profile=recorded), NO_GPU)
+    assert all(r.input_error is None for r in results), [r.input_error for r in results]
+    return {(r.path.name, c.claim.id): c.verdict for r in results for c in r.claims}
+
+
+def test_each_case_needs_the_metrics_of_its_claims_and_a_control_those_of_its_claim():
+    spec = load(DATA / "sample.yaml")
+    needs = case_metrics(spec, spec.content.claims)
+    assert list(needs) == ["stride1", "stride32", "scale_2d", "misaligned"]  # file order
+    sectors = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
+    # misaligned is only a control (of stride32_global_ld_sectors_measure, a named measure) besides its own claim.
+    assert sectors in needs["misaligned"] and sectors in needs["stride32"]
+    assert "gpu__time_duration.sum" in needs["stride32"] and "gpu__time_duration.sum" in needs["stride1"]
+    assert not any(name.startswith("static__") for metrics in needs.values() for name in metrics)
+
+
+def test_per_file_recordings_saved_as_one_run_replay_to_the_same_verdicts(tmp_path: Path):
+    files = [DATA / "sample.yaml", DATA / "faults.yaml"]
+    before = verdicts(files, FIXTURES)
+    whole = recording.load(FIXTURES, ["sample", "faults"])
+    assert all(str(s["case"]).startswith(("sample::", "faults::")) for run in whole.runs for s in run.status)
+    recording.save(tmp_path, whole.runs, whole.provenance)
+    assert (tmp_path / "ncu.5.log").is_file()  # one run of sample, five of faults
+    assert verdicts(files, tmp_path) == before
+    assert before[("sample.yaml", "contiguous_four_sectors")] is Verdict.PASSED
+
+
+def test_a_file_the_recording_does_not_hold_is_an_input_error(tmp_path: Path):
+    whole = recording.load(FIXTURES, ["sample"])
+    recording.save(tmp_path, whole.runs, whole.provenance)
+    results = check_files(
+        [DATA / "sample.yaml", DATA / "launch_failure.yaml"], CheckOptions(from_profile=tmp_path), NO_GPU
+    )
+    assert results[0].input_error is None
+    assert results[1].input_error == "the recording holds no case of launch_failure.yaml"
+
+
+def test_qualified_names_join_file_and_case():
+    assert qualified("coalescing", "lab1_stride2") == "coalescing::lab1_stride2"
+
+
+FAKE_NCU = DATA / "fake_ncu" / "ncu"
+
+
+def fake_run(tmp_path: Path, monkeypatch, gpus: tuple[int, ...]) -> tuple[list, list[dict]]:
+    """Check three files with a stand-in for ncu on a machine said to have two GPUs."""
+    notes = tmp_path / f"notes-{len(gpus)}.jsonl"
+    monkeypatch.setenv("FAKE_NCU_NOTES", str(notes))
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(FAKE_NCU), None, gpu_count=2)
+    options = CheckOptions(
+        ncu=NcuOptions(executable=str(FAKE_NCU)),
+        gpus=gpus,
+        explain=False,
+        save_profile=tmp_path / f"saved{len(gpus)}",
+    )
+    files = [DATA / "sample.yaml", DATA / "static.yaml", DATA / "shared.yaml"]
+    results = check_files(files, options, environment)
+    return results, [json.loads(line) for line in notes.read_text().splitlines()]
+
+
+def test_a_run_profiles_every_file_in_few_processes_and_splits_the_results_back(tmp_path: Path, monkeypatch):
+    results, processes = fake_run(tmp_path, monkeypatch, (0,))
+    assert all(r.input_error is None for r in results)
+    profiled = [name for process in processes for name in process["cases"]]
+    assert sorted(profiled) == sorted(
+        qualified(path.stem, case)
+        for path in (DATA / "sample.yaml", DATA / "static.yaml", DATA / "shared.yaml")
+        for case in case_metrics(load(path), split_claims(load(path).content.claims)[1])
+    )
+    assert len(processes) < 3, "fewer processes than files"
+    assert {p["gpu"] for p in processes} == {"0"}
+    # Each file's measurements carry its own case names, with the fake's values (a metric's name length).
+    sample = results[0].measurements
+    sectors = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
+    assert sample is not None and sample.value("stride1", sectors) == len(sectors)
+
+
+def test_two_gpus_share_the_cases_and_give_the_verdicts_of_one(tmp_path: Path, monkeypatch):
+    one, _ = fake_run(tmp_path, monkeypatch, (0,))
+    two, processes = fake_run(tmp_path, monkeypatch, (0, 1))
+    assert {p["gpu"] for p in processes} == {"0", "1"}
+    profiled = [name for process in processes for name in process["cases"]]
+    assert len(profiled) == len(set(profiled)), "every case once"
+    assert [[(c.claim.id, c.verdict, c.measured) for c in r.claims] for r in two] == [
+        [(c.claim.id, c.verdict, c.measured) for c in r.claims] for r in one
+    ]
+    # The recording of the two-GPU run replays to the same verdicts without a GPU.
+    replayed = check_files(
+        [DATA / "sample.yaml", DATA / "static.yaml", DATA / "shared.yaml"],
+        CheckOptions(from_profile=tmp_path / "saved2"),
+        NO_GPU,
+    )
+    assert [[(c.claim.id, c.verdict) for c in r.claims] for r in replayed] == [
+        [(c.claim.id, c.verdict) for c in r.claims] for r in two
+    ]
+
+
+def test_ncu_s_pass_counts_are_remembered_for_the_next_run(tmp_path: Path, monkeypatch):
+    passes = PassCounts.load(tmp_path / "passes.json")
+    monkeypatch.setenv("FAKE_NCU_NOTES", str(tmp_path / "notes.jsonl"))
+    environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(FAKE_NCU), None, gpu_count=1)
+    options = CheckOptions(ncu=NcuOptions(executable=str(FAKE_NCU)), passes=passes, explain=False)
+    check_files([DATA / "sample.yaml"], options, environment)
+    saved = json.loads((tmp_path / "passes.json").read_text())
+    assert saved and set(saved.values()) == {4}  # what the fake ncu reported
+
+
+def test_failed_memory_claims_get_a_second_pass_whose_explanations_are_kept(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("FAKE_NCU_NOTES", str(tmp_path / "notes.jsonl"))
+    environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(FAKE_NCU), None, gpu_count=1)
+    options = CheckOptions(ncu=NcuOptions(executable=str(FAKE_NCU)), save_profile=tmp_path / "saved")
+    [live] = check_files([DATA / "explain.yaml"], options, environment)
+    # The fake's figures fail all three claims; each names ncu's rules and lines for its case's launch.
+    assert {c.claim.id for c in live.claims if c.verdict is Verdict.FAILED} == set(live.explanations)
+    tile = live.explanations["tile_is_conflict_free"]
+    assert tile.topic == "shared" and tile.lines[0].line == 90  # what the captured pages say
+    assert live.explanations["gather_is_coalesced"].topic == "global"
+    processes = [json.loads(line) for line in (tmp_path / "notes.jsonl").read_text().splitlines()]
+    assert processes[-1]["cases"] == ["explain::gather", "explain::tile"], "one pass over the failed cases"
+    [replayed] = check_files([DATA / "explain.yaml"], CheckOptions(from_profile=tmp_path / "saved"), NO_GPU)
+    assert replayed.explanations == live.explanations
