@@ -290,7 +290,10 @@ def _explained(
         return results
     try:
         if profiled.replayed:
-            found = session.recorded_explanations(options.from_profile or work_dir)
+            root = options.from_profile or work_dir
+            found = {}  # a recording of the run, or a folder of per-file recordings
+            for folder in (root, *(root / p.key for p in waiting)):
+                found.update(session.recorded_explanations(folder))
         else:
             _say(options, f"explaining {len(wanted)} failed claim(s)")
             files = [session.FileCases(p.key, p.spec, p.builds or {}, p.waiting) for p in waiting]

@@ -160,12 +160,17 @@ def _provenance(folder: Path) -> Provenance:
 
 
 def _qualified(recording: Recording, key: str) -> Recording:
-    """A one-file recording with its cases and kernels named as a run's recording names them."""
+    """A one-file recording with its cases and kernels named as a run's recording names them (those of
+    earlier versions name them without the file)."""
+
+    def name(plain: str) -> str:
+        return plain if SEP in plain else f"{key}{SEP}{plain}"
+
     runs = [
-        replace(run, status=[{**s, "case": f"{key}{SEP}{s['case']}"} for s in run.status])
+        replace(run, status=[{**s, "case": name(str(s["case"]))} for s in run.status])
         for run in recording.runs
     ]
-    kernels = {f"{key}{SEP}{name}": digest for name, digest in recording.provenance.kernels.items()}
+    kernels = {name(kernel): digest for kernel, digest in recording.provenance.kernels.items()}
     return Recording(recording.folder, runs, replace(recording.provenance, kernels=kernels))
 
 

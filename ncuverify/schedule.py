@@ -7,6 +7,10 @@ replay (about 0.03 s for the suite's kernels). So cases that need the same metri
 and two such groups are merged when the passes the merge adds cost less than the start it saves. With
 several GPUs, each group's cases are spread over the GPUs, one process per GPU and group.
 
+A case whose kernel writes results that the runner reads back (in-kernel clock() timings) is pinned:
+what it reads back comes from ncu's last replay, and a pass for metrics it does not need can change it
+(SASS-patched metrics slow every instruction), so it only shares a process that asks for its metrics.
+
 How many passes a set of metrics takes is only known from ncu (the raw page's
 `profiler__replayer_passes`); `PassCounts` remembers what past runs reported and guesses the rest.
 """
@@ -34,6 +38,7 @@ class ProfiledCase:
     name: str
     launches: int
     metrics: frozenset[str]
+    pinned: bool = False  # reads results back from the kernel: no metrics beyond its own
 
 
 @dataclass(frozen=True)
@@ -87,15 +92,8 @@ def groups(cases: Sequence[ProfiledCase], passes: PassCounts) -> list[Group]:
     for case in cases:
         by_metrics.setdefault(case.metrics, []).append(case)
     clusters = list(by_metrics.values())
-    while len(clusters) > 1:
-        saving, i, j = max(
-            (_merge_saving(a, b, passes), i, j)
-            for i, a in enumerate(clusters)
-            for j, b in enumerate(clusters)
-            if i < j
-        )
-        if saving <= 0:
-            break
+    while (best := _best_merge(clusters, passes)) is not None:
+        i, j = best
         clusters[i] = clusters[i] + clusters[j]
         del clusters[j]
     order = {case.name: index for index, case in enumerate(cases)}
@@ -103,6 +101,26 @@ def groups(cases: Sequence[ProfiledCase], passes: PassCounts) -> list[Group]:
         Group(_union(cluster), tuple(sorted((c.name for c in cluster), key=order.__getitem__)))
         for cluster in sorted(clusters, key=lambda cluster: min(order[c.name] for c in cluster))
     ]
+
+
+def _best_merge(clusters: list[list[ProfiledCase]], passes: PassCounts) -> tuple[int, int] | None:
+    """The two groups whose merge saves the most time, if any merge saves time."""
+    saving, i, j = max(
+        (
+            (_merge_saving(a, b, passes), i, j)
+            for i, a in enumerate(clusters)
+            for j, b in enumerate(clusters)
+            if i < j and _may_merge(a, b)
+        ),
+        default=(0.0, 0, 0),
+    )
+    return (i, j) if saving > 0 else None
+
+
+def _may_merge(a: list[ProfiledCase], b: list[ProfiledCase]) -> bool:
+    """Whether two groups may share a process: a pinned case's group must not gain metrics."""
+    union = _union(a + b)
+    return all(union == _union(cluster) for cluster in (a, b) if any(case.pinned for case in cluster))
 
 
 def _union(cluster: Sequence[ProfiledCase]) -> frozenset[str]:

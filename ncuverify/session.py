@@ -119,7 +119,8 @@ def _plan(
                 cubin.write_bytes(file.builds[case.kernel].cubin)
             full = qualified(file.key, name)
             planned[full] = profile.planned_case(full, case, file.builds[case.kernel], cubin)
-            wanted.append(schedule.ProfiledCase(full, case.repeat, frozenset(metrics)))
+            reads_back = any(getattr(arg, "name", None) for arg in case.args)
+            wanted.append(schedule.ProfiledCase(full, case.repeat, frozenset(metrics), reads_back))
     return planned, wanted
 
 

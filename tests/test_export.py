@@ -117,3 +117,29 @@ def test_check_writes_all_three(tmp_path):
     assert json.loads((tmp_path / "r.json").read_text())["exit_code"] == 0
     assert JUnitXml.fromfile(str(tmp_path / "r.xml"))
     assert (tmp_path / "r.md").read_text().startswith("## ncuverify: every claim holds")
+
+
+@pytest.fixture(scope="module")
+def explained() -> FileResult:
+    return check_file(DATA / "explain.yaml", CheckOptions(from_profile=FIXTURES), NO_GPU)
+
+
+def test_explanations_travel_in_every_output(explained, tmp_path: Path):
+    assert set(explained.explanations) == {"gather_is_coalesced", "tile_is_conflict_free"}
+    document = json.loads(export.to_json([explained]))
+    lines = document["files"][0]["explanations"]["tile_is_conflict_free"]["lines"]
+    assert lines[0]["line"] == 14 and lines[0]["excess"] == 253952
+    # A shard's JSON merges back with its explanations.
+    assert export.from_json(export.to_json([explained]))[0].explanations == explained.explanations
+    markdown = export.to_markdown([explained])
+    assert "### What ncu says about them" in markdown and "explain.cu:6  out[t] = in[t * 32];" in markdown
+    junit = tmp_path / "junit.xml"
+    junit.write_text(export.to_junit([explained]))
+    failures = {
+        case.name: result.text
+        for suite in JUnitXml.fromfile(str(junit))
+        for case in suite
+        for result in case.result
+        if isinstance(result, Failure)
+    }
+    assert "explain.cu:14  out[t] = tile[threadIdx.x][threadIdx.y];" in failures["tile_is_conflict_free"]

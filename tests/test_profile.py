@@ -27,8 +27,12 @@ SAMPLE_SYMBOLS = {
 
 
 def capture(name: str) -> tuple[str, list[dict]]:
+    """A fixture's log and status, its cases named without their file (as `measurements` sees them
+    once a run's cases are split back per file, and as these tests name them)."""
     folder = FIXTURES / name
-    return (folder / "ncu.log").read_text(), json.loads((folder / "status.json").read_text())
+    status = json.loads((folder / "status.json").read_text())
+    plain = [{**s, "case": s["case"].split("::")[-1]} for s in status]
+    return (folder / "ncu.log").read_text(), plain
 
 
 def test_raw_page_becomes_one_row_per_launch_and_metric():

@@ -1,8 +1,18 @@
 """The pytest plugin, run in a pytester sandbox on the recorded sample (no GPU needed)."""
 
 import shutil
+from importlib.metadata import entry_points
 
 from conftest import DATA, FIXTURES
+
+
+def run_pytest(pytester, *args: str):
+    """pytest in the sandbox, with the plugin loaded as `pip install` registers it, or by name where
+    the package is used from a checkout (no entry point)."""
+    installed = any(e.value.startswith("ncuverify") for e in entry_points(group="pytest11"))
+    return (
+        pytester.runpytest(*args) if installed else pytester.runpytest("-p", "ncuverify.pytest_plugin", *args)
+    )
 
 
 def sandbox(pytester, text: str | None = None):
@@ -14,7 +24,7 @@ def sandbox(pytester, text: str | None = None):
 
 def test_every_claim_is_a_test(pytester):
     sandbox(pytester)
-    result = pytester.runpytest("expectations", "--ncuverify-from-profile", str(FIXTURES), "-v")
+    result = run_pytest(pytester, "expectations", "--ncuverify-from-profile", str(FIXTURES), "-v")
     result.assert_outcomes(passed=8)
     result.stdout.fnmatch_lines(
         ["*sample.yaml::contiguous_four_sectors PASSED*", "*sample.yaml::stride32_sector_ratio PASSED*"]
@@ -26,7 +36,7 @@ def test_a_failing_claim_fails_its_test_with_the_numbers(pytester):
         pytester,
         (DATA / "sample.yaml").read_text().replace("expect: {equals: 32}", "expect: {equals: 33}", 1),
     )
-    result = pytester.runpytest("expectations", "--ncuverify-from-profile", str(FIXTURES))
+    result = run_pytest(pytester, "expectations", "--ncuverify-from-profile", str(FIXTURES))
     result.assert_outcomes(passed=7, failed=1)
     result.stdout.fnmatch_lines(
         ["*failed: *measured 32, expected == 33*", "*source: sample.txt §1: stride 32 touches 32 sectors*"]
@@ -37,8 +47,15 @@ def test_without_a_gpu_profiler_claims_skip_and_a_wrong_file_is_a_collection_err
     folder = sandbox(pytester)
     shutil.copy(DATA / "static.yaml", folder / "static.yaml")
     (folder / "broken.yaml").write_text("kernels: {}\n")
-    result = pytester.runpytest(
-        "expectations", "-rs", "--continue-on-collection-errors", "--ncuverify-arch", "sm_90", "-k", "static"
+    result = run_pytest(
+        pytester,
+        "expectations",
+        "-rs",
+        "--continue-on-collection-errors",
+        "--ncuverify-arch",
+        "sm_90",
+        "-k",
+        "static",
     )
     outcomes = result.parseoutcomes()
     assert outcomes.get("errors") == 1  # broken.yaml
@@ -49,5 +66,7 @@ def test_without_a_gpu_profiler_claims_skip_and_a_wrong_file_is_a_collection_err
 def test_other_yaml_is_left_alone(pytester):
     (pytester.path / "config.yaml").write_text("kernels: {}\n")
     pytester.makepyfile("def test_ok():\n    assert True\n")
-    result = pytester.runpytest()
+    result = run_pytest(
+        pytester,
+    )
     result.assert_outcomes(passed=1)

@@ -85,3 +85,23 @@ def test_changes_against_a_baseline():
     text = console.export_text()
     assert "×1.5" in text and "worse" in text and "better" in text
     assert "baseline: 1 regressed, 1 improved" in text
+
+
+def test_a_failed_memory_claim_shows_what_ncu_says_and_where():
+    """The H200 recording of tests/data/explain.yaml: two claims fail, each with ncu's rules and line."""
+    from conftest import DATA, FIXTURES
+
+    from ncuverify.pipeline import CheckOptions, Environment, check_file
+
+    result = check_file(
+        DATA / "explain.yaml", CheckOptions(from_profile=FIXTURES), Environment(None, None, "no GPU")
+    )
+    text = rendered(result)
+    assert "gather_is_coalesced: what ncu says about gather_stride32" in text
+    assert "ncu UncoalescedGlobalAccess: This kernel has uncoalesced global accesses" in text
+    assert "explain.cu:6  out[t] = in[t * 32];" in text
+    assert "tile_is_conflict_free: what ncu says about tile_columns" in text
+    assert "explain.cu:14  out[t] = tile[threadIdx.x][threadIdx.y];" in text
+    assert "excessive wavefronts" in text
+    # The claim that held has nothing to explain.
+    assert "gather_one_request_per_warp: what ncu says" not in text

@@ -85,3 +85,26 @@ def test_two_gpus_share_the_launches_evenly_and_every_case_runs_once():
     # Within a unit the cases keep the group's order.
     for unit in units:
         assert list(unit.cases) == [n for n in plan[0].cases if n in unit.cases]
+
+
+def test_a_case_that_reads_results_back_never_gets_metrics_it_does_not_need():
+    # In-kernel clock() timings read back from the last replay: a SASS-patched pass would slow them.
+    timed = case("latency", {"gpu__time_duration.sum"}, launches=1)
+    timed = ProfiledCase(timed.name, timed.launches, timed.metrics, pinned=True)
+    same = case("same", {"gpu__time_duration.sum"})
+    other = case("other", {"smsp__sass_inst_executed_op_global_ld.sum"})
+    passes = known(
+        {
+            frozenset({"gpu__time_duration.sum"}): 1,
+            frozenset({"smsp__sass_inst_executed_op_global_ld.sum"}): 1,
+            frozenset({"gpu__time_duration.sum", "smsp__sass_inst_executed_op_global_ld.sum"}): 1,
+        }
+    )
+    plan = groups([timed, same, other], passes)
+    # Merging would add no pass and save a start, but not with the pinned case's group.
+    assert plan == [
+        Group(frozenset({"gpu__time_duration.sum"}), ("latency", "same")),
+        Group(frozenset({"smsp__sass_inst_executed_op_global_ld.sum"}), ("other",)),
+    ]
+    unpinned = groups([case("latency", {"gpu__time_duration.sum"}), same, other], passes)
+    assert len(unpinned) == 1
