@@ -1,8 +1,8 @@
 """Stage 3: profile every case under Nsight Compute and turn its CSV into measurements.
 
-One ncu process per expectation file runs the runner (`python -m ncuverify.runner`), which launches each
-case once. ncu writes its report to a log file of its own (`--log-file`), so nothing the runner prints can
-reach the parser. The parser accepts both CSV pages (raw: wide, with a units row; details: long) and
+An ncu process runs the runner (`python -m ncuverify.runner`), which launches each case of its plan
+once; which cases share a process is `session`'s and `schedule`'s concern. ncu writes its report to a
+log file of its own (`--log-file`), so nothing the runner prints can reach the parser. The parser accepts both CSV pages (raw: wide, with a units row; details: long) and
 copes with the `==PROF==` preamble, thousands separators and `n/a`.
 """
 
