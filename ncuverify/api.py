@@ -13,6 +13,7 @@ from ncuverify import cache as compile_cache
 from ncuverify import pipeline
 from ncuverify.errors import ExitCode
 from ncuverify.profile import NcuOptions
+from ncuverify.schedule import PassCounts
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,7 @@ def check(
     ncu: str = "ncu",
     clock_control: str = "none",
     cache: bool = True,
+    gpus: Iterable[int] | None = None,
 ) -> Results:
     """Check expectation files (or folders of them) as `ncuverify check` does, and return the results."""
     given = [paths] if isinstance(paths, str | Path) else list(paths)
@@ -110,5 +112,7 @@ def check(
         from_profile=Path(from_profile) if from_profile is not None else None,
         static_only=static_only,
         cache=compile_cache.CompileCache(compile_cache.default_folder()) if cache else None,
+        passes=PassCounts.load(compile_cache.passes_file()) if cache else None,
+        gpus=tuple(gpus) if gpus is not None else None,
     )
     return Results(pipeline.check_files(files, options))

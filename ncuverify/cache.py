@@ -30,6 +30,11 @@ def default_folder() -> Path:
     return base / "ncuverify"
 
 
+def passes_file() -> Path:
+    """Where ncu's replay passes per metric set are remembered (see `schedule.PassCounts`)."""
+    return default_folder() / "profile" / "passes.json"
+
+
 @dataclass(frozen=True)
 class Compiled:
     """What one program's compilation and disassembly produced."""

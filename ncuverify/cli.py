@@ -22,7 +22,7 @@ from ncuverify.cache import CompileCache
 from ncuverify.environment import gpu_count
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.profile import NcuOptions
-from ncuverify.schedule import PASSES_FILE, PassCounts
+from ncuverify.schedule import PassCounts
 from ncuverify.spec import json_schema
 
 app = typer.Typer(
@@ -268,7 +268,8 @@ app.add_typer(cache_app, name="cache")
 
 @cache_app.command("clean")
 def cache_clean() -> None:
-    """Remove every compiled kernel from the cache ($NCUVERIFY_CACHE_DIR, else ~/.cache/ncuverify)."""
+    """Remove every compiled kernel, and the replay passes remembered, from the cache folder
+    ($NCUVERIFY_CACHE_DIR, else ~/.cache/ncuverify)."""
     folder = compile_cache.default_folder()
     removed = CompileCache(folder).clean()
     _console().print(Text(f"removed {removed} entries from {folder}"))
@@ -360,7 +361,7 @@ def _cache(disabled: bool) -> CompileCache | None:
 
 def _passes(disabled: bool) -> PassCounts | None:
     """ncu's passes per metric set, remembered in the cache folder (they shape how cases are grouped)."""
-    return None if disabled else PassCounts.load(compile_cache.default_folder() / PASSES_FILE)
+    return None if disabled else PassCounts.load(compile_cache.passes_file())
 
 
 def _gpus(text: str | None) -> tuple[int, ...] | None:

@@ -23,7 +23,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-PASSES_FILE = "profile/passes.json"  # in the cache folder
 START_S = 2.5  # one ncu process: ncu itself, then the runner's Python and CUDA start-up
 PASS_S = 0.03  # one replay pass of one launch, memory save and restore included
 

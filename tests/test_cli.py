@@ -189,3 +189,29 @@ def test_the_pipeline_says_what_it_is_doing(no_gpu):
     options = pipeline.CheckOptions(static_only=True, on_progress=lines.append)
     pipeline.check_files([DATA / "static.yaml"], options)
     assert lines == ["static.yaml: reading", "static.yaml: compiling"]
+
+
+@pytest.mark.parametrize(
+    ("gpus", "message"),
+    [("0,x", "write all, or distinct GPU indices"), ("1,1", "write all, or distinct GPU indices")],
+)
+def test_a_wrong_gpu_list_is_refused_with_exit_2(gpus, message):
+    result = invoke("--gpus", gpus, str(DATA / "sample.yaml"))
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert message in result.output
+
+
+def test_a_gpu_the_machine_lacks_is_an_input_error(monkeypatch):
+    from ncuverify.environment import Gpu
+
+    machine = pipeline.Environment(Gpu(0, "One GPU", "sm_90", "13.0"), "ncu", None, gpu_count=1)
+    monkeypatch.setattr(pipeline.Environment, "probe", classmethod(lambda cls, ncu: machine))
+    result = invoke("--gpus", "0,1", str(DATA / "sample.yaml"))
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert "--gpus: no GPU 1 here (the driver reports 1)" in result.output
+
+
+def test_ncu_reports_need_a_folder_to_go_to():
+    result = invoke("--ncu-report", str(DATA / "sample.yaml"))
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert "--save-profile" in result.output
