@@ -140,3 +140,42 @@ def test_failed_memory_claims_get_a_second_pass_whose_explanations_are_kept(tmp_
     assert processes[-1]["cases"] == ["explain::gather", "explain::tile"], "one pass over the failed cases"
     [replayed] = check_files([DATA / "explain.yaml"], CheckOptions(from_profile=tmp_path / "saved"), NO_GPU)
     assert replayed.explanations == live.explanations
+
+
+def test_a_folder_of_recordings_from_earlier_versions_still_replays(tmp_path: Path):
+    """Earlier versions kept one folder per file, with cases and kernels named without their file."""
+    legacy = tmp_path / "sample"
+    legacy.mkdir()
+    for name in ("ncu.log", "provenance.json"):
+        (legacy / name).write_text((FIXTURES / "sample" / name).read_text())
+    status = json.loads((FIXTURES / "sample" / "status.json").read_text())
+    plain = [
+        {k: v for k, v in s.items() if k != "kernel"} | {"case": s["case"].split("::")[1]} for s in status
+    ]
+    (legacy / "status.json").write_text(json.dumps(plain))
+    provenance = json.loads((legacy / "provenance.json").read_text())
+    provenance["kernels"] = {k.split("::")[1]: v for k, v in provenance["kernels"].items()}
+    (legacy / "provenance.json").write_text(json.dumps(provenance))
+    assert verdicts([DATA / "sample.yaml"], tmp_path) == verdicts([DATA / "sample.yaml"], FIXTURES)
+
+
+def test_ctrl_c_while_profiling_keeps_the_static_verdicts(monkeypatch):
+    from ncuverify import pipeline, session
+    from ncuverify.pipeline import Interrupted
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(session, "profile_files", interrupted)
+    environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(FAKE_NCU), None, gpu_count=1)
+    try:
+        check_files([DATA / "static.yaml"], CheckOptions(explain=False), environment)
+    except Interrupted as stopped:
+        [result] = stopped.results
+    else:
+        raise AssertionError("the interrupt was swallowed")
+    by_verdict = {c.verdict for c in result.claims}
+    assert by_verdict == {Verdict.PASSED, Verdict.SKIPPED}
+    skipped = [c for c in result.claims if c.verdict is Verdict.SKIPPED]
+    assert all("interrupted before these claims were profiled" in (c.reason or "") for c in skipped)
+    assert pipeline.exit_code([result]) == 3
