@@ -205,27 +205,30 @@ def _profile(
     """The profile of every waiting file: replayed from a recording, or from one run of ncu per group."""
     if not waiting:
         return _Profiled()
-    files = [session.FileCases(p.key, p.spec, p.builds or {}, p.waiting) for p in waiting]
-    symbols = session.symbols_of(files)
+    files = _file_cases(waiting)
     keys = [p.key for p in waiting]
     try:
         if options.from_profile is not None:
             recorded = recording.load(options.from_profile, keys)
-            measured = session.measurements_by_file(recorded.runs, keys, symbols)
+            measured = session.measurements_by_file(recorded.runs, keys, session.symbols_of(files))
             return _Profiled(measured, recorded.provenance, replayed=True)
         gpu = _usable_gpu(environment)
         settings = _settings(options, environment)
-        runs = session.profile_files(files, work_dir, settings)
+        runs, measured = session.profile_files(files, work_dir, settings)
         if options.passes is not None:
             options.passes.save()
         provenance = _provenance(gpu, settings.ncu, runs[0].command, files)
         if options.save_profile is not None:
             recording.save(work_dir, runs, provenance)
-        return _Profiled(session.measurements_by_file(runs, keys, symbols), provenance)
+        return _Profiled(session.by_file(measured, keys), provenance)
     except EnvironmentProblem as problem:
         return _Profiled(problem=str(problem))
     except InputError as error:
         return _Profiled(input_error=str(error))
+
+
+def _file_cases(waiting: list[_Prepared]) -> list[session.FileCases]:
+    return [session.FileCases(p.key, p.spec, p.builds or {}, p.waiting) for p in waiting]
 
 
 def _usable_gpu(environment: Environment) -> Gpu:
@@ -296,16 +299,14 @@ def _explained(
                 found.update(session.recorded_explanations(folder))
         else:
             _say(options, f"explaining {len(wanted)} failed claim(s)")
-            files = [session.FileCases(p.key, p.spec, p.builds or {}, p.waiting) for p in waiting]
             cases = {case: topic for case, topic in wanted.values()}
-            found = session.explain_cases(cases, files, work_dir, _settings(options, environment))
+            found = session.explain_cases(
+                cases, _file_cases(waiting), work_dir, _settings(options, environment)
+            )
     except (EnvironmentProblem, InputError) as problem:
-        return [
-            replace(r, warnings=[*r.warnings, f"no explanation from ncu: {problem}"])
-            if any((r.path, c.claim.id) in wanted for c in r.claims)
-            else r
-            for r in results
-        ]
+        unexplained = {path for path, _ in wanted}
+        warning = f"no explanation from ncu: {problem}"
+        return [replace(r, warnings=[*r.warnings, warning]) if r.path in unexplained else r for r in results]
     return [_with_explanations(r, wanted, found) for r in results]
 
 

@@ -20,8 +20,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import pandas as pd
-
 from ncuverify import explain, profile, recording, schedule
 from ncuverify.build import KernelBuild
 from ncuverify.errors import InputError
@@ -75,8 +73,11 @@ def case_metrics(spec: Spec, claims: Sequence[Claim]) -> dict[str, set[str]]:
     return {name: needs[name] for name in spec.content.cases if name in needs}
 
 
-def profile_files(files: Sequence[FileCases], work_dir: Path, settings: Settings) -> list[recording.Run]:
-    """Profile every case the files' claims read; the runs of every ncu process, in a fixed order."""
+def profile_files(
+    files: Sequence[FileCases], work_dir: Path, settings: Settings
+) -> tuple[list[recording.Run], profile.Measurements]:
+    """Profile every case the files' claims read: the runs of every ncu process, in a fixed order, and
+    what they measured (cases under their qualified names)."""
     planned, wanted = _plan(files, work_dir)
     passes = settings.passes or schedule.PassCounts()
     groups = schedule.groups(wanted, passes)
@@ -85,7 +86,7 @@ def profile_files(files: Sequence[FileCases], work_dir: Path, settings: Settings
     stop = threading.Event()
     ncu = replace(settings.ncu, cancelled=stop.is_set)
 
-    def run_gpu(gpu: int) -> list[tuple[int, list[recording.Run]]]:
+    def run_gpu(gpu: int) -> list[tuple[int, list[_Measured]]]:
         return [(i, _run_unit(u, planned, work_dir / RUNS / f"{i}", ncu, settings)) for i, u in by_gpu[gpu]]
 
     if len(by_gpu) == 1:
@@ -98,9 +99,16 @@ def profile_files(files: Sequence[FileCases], work_dir: Path, settings: Settings
             except BaseException:  # Ctrl-C or a failure: stop the other GPUs' processes too
                 stop.set()
                 raise
-    runs = [run for _, unit_runs in sorted(done, key=lambda item: item[0]) for run in unit_runs]
-    _learn_passes(passes, runs, units)
-    return runs
+    measured_runs = [item for _, unit_runs in sorted(done, key=lambda item: item[0]) for item in unit_runs]
+    measured = profile.Measurements.empty()
+    for _, part in measured_runs:
+        measured = measured.combined(part)
+    _learn_passes(passes, measured, units)
+    return [run for run, _ in measured_runs], measured
+
+
+# A run and its measurements: parsed once, to find the cases to run again and to judge.
+_Measured = tuple[recording.Run, profile.Measurements]
 
 
 def _plan(
@@ -130,9 +138,9 @@ def _run_unit(
     folder: Path,
     ncu: profile.NcuOptions,
     settings: Settings,
-) -> list[recording.Run]:
+) -> list[_Measured]:
     """One unit's ncu process, and one more for the cases after each case that faulted or hung."""
-    runs: list[recording.Run] = []
+    runs: list[_Measured] = []
     remaining = list(unit.cases)
     if settings.say is not None:
         say = settings.say
@@ -145,8 +153,9 @@ def _run_unit(
         )
         profile.diagnose(run)
         status = _faults_named(run.status, cases, run_dir, ncu, unit.gpu) or _runner_failure(run, remaining)
-        runs.append(recording.Run(run.report, status, run.command))
-        measured = _run_measurements(runs[-1], {c.name: c.symbol for c in cases})
+        recorded = recording.Run(run.report, status, run.command)
+        measured = _run_measurements(recorded, {c.name: c.symbol for c in cases})
+        runs.append((recorded, measured))
         remaining = _to_run_again(status, measured)
     return runs
 
@@ -189,17 +198,16 @@ def _runner_failure(run: profile.ProfileRun, cases: list[str]) -> list[dict[str,
     return [{"case": name, "ok": False, "error": reason} for name in cases]
 
 
-def _learn_passes(passes: schedule.PassCounts, runs: list[recording.Run], units: list[schedule.Unit]) -> None:
+def _learn_passes(
+    passes: schedule.PassCounts, measured: profile.Measurements, units: list[schedule.Unit]
+) -> None:
     """Remember how many replay passes ncu needed for each unit's metrics, for the next run's grouping."""
-    metrics_of = {name: unit.metrics for unit in units for name in unit.cases}
-    for run in runs:
-        table = profile.parse_csv(run.report) if run.report else pd.DataFrame()
-        if table.empty:
-            continue
-        counts = table[table["metric"] == "profiler__replayer_passes"]["value"].dropna()
-        cases = [str(s["case"]) for s in run.status if s.get("ok")]
-        if not counts.empty and cases and cases[0] in metrics_of:
-            passes.remember(metrics_of[cases[0]], int(counts.max()))
+    frame = measured.frame
+    counts = frame[frame["metric"] == "profiler__replayer_passes"].dropna(subset=["value"])
+    for unit in units:
+        reported = counts[counts["case"].isin(unit.cases)]["value"]
+        if not reported.empty:
+            passes.remember(unit.metrics, int(reported.max()))
 
 
 # --- measurements, live or replayed ----------------------------------------------------------------------
@@ -221,7 +229,13 @@ def measurements_by_file(
     measured = profile.Measurements.empty()
     for run in relevant:
         measured = measured.combined(_run_measurements(run, symbols))
-    cases = {str(s["case"]) for run in relevant for s in run.status}
+    return by_file(measured, keys)
+
+
+def by_file(measured: profile.Measurements, keys: Sequence[str]) -> dict[str, profile.Measurements]:
+    """A run's measurements split per file, with the file's own case names; a file of which no case
+    was measured, failed or left unmeasured is left out."""
+    cases = {*measured.frame["case"].astype(str), *measured.failed_cases, *measured.unmeasured}
     return {
         key: measured.of_prefix(qualified(key, ""))
         for key in keys
