@@ -33,6 +33,15 @@ class KernelBuild:
 
 
 @dataclass(frozen=True)
+class BuildLimits:
+    """What a build may read and how long it may take. Set from the command line, never from an
+    expectation file, which may come from the pull request under test."""
+
+    allowed_roots: tuple[Path, ...] = ()  # folders outside the project that kernels may include
+    timeout_s: float = 120.0  # one NVRTC program, preprocessing included
+
+
+@dataclass(frozen=True)
 class _Unit:
     """One NVRTC program: a source and its options, shared by the kernels that use them."""
 
@@ -61,7 +70,9 @@ def cuda_include_dirs() -> list[str]:
     return found
 
 
-def build_spec(spec: Spec, arch: str, cache: CompileCache | None = None) -> dict[str, KernelBuild]:
+def build_spec(
+    spec: Spec, arch: str, cache: CompileCache | None = None, limits: BuildLimits = BuildLimits()
+) -> dict[str, KernelBuild]:
     """Compile every kernel of a file for arch (unless a kernel pins its own), through the cache where
     one is given; raise InputError on failure."""
     units: dict[_Unit, list[tuple[str, KernelSpec]]] = {}

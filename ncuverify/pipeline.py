@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ncuverify import __version__, explain, metrics, profile, recording, session
-from ncuverify.build import KernelBuild, build_spec, nvrtc_version
+from ncuverify.build import BuildLimits, KernelBuild, build_spec, nvrtc_version
 from ncuverify.cache import CompileCache
 from ncuverify.environment import Gpu, detect_gpu, find_ncu, gpu_count, ncu_version
 from ncuverify.errors import EnvironmentProblem, ExitCode, InputError
@@ -36,6 +36,7 @@ class CheckOptions:
     from_profile: Path | None = None  # judge a recorded profile from this folder instead of profiling
     static_only: bool = False  # judge only the claims that need no GPU
     cache: CompileCache | None = None  # compile through this cache; None compiles every time
+    build: BuildLimits = field(default_factory=BuildLimits)  # what kernels may include; build time limit
     passes: PassCounts | None = None  # ncu's passes per metric set, remembered between runs
     gpus: tuple[int, ...] | None = None  # profile on these GPUs; None: the first
     explain: bool = True  # profile failing memory claims again for ncu's rules and source lines
@@ -165,7 +166,7 @@ def _prepare(
         if arch is not None:
             check_metric_names(spec, arch, environment.ncu)
         _say(options, f"{path.name}: compiling")
-        builds = build_spec(spec, arch, options.cache) if arch is not None else None
+        builds = build_spec(spec, arch, options.cache, options.build) if arch is not None else None
     except InputError as error:
         return FileResult(path, [], input_error=str(error), seconds=time.monotonic() - started)
     key = _unique(spec.path.stem, keys)
@@ -352,7 +353,7 @@ def build_file(
             return "no architecture to build for: pass --arch or set 'arch' in the file"
         if lint:
             check_metric_names(spec, arch, environment.ncu or shutil.which(options.ncu.executable))
-        return build_spec(spec, arch, options.cache)
+        return build_spec(spec, arch, options.cache, options.build)
     except InputError as error:
         return str(error)
 
