@@ -30,6 +30,24 @@ def default_folder() -> Path:
     return base / "ncuverify"
 
 
+# Written into every cache folder ncuverify makes (the cache-directory tag that backup tools know), so
+# that `cache clean` can refuse a folder that ncuverify did not create.
+MARKER = "CACHEDIR.TAG"
+MARKER_TEXT = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This folder is a cache made by ncuverify (ncuverify cache clean empties it).\n"
+)
+
+
+def prepare_folder(folder: Path) -> Path:
+    """The cache folder, created with its marker where it is not there yet."""
+    folder.mkdir(parents=True, exist_ok=True)
+    marker = folder / MARKER
+    if not marker.exists():
+        marker.write_text(MARKER_TEXT)
+    return folder
+
+
 def passes_file() -> Path:
     """Where ncu's replay passes per metric set are remembered (see `schedule.PassCounts`)."""
     return default_folder() / "profile" / "passes.json"

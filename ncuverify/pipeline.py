@@ -70,6 +70,7 @@ class FileResult:
     path: Path
     claims: list[ClaimResult]
     input_error: str | None = None
+    internal_error: str | None = None  # ncuverify failed on this file: the line to show, naming the traceback
     seconds: float = 0.0
     provenance: Provenance | None = None  # where the profiler's figures come from
     replayed: bool = False  # the figures come from a recording, not from this run
