@@ -4,7 +4,9 @@ for CI systems) and Markdown (a summary fit for a pull-request comment or a CI s
 The JSON is also what `ncuverify merge` reads back from the shards of a run. Those files come from
 other machines and may have been edited, so the reader checks every field it takes, and the merge
 takes only the shards of one whole run: one suite (the same expectation files, with the same
-contents), each of its N shares exactly once.
+contents), each of its N shares exactly once. JUnit and Markdown carry text from expectation files,
+kernel sources and ncu; every piece of it is made printable and escaped, so that the XML is well-formed
+and a pull-request comment shows that text rather than rendering it.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from ncuverify.pipeline import FileResult, exit_code
 from ncuverify.profile import MEASUREMENT_COLUMNS, Measurements
 from ncuverify.recording import Provenance
 from ncuverify.spec import Claim, project_root
-from ncuverify.text import one_line
+from ncuverify.text import one_line, printable
 
 # What a claim's verdict is for a CI system reading JUnit.
 _FAILING = (Verdict.FAILED, Verdict.XPASSED)
@@ -126,6 +128,14 @@ def parse_json(text: str, source: str, what: str) -> Any:
         raise InputError(f"{one_line(source)}: not {what}: not JSON: {error}") from None
 
 
+def _exit_code(results: Sequence[FileResult]) -> ExitCode:
+    """The run's exit code; never "every claim holds" where ncuverify itself failed on a file."""
+    code = exit_code(results)
+    if code is ExitCode.OK and any(result.internal_error is not None for result in results):
+        return ExitCode.INTERNAL_ERROR
+    return code
+
+
 # --- writing -----------------------------------------------------------------------------------------
 
 
@@ -191,7 +201,7 @@ def file_record(result: FileResult) -> dict[str, Any]:
 def to_json(results: Sequence[FileResult], code: ExitCode | None = None, shard: ShardOf | None = None) -> str:
     """Everything the run found, and which run it was: without shard, the whole (1/1) of the suite of
     the results' files."""
-    code = exit_code(results) if code is None else code
+    code = _exit_code(results) if code is None else code
     shard = shard or ShardOf(1, 1, suite_digest([result.path for result in results]))
     document = {
         "ncuverify": __version__,
@@ -638,44 +648,62 @@ def _both(first: Measurements | None, second: Measurements | None) -> Measuremen
     return first.combined(second)
 
 
+# --- JUnit -------------------------------------------------------------------------------------------
+
+
 def to_junit(results: Sequence[FileResult]) -> str:
-    """One <testsuite> per file, one <testcase> per claim; wrong input is an <error> of the file."""
+    """One <testsuite> per file, one <testcase> per claim; wrong input and ncuverify's own failure on a
+    file are <error>s of the file, a file not run a skipped case. Every text is made printable first:
+    XML 1.0 cannot hold most control characters, whatever the escaping."""
     suites = ElementTree.Element("testsuites", name="ncuverify")
     for result in results:
-        suite = ElementTree.SubElement(suites, "testsuite", name=str(result.path))
+        suite = _element(suites, "testsuite", name=str(result.path))
         failures = errors = skipped = 0
+        classname = result.path.stem
         if result.input_error is not None:
-            case = ElementTree.SubElement(suite, "testcase", classname=result.path.stem, name="input")
-            ElementTree.SubElement(
-                case, "error", message="the expectation file is wrong"
-            ).text = result.input_error
+            case = _element(suite, "testcase", classname=classname, name="input")
+            _element(case, "error", result.input_error, message="the expectation file is wrong")
             errors += 1
+        if result.internal_error is not None:
+            case = _element(suite, "testcase", classname=classname, name="internal")
+            _element(case, "error", result.internal_error, message="ncuverify failed on this file")
+            errors += 1
+        if result.not_run is not None:
+            case = _element(suite, "testcase", classname=classname, name="not run")
+            _element(case, "skipped", message=result.not_run)
+            skipped += 1
         for claim_result in result.claims:
-            case = ElementTree.SubElement(
-                suite, "testcase", classname=result.path.stem, name=claim_result.claim.id, time="0"
-            )
+            case = _element(suite, "testcase", classname=classname, name=claim_result.claim.id, time="0")
             message = _message(claim_result)
             if claim_result.verdict in _FAILING:
-                ElementTree.SubElement(case, "failure", message=message).text = _details(
-                    claim_result, result.explanations.get(claim_result.claim.id)
-                )
+                details = _details(claim_result, result.explanations.get(claim_result.claim.id))
+                _element(case, "failure", details, message=message)
                 failures += 1
             elif claim_result.verdict is Verdict.ERROR:
-                ElementTree.SubElement(case, "error", message=message).text = _details(claim_result)
+                _element(case, "error", _details(claim_result), message=message)
                 errors += 1
             elif claim_result.verdict in (*_NOT_RUN, Verdict.XFAILED):
-                ElementTree.SubElement(case, "skipped", message=message)
+                _element(case, "skipped", message=message)
                 skipped += 1
             else:
-                ElementTree.SubElement(case, "system-out").text = message
-        tests = len(result.claims) + (result.input_error is not None) + (result.not_run is not None)
-        suite.set("tests", str(tests))
+                _element(case, "system-out", message)
+        suite.set("tests", str(len(suite)))
         suite.set("failures", str(failures))
         suite.set("errors", str(errors))
         suite.set("skipped", str(skipped))
         suite.set("time", f"{result.seconds:.3f}")
     ElementTree.indent(suites)
     return ElementTree.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _element(
+    parent: ElementTree.Element, tag: str, text: str | None = None, **attributes: str
+) -> ElementTree.Element:
+    """A child element whose attributes are one printable line each and whose text is printable."""
+    element = ElementTree.SubElement(parent, tag, {k: one_line(v) for k, v in attributes.items()})
+    if text is not None:
+        element.text = printable(text)
+    return element
 
 
 def _message(result: ClaimResult) -> str:
@@ -694,33 +722,91 @@ def _details(result: ClaimResult, explanation: Explanation | None = None) -> str
     return "\n".join(lines)
 
 
+# --- Markdown ----------------------------------------------------------------------------------------
+
+# Characters that Markdown (GitHub's flavour: tables, strikethrough, math) reads as markup anywhere in a
+# line; each is written with a backslash, which Markdown reads as "this character, as text".
+_INLINE_MARKUP = re.compile(r"[\\`*_\[\]~|$]")
+# What makes a line a heading, a list item, a rule or a quote when it starts the line.
+_LINE_MARKUP = re.compile(r"[-+=#]|\d+[.)]")
+# Text that a code span shows as it is: nothing in it could end the span or the table cell.
+_PLAIN = re.compile(r"[\w./:+-]{1,200}", flags=re.ASCII)
+
+
+def _inline(text: str) -> str:
+    """Untrusted text as Markdown that shows it as it is, on one line: control characters as visible
+    escapes, <, > and & as entities (so that no HTML is ever written), markup characters escaped."""
+    text = one_line(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _INLINE_MARKUP.sub(lambda match: "\\" + match.group(), text)
+
+
+def _code(text: str) -> str:
+    """A name as code where it is plainly a name; anything else as escaped text."""
+    return f"`{text}`" if _PLAIN.fullmatch(text) else _inline(text)
+
+
+def _lead(text: str) -> str:
+    """A name that starts a line: as code where it is plainly a name, else as a line of text."""
+    return f"`{text}`" if _PLAIN.fullmatch(text) else _line(text)
+
+
+def _line(text: str) -> str:
+    """Untrusted text that starts a line: escaped, and never a heading, list item, rule or quote."""
+    escaped = _inline(text.lstrip())
+    marker = _LINE_MARKUP.match(escaped)
+    if marker is None:
+        return escaped
+    end = marker.end()
+    return escaped[: end - 1] + "\\" + escaped[end - 1 :]
+
+
+def _items(lines: Sequence[str]) -> list[str]:
+    """Untrusted lines as a list, one item per line (lines indented by two or more nested), each on
+    one line whatever it holds."""
+    return [("  - " if line.startswith("  ") else "- ") + _line(line) for line in lines if line.strip()]
+
+
+def _row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
 def to_markdown(results: Sequence[FileResult]) -> str:
-    """A summary: the counts, where the figures come from, and every claim that did not pass."""
-    code = exit_code(results)
+    """A summary: the counts, where the figures come from, and every claim that did not pass. Every
+    text from a file or from ncu is escaped: the summary is shown as a pull-request comment."""
+    code = _exit_code(results)
     lines = [f"## ncuverify: {_headline(code)}", ""]
     lines += [
         "| file | passed | failed | errors | skipped | other |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for result in results:
-        if result.input_error is not None or result.not_run is not None:
-            lines.append(
-                f"| `{result.path}` | {'input error' if result.input_error else 'not run'} | | | | |"
-            )
+        trouble = (
+            "input error"
+            if result.input_error is not None
+            else "internal error"
+            if result.internal_error is not None
+            else "not run"
+            if result.not_run is not None
+            else None
+        )
+        if trouble is not None:
+            lines.append(_row([_code(str(result.path)), trouble, "", "", "", ""]))
             continue
         other = (
             result.count(Verdict.XFAILED) + result.count(Verdict.XPASSED) + result.count(Verdict.OTHER_ARCH)
         )
         counts = [result.count(v) for v in (Verdict.PASSED, Verdict.FAILED, Verdict.ERROR, Verdict.SKIPPED)]
-        lines.append(f"| `{result.path}` | " + " | ".join(str(c) for c in [*counts, other]) + " |")
+        lines.append(_row([_code(str(result.path)), *(str(c) for c in [*counts, other])]))
     lines.append("")
     for result in results:
+        name = _lead(result.path.name)
         if result.provenance is not None:
             how = "replayed from a recording made" if result.replayed else "measured"
-            lines.append(f"- `{result.path.name}`: {how} on {result.provenance.describe()}")
-        lines += [f"- `{result.path.name}`: warning: {w}" for w in result.warnings]
+            lines.append(f"- {name}: {how} on {_inline(result.provenance.describe())}")
+        lines += [f"- {name}: warning: {_inline(w)}" for w in result.warnings]
     problems = [(r, c) for r in results for c in r.claims if c.verdict in (*_FAILING, Verdict.ERROR)]
-    if problems or any(r.input_error for r in results):
+    broken = [r for r in results if r.input_error is not None or r.internal_error is not None]
+    if problems or broken:
         lines += [
             "",
             "### What did not hold",
@@ -731,22 +817,31 @@ def to_markdown(results: Sequence[FileResult]) -> str:
         for result, claim_result in problems:
             measured = format_number(claim_result.measured) if claim_result.measured is not None else "-"
             cells = [
-                f"`{result.path.name}`",
-                f"`{claim_result.claim.id}`",
-                measured,
-                describe(claim_result.claim.expect),
+                _code(result.path.name),
+                _code(claim_result.claim.id),
+                _inline(measured),
+                _inline(describe(claim_result.claim.expect)),
                 claim_result.verdict.value,
-                claim_result.reason or "",
+                _inline(claim_result.reason or ""),
             ]
-            lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-        for result in results:
-            if result.input_error is not None:
-                lines += ["", f"`{result.path}`: input error", "", "```", result.input_error, "```"]
+            lines.append(_row(cells))
+        for result in broken:
+            for error, what in (
+                (result.input_error, "input error"),
+                (result.internal_error, "internal error"),
+            ):
+                if error is not None:
+                    lines += ["", f"{_lead(str(result.path))}: {what}", "", *_items(error.split("\n"))]
         explained = [(r, claim_id, e) for r in results for claim_id, e in r.explanations.items()]
         if explained:
             lines += ["", "### What ncu says about them", ""]
             for result, claim_id, explanation in explained:
-                lines += [f"`{result.path.name}`", "", "```", *claim_lines(claim_id, explanation), "```", ""]
+                lines += [
+                    _lead(result.path.name),
+                    "",
+                    *_items(claim_lines(claim_id, explanation)),
+                    "",
+                ]
     return "\n".join(lines) + "\n"
 
 
@@ -756,4 +851,5 @@ def _headline(code: ExitCode) -> str:
         ExitCode.CLAIM_FAILED: "claims failed",
         ExitCode.BAD_INPUT: "an expectation file is wrong",
         ExitCode.NOT_MEASURABLE: "some claims could not be measured here",
+        ExitCode.INTERNAL_ERROR: "ncuverify failed on a file",
     }[code]
