@@ -97,35 +97,28 @@ def _open_regular(path: Path) -> Any:
     return os.fdopen(descriptor, "rb")
 
 
-def read_text(path: Path, limit: int, what: str) -> str:
-    """The UTF-8 text of a regular file of at most limit bytes; InputError naming the file otherwise
-    (what says what the file should have been: "a baseline")."""
-    shown = one_line(str(path))
-    try:
-        with _open_regular(path) as stream:
-            data = stream.read(limit + 1)
-    except FileNotFoundError:
-        raise InputError(f"{shown}: no such file") from None
-    except ValueError as error:
-        raise InputError(f"{shown}: not {what}: {error}") from None
-    except OSError as error:
-        raise InputError(f"{shown}: cannot be read ({error.strerror or error})") from None
+def read_json(path: Path, limit: int) -> Any:
+    """The JSON value in a regular file of at most limit bytes of UTF-8: OSError where the file cannot
+    be opened or read, ValueError saying what is wrong with it otherwise."""
+    with _open_regular(path) as stream:
+        data = stream.read(limit + 1)
     if len(data) > limit:
-        raise InputError(f"{shown}: not {what}: larger than {limit // 2**20} MiB")
+        raise ValueError(f"larger than {limit // 2**20} MiB")
     try:
-        return data.decode()
+        text = data.decode()
     except UnicodeDecodeError as error:
-        raise InputError(f"{shown}: not {what}: not UTF-8 text (byte {error.start})") from None
+        raise ValueError(f"not UTF-8 text (byte {error.start})") from None
+    return parse_json(text)
 
 
-def parse_json(text: str, source: str, what: str) -> Any:
-    """JSON text as Python values; InputError naming the source where it is not JSON."""
+def parse_json(text: str) -> Any:
+    """JSON text as Python values; ValueError saying why where it is not JSON."""
     try:
         return json.loads(text)
     except RecursionError:
-        raise InputError(f"{one_line(source)}: not {what}: nested too deeply") from None
+        raise ValueError("nested too deeply") from None
     except ValueError as error:
-        raise InputError(f"{one_line(source)}: not {what}: not JSON: {error}") from None
+        raise ValueError(f"not JSON: {error}") from None
 
 
 def _exit_code(results: Sequence[FileResult]) -> ExitCode:
@@ -237,17 +230,29 @@ class _Malformed(Exception):
 
 def read_shard(path: Path) -> Shard:
     """A file written by check --json; InputError naming the file and the field for anything else."""
-    results, shard = _document(read_text(path, MAX_RESULT_BYTES, _NOT_A_RESULT), str(path))
+    shown = one_line(str(path))
+    try:
+        document = read_json(path, MAX_RESULT_BYTES)
+    except FileNotFoundError:
+        raise InputError(f"{shown}: no such file") from None
+    except OSError as error:
+        raise InputError(f"{shown}: cannot be read ({error.strerror or error})") from None
+    except ValueError as error:
+        raise InputError(f"{shown}: not {_NOT_A_RESULT}: {error}") from None
+    results, shard = _document(document, str(path))
     return Shard(path, results, shard)
 
 
 def from_json(text: str, source: str = "the JSON results") -> list[FileResult]:
     """The file results of a JSON document written by check --json; InputError for anything else."""
-    return _document(text, source)[0]
+    try:
+        document = parse_json(text)
+    except ValueError as error:
+        raise InputError(one_line(f"{source}: not {_NOT_A_RESULT}: {error}")) from None
+    return _document(document, source)[0]
 
 
-def _document(text: str, source: str) -> tuple[list[FileResult], ShardOf | None]:
-    document = parse_json(text, source, _NOT_A_RESULT)
+def _document(document: Any, source: str) -> tuple[list[FileResult], ShardOf | None]:
     try:
         return _results(document)
     except _Malformed as error:
