@@ -72,9 +72,9 @@ def suite_digest(paths: Sequence[Path]) -> str:
 def _suite_entry(path: Path) -> tuple[str, str]:
     try:
         folder = path.parent.resolve()
-    except (OSError, RuntimeError):  # a loop of symbolic links
-        folder = path.parent.absolute()
-    name = (folder / path.name).relative_to(project_root(folder)).as_posix()
+        name = (folder / path.name).relative_to(project_root(folder)).as_posix()
+    except (OSError, RuntimeError):  # a folder that cannot be searched; a loop of symbolic links
+        name = path.as_posix()
     return name, _content_digest(path)
 
 
@@ -121,15 +121,15 @@ def parse_json(text: str) -> Any:
         raise ValueError(f"not JSON: {error}") from None
 
 
+# --- writing -----------------------------------------------------------------------------------------
+
+
 def _exit_code(results: Sequence[FileResult]) -> ExitCode:
     """The run's exit code; never "every claim holds" where ncuverify itself failed on a file."""
     code = exit_code(results)
     if code is ExitCode.OK and any(result.internal_error is not None for result in results):
         return ExitCode.INTERNAL_ERROR
     return code
-
-
-# --- writing -----------------------------------------------------------------------------------------
 
 
 def _number(value: float | None) -> float | None:
@@ -266,8 +266,7 @@ def _results(document: Any) -> tuple[list[FileResult], ShardOf | None]:
     _counts(record["counts"], "counts")
     files = _list(record["files"], "files")
     results = [_file_result(item, f"files[{i}]") for i, item in enumerate(files)]
-    run = record.get("run")
-    return results, None if run is None else _shard_of(run, "run")
+    return results, _shard_of(record["run"], "run") if "run" in record else None
 
 
 def _shard_of(value: Any, where: str) -> ShardOf:
@@ -549,25 +548,26 @@ def merge(shards: Sequence[Shard], partial: bool = False) -> tuple[list[FileResu
     if not shards:
         raise InputError("merge: no shards given")
     warnings = [_unchecked(shard, partial) for shard in shards if shard.shard is None]
-    identified = [shard for shard in shards if shard.shard is not None]
-    if identified:
-        _one_run(identified)
-        missing = _missing(identified)
+    runs = [(shard, shard.shard) for shard in shards if shard.shard is not None]
+    if runs:
+        _one_run(runs)
+        n = runs[0][1].n
+        missing = [f"{k}/{n}" for k in range(1, n + 1) if k not in {of.k for _, of in runs}]
         if missing:
-            given = ", ".join(one_line(str(shard.path)) for shard in identified)
             what = f"shard{'s' if len(missing) > 1 else ''} {', '.join(missing)} missing"
-            count = f"{len(identified)} of {identified[0].shard.n}"  # type: ignore[union-attr]
+            count = f"{len(runs)} of {n}"
             if not partial:
+                given = ", ".join(_name(shard.path) for shard, _ in runs)
                 raise InputError(
-                    f"merge: {what}: {given} {'is' if len(identified) == 1 else 'are'} {count} shards of"
-                    " the run (merge --partial merges them anyway)"
+                    f"merge: {what}: {given} {'is' if len(runs) == 1 else 'are'} {count} shards of the run"
+                    " (merge --partial merges them anyway)"
                 )
             warnings.append(f"merge: {what}: the results are those of {count} shards of the run")
     return _merged(shards), warnings
 
 
 def _unchecked(shard: Shard, partial: bool) -> str:
-    what = f"{one_line(str(shard.path))}: written by an earlier ncuverify, without the run it belongs to"
+    what = f"{_name(shard.path)}: written by an earlier ncuverify, without the run it belongs to"
     if not partial:
         raise InputError(
             f"{what}: cannot check that the shards make one run (merge --partial merges it anyway)"
@@ -575,61 +575,56 @@ def _unchecked(shard: Shard, partial: bool) -> str:
     return f"{what}: not checked to be a shard of this run"
 
 
-def _one_run(shards: Sequence[Shard]) -> None:
+def _one_run(runs: Sequence[tuple[Shard, ShardOf]]) -> None:
     """InputError unless the shards are of one suite, split the same way, each share once, over the
     same files."""
-    first = shards[0]
-    first_of: dict[int, Shard] = {}
-    for shard in shards:
-        of, first_shard = shard.shard, first.shard
-        assert of is not None and first_shard is not None
-        name = one_line(str(shard.path))
-        if of.suite != first_shard.suite:
+    first, first_of = runs[0]
+    seen: dict[int, Shard] = {}
+    for shard, of in runs:
+        name = _name(shard.path)
+        if of.suite != first_of.suite:
             raise InputError(
-                f"{name}: run.suite: a shard of another suite than {one_line(str(first.path))}"
+                f"{name}: run.suite: a shard of another suite than {_name(first.path)}"
                 " (other expectation files, or edited ones)"
             )
-        if of.n != first_shard.n:
+        if of.n != first_of.n:
             raise InputError(
-                f"{name}: run.shard: shard {of}, but {one_line(str(first.path))} is shard {first_shard}:"
+                f"{name}: run.shard: shard {of}, but {_name(first.path)} is shard {first_of}:"
                 " not shards of one run"
             )
-        if of.k in first_of:
-            raise InputError(
-                f"{name}: run.shard: shard {of} again (also {one_line(str(first_of[of.k].path))})"
-            )
-        first_of[of.k] = shard
+        if of.k in seen:
+            raise InputError(f"{name}: run.shard: shard {of} again (also {_name(seen[of.k].path)})")
+        seen[of.k] = shard
         files = {result.path for result in shard.results}
         expected = {result.path for result in first.results}
         if files != expected:
-            odd = one_line(str(min(files - expected or expected - files)))
+            odd = _name(min(files - expected or expected - files))
             raise InputError(
-                f"{name}: files: not the files of {one_line(str(first.path))} ({odd} is in one of them"
-                " only; run every shard from the same folder on the same files)"
+                f"{name}: files: not the files of {_name(first.path)} ({odd} is in one of them only;"
+                " run every shard from the same folder on the same files)"
             )
-
-
-def _missing(shards: Sequence[Shard]) -> list[str]:
-    n = shards[0].shard.n  # type: ignore[union-attr]
-    given = {shard.shard.k for shard in shards}  # type: ignore[union-attr]
-    return [f"{k}/{n}" for k in range(1, n + 1) if k not in given]
 
 
 def _merged(shards: Sequence[Shard]) -> list[FileResult]:
     merged: dict[Path, FileResult] = {}
-    claimed: dict[tuple[Path, str], Path] = {}  # file and claim id -> the shard that judged it
-    for shard in shards:
+    judged_by: dict[tuple[Path, str], int] = {}  # file and claim id -> the shard that judged it
+    for index, shard in enumerate(shards):
         for result in shard.results:
             for claim_result in result.claims:
-                earlier = claimed.setdefault((result.path, claim_result.claim.id), shard.path)
-                if earlier != shard.path:
+                earlier = judged_by.setdefault((result.path, claim_result.claim.id), index)
+                if earlier != index:
                     raise InputError(
-                        f"{one_line(str(shard.path))}: claim {claim_result.claim.id} of"
-                        f" {one_line(str(result.path))} is also in {one_line(str(earlier))}"
+                        f"{_name(shard.path)}: claim {claim_result.claim.id} of {_name(result.path)}"
+                        f" is also in {_name(shards[earlier].path)}"
                     )
             known = merged.get(result.path)
             merged[result.path] = result if known is None else _both_results(known, result)
     return list(merged.values())
+
+
+def _name(path: Path) -> str:
+    """A path in a message: on one line, whatever it holds."""
+    return one_line(str(path))
 
 
 def _both_results(known: FileResult, result: FileResult) -> FileResult:

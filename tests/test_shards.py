@@ -151,6 +151,9 @@ def test_a_claim_judged_by_two_shards_is_refused(thirds, tmp_path: Path):
     assert str(error.value) == (
         f"{tmp_path}/b.json: claim {first} of tests/data/sample.yaml is also in {tmp_path}/a.json"
     )
+    # The same file named twice.
+    with pytest.raises(InputError, match=f"a.json: claim {first} of .* is also in .*a.json$"):
+        export.merge([given[0], given[0]], partial=True)
 
 
 def test_results_written_before_the_run_identity_merge_only_when_partial(tmp_path: Path):
@@ -223,6 +226,7 @@ def test_files_that_are_not_results(tmp_path: Path):
 # (where, the new value or None to delete the key, the message after "not a result of check --json: ")
 EDITS = [
     (["run"], "1/2", "run: not an object"),
+    (["run"], {}, "run: missing 'shard'"),
     (["run", "shard"], [3, 2], "run.shard[0]: 3 is not between 1 and 2"),
     (["run", "shard"], [1, 2, 3], "run.shard: not a pair [K, N]"),
     (["run", "shard"], [True, 2], "run.shard[0]: not a whole number"),
