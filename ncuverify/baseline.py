@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,8 +17,10 @@ from typing import Any
 
 from ncuverify import __version__
 from ncuverify.errors import InputError
+from ncuverify.export import read_json
 from ncuverify.pipeline import FileResult
 from ncuverify.spec import Tolerance
+from ncuverify.text import one_line
 
 DEFAULT_TOLERANCES: dict[str, Tolerance] = {
     "gpu__time_duration.sum": Tolerance(rel=0.10),  # time varies from run to run
@@ -43,14 +46,15 @@ class Change:
 
 
 def snapshot(results: Sequence[FileResult]) -> dict[str, Any]:
-    """Every measured value of a run: file stem -> case -> metric -> value."""
+    """Every measured value of a run: file stem -> case -> metric -> value (finite values only: JSON
+    holds no others)."""
     files: dict[str, dict[str, dict[str, float]]] = {}
     for result in results:
         if result.measurements is None:
             continue
         cases = files.setdefault(result.path.stem, {})
         for row in result.measurements.frame.itertuples(index=False):
-            if not math.isnan(row.value):
+            if math.isfinite(row.value):
                 cases.setdefault(str(row.case), {})[str(row.metric)] = float(row.value)
     provenance = next((r.provenance for r in results if r.provenance is not None), None)
     return {
@@ -64,16 +68,74 @@ def save(results: Sequence[FileResult], path: Path) -> None:
     path.write_text(json.dumps(snapshot(results), indent=1, sort_keys=True))
 
 
+# A baseline of the whole suite is about 1 MB; one of 64 MiB was not written by `baseline save`.
+MAX_BASELINE_BYTES = 64 * 2**20
+
+
 def load(path: Path) -> dict[str, Any]:
+    """A baseline written by `baseline save`, every value checked: InputError naming the file and the
+    first field that is wrong (`base.json: not a baseline (files.f.c.m: not a number)`)."""
     try:
-        data = json.loads(path.read_text())
+        return _baseline(read_json(path, MAX_BASELINE_BYTES))
     except FileNotFoundError:
-        raise InputError(f"{path}: no such baseline") from None
-    except ValueError as error:
-        raise InputError(f"{path}: not a baseline ({error})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
-        raise InputError(f"{path}: not a baseline (no 'files')")
-    return data
+        raise InputError(f"{one_line(str(path))}: no such baseline") from None
+    except OSError as error:
+        raise InputError(f"{one_line(str(path))}: cannot be read ({error.strerror or error})") from None
+    except ValueError as error:  # what read_json and _baseline find wrong
+        raise InputError(one_line(f"{path}: not a baseline ({error})")) from None
+
+
+def _baseline(data: Any) -> dict[str, Any]:
+    """The baseline's values, checked; ValueError naming the first field that is wrong."""
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    for key in data:
+        if key not in ("ncuverify", "measured_on", "files"):
+            raise ValueError(f"unknown key {_shown(key)}")
+    if "files" not in data:
+        raise ValueError("files: missing")
+    for key in ("ncuverify", "measured_on"):
+        if data.get(key) is not None and not isinstance(data[key], str):
+            raise ValueError(f"{key}: not text")
+    files: dict[str, dict[str, dict[str, float]]] = {}
+    for stem, cases in _table(data["files"], "files").items():
+        where = _at("files", stem)
+        files[stem] = {}
+        for case, metrics in _table(cases, where).items():
+            at = _at(where, case)
+            files[stem][case] = {
+                metric: _value(value, _at(at, metric)) for metric, value in _table(metrics, at).items()
+            }
+    return {"ncuverify": data.get("ncuverify"), "measured_on": data.get("measured_on"), "files": files}
+
+
+def _table(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValueError(f"{where}: not an object")
+    return value
+
+
+def _value(value: Any, where: str) -> float:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise ValueError(f"{where}: not a number")
+    try:
+        number = float(value)
+    except OverflowError:  # a whole number beyond any float
+        number = math.inf
+    if not math.isfinite(number):
+        raise ValueError(f"{where}: not a finite number")
+    return number
+
+
+def _at(where: str, key: str) -> str:
+    """The name of a member: where.key for a plain key, else where['key'] (quoted, escaped)."""
+    plain = re.fullmatch(r"[\w.:@-]{1,80}", key, flags=re.ASCII)
+    return f"{where}.{key}" if plain else f"{where}[{_shown(key)}]"
+
+
+def _shown(value: str) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def parse_tolerance(text: str) -> tuple[str, Tolerance]:

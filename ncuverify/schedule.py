@@ -17,11 +17,18 @@ How many passes a set of metrics takes is only known from ncu (the raw page's
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import os
+import stat
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ncuverify.cache import prepare_folder
+from ncuverify.text import one_line
 
 START_S = 2.5  # one ncu process: ncu itself, then the runner's Python and CUDA start-up
 PASS_S = 0.03  # one replay pass of one launch, memory save and restore included
@@ -48,30 +55,74 @@ class Group:
     cases: tuple[str, ...]
 
 
+# What a file of remembered pass counts may hold. ncu takes a few passes for a few metrics and some tens
+# for a full section; a suite has some tens of metric sets, each named by its metrics (a few KB). Beyond
+# these the file was not written by ncuverify, and trusting it would shape the schedule.
+MAX_PASSES = 1000
+MAX_METRIC_SETS = 512
+MAX_KEY_CHARS = 16384
+MAX_PASSES_FILE_BYTES = 16 * 2**20  # more than MAX_METRIC_SETS keys of MAX_KEY_CHARS
+
+
 @dataclass
 class PassCounts:
-    """Replay passes per metric set, as ncu reported them, kept in a JSON file between runs."""
+    """Replay passes per metric set, as ncu reported them, kept in a JSON file between runs. A damaged
+    or implausible file is ignored as a whole, which only costs guesses; warnings says so."""
 
     known: dict[str, int] = field(default_factory=dict)
     path: Path | None = None
+    warnings: tuple[str, ...] = ()
 
     @classmethod
     def load(cls, path: Path | None) -> PassCounts:
-        if path is None or not path.is_file():
-            return cls(path=path)
+        """The counts remembered in path; never raises: an absent file is a first run, anything
+        else that is not a file of pass counts is ignored with a warning."""
+        if path is None:
+            return cls()
         try:
-            known = json.loads(path.read_text())
-        except (OSError, ValueError):
-            return cls(path=path)  # a damaged file only costs a guess
-        return cls({str(k): int(v) for k, v in known.items()} if isinstance(known, dict) else {}, path)
+            return cls(_read_counts(path), path)
+        except FileNotFoundError:
+            return cls(path=path)
+        except (OSError, ValueError) as error:
+            problem = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+            warning = f"{one_line(str(path))}: ignored ({one_line(problem)}); the replay passes are guessed"
+            return cls(path=path, warnings=(warning,))
 
     def remember(self, metrics: frozenset[str], passes: int) -> None:
-        self.known[_key(metrics)] = passes
+        """Keep what ncu reported for a set, the latest last; counts ncu could not have meant, and sets
+        too long to keep, are not kept. The oldest set makes room beyond MAX_METRIC_SETS."""
+        key = _key(metrics)
+        if isinstance(passes, bool) or not isinstance(passes, int) or not 1 <= passes <= MAX_PASSES:
+            return
+        if len(key) > MAX_KEY_CHARS:
+            return
+        self.known.pop(key, None)
+        self.known[key] = passes
+        while len(self.known) > MAX_METRIC_SETS:
+            del self.known[next(iter(self.known))]
 
-    def save(self) -> None:
-        if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.write_text(json.dumps(self.known, indent=1, sort_keys=True))
+    def save(self) -> str | None:
+        """Write the counts (to a new file, then renamed over the old: a run reading them never sees
+        half a file) into a folder marked as ncuverify's cache. A warning line where that fails."""
+        if self.path is None:
+            return None
+        text = json.dumps(self.known, indent=1)
+        try:
+            folder = prepare_folder(self.path.parent)
+            descriptor, partial = tempfile.mkstemp(
+                dir=folder, prefix=f".{self.path.name}.", suffix=".partial"
+            )
+            try:
+                with os.fdopen(descriptor, "w") as stream:
+                    stream.write(text)
+                os.replace(partial, self.path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(partial)
+                raise
+        except OSError as error:
+            return f"{one_line(str(self.path))}: the replay passes could not be remembered ({error.strerror or error})"
+        return None
 
     def passes(self, metrics: frozenset[str]) -> int:
         """What ncu reported for this set, else a guess: one pass, plus one per three counters."""
@@ -79,6 +130,37 @@ class PassCounts:
             return self.known[_key(metrics)]
         counters = [m for m in metrics if not m.startswith(_FREE_PREFIXES)]
         return 1 + math.ceil(len(counters) / 3)
+
+
+def _read_counts(path: Path) -> dict[str, int]:
+    """The counts in a file written by PassCounts.save; OSError where it cannot be read, ValueError
+    saying what is wrong with it otherwise."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO in its place must not block
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise ValueError("not a regular file")
+    with os.fdopen(descriptor, "rb") as stream:
+        data = stream.read(MAX_PASSES_FILE_BYTES + 1)
+    if len(data) > MAX_PASSES_FILE_BYTES:
+        raise ValueError(f"larger than {MAX_PASSES_FILE_BYTES // 2**20} MiB")
+    try:
+        known = json.loads(data.decode())
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    except ValueError as error:  # not UTF-8, not JSON
+        raise ValueError(f"not JSON: {error}") from None
+    if not isinstance(known, dict):
+        raise ValueError("not an object of metric sets and their passes")
+    if len(known) > MAX_METRIC_SETS:
+        raise ValueError(f"{len(known)} metric sets; at most {MAX_METRIC_SETS} are kept")
+    for key, passes in known.items():
+        shown = repr(key) if len(key) <= 60 else repr(key[:57]) + "..."
+        if len(key) > MAX_KEY_CHARS:
+            raise ValueError(f"the metric set {shown} is longer than {MAX_KEY_CHARS} characters")
+        if isinstance(passes, bool) or not isinstance(passes, int) or not 1 <= passes <= MAX_PASSES:
+            value = repr(passes) if len(repr(passes)) <= 30 else repr(passes)[:27] + "..."
+            raise ValueError(f"{shown}: {value} is not a number of passes from 1 to {MAX_PASSES}")
+    return known
 
 
 def _key(metrics: frozenset[str]) -> str:

@@ -1,14 +1,20 @@
 import json
+import math
+import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from conftest import DATA, FIXTURES
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from ncuverify import baseline
 from ncuverify.cli import app
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.pipeline import CheckOptions, Environment, check_file
+from ncuverify.profile import Measurements
 from ncuverify.spec import Tolerance
 
 NO_GPU = Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")
@@ -97,4 +103,100 @@ def test_bad_baseline_file_exits_2(tmp_path: Path):
     bad.write_text("[1, 2]")
     result = CliRunner().invoke(app, ["check", str(DATA / "sample.yaml"), "--baseline", str(bad)])
     assert result.exit_code == ExitCode.BAD_INPUT
-    assert "not a baseline" in result.stdout
+    assert f"{bad}: not a baseline (not a JSON object)" in result.stdout.replace("\n", "")
+
+
+# (what the file holds, the message after "base.json: not a baseline (")
+DAMAGED = [
+    ("[1, 2]", "not a JSON object)"),
+    ("{}", "files: missing)"),
+    ('{"files": [], "ncuverify": "0.1.0"}', "files: not an object)"),
+    ('{"files": {}, "measures": {}}', "unknown key 'measures')"),
+    ('{"files": {}, "measured_on": 3}', "measured_on: not text)"),
+    ('{"files": {"sample": []}}', "files.sample: not an object)"),
+    ('{"files": {"sample": {"stride1": 3}}}', "files.sample.stride1: not an object)"),
+    (
+        '{"files": {"sample": {"stride1": {"gpu__time_duration.sum": "fast"}}}}',
+        "files.sample.stride1.gpu__time_duration.sum: not a number)",
+    ),
+    ('{"files": {"sample": {"stride1": {"r": true}}}}', "files.sample.stride1.r: not a number)"),
+    ('{"files": {"sample": {"stride1": {"r": null}}}}', "files.sample.stride1.r: not a number)"),
+    ('{"files": {"sample": {"stride1": {"r": NaN}}}}', "files.sample.stride1.r: not a finite number)"),
+    ('{"files": {"sample": {"stride1": {"r": -Infinity}}}}', "files.sample.stride1.r: not a finite number)"),
+    ('{"files": {"sample": {"stride1": {"r": 1e999}}}}', "files.sample.stride1.r: not a finite number)"),
+    (
+        '{"files": {"sample": {"stride1": {"r": ' + "9" * 400 + "}}}}",
+        "files.sample.stride1.r: not a finite number)",
+    ),
+    ('{"files": {"s\\u001b[2J": {"c": {"r": "x"}}}}', "files['s\\x1b[2J'].c.r: not a number)"),
+    ("{not json", "not JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"),
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply)"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), DAMAGED, ids=[d[1][:40] for d in DAMAGED])
+def test_a_damaged_baseline_is_named_with_its_field(tmp_path: Path, text, message):
+    path = tmp_path / "base.json"
+    path.write_text(text)
+    with pytest.raises(InputError) as error:
+        baseline.load(path)
+    assert str(error.value) == f"{path}: not a baseline ({message}"
+
+
+def test_baseline_files_that_cannot_be_read(tmp_path: Path):
+    with pytest.raises(InputError, match=r"absent.json: no such baseline$"):
+        baseline.load(tmp_path / "absent.json")
+    os.mkfifo(tmp_path / "fifo.json")  # opening it to read would wait for a writer for ever
+    with pytest.raises(InputError, match=r"fifo.json: not a baseline \(not a regular file\)$"):
+        baseline.load(tmp_path / "fifo.json")
+    (tmp_path / "huge.json").write_bytes(b" " * (baseline.MAX_BASELINE_BYTES + 1))
+    with pytest.raises(InputError, match=r"huge.json: not a baseline \(larger than 64 MiB\)$"):
+        baseline.load(tmp_path / "huge.json")
+    (tmp_path / "binary.json").write_bytes(b"\xff\xfe{}")
+    with pytest.raises(InputError, match=r"binary.json: not a baseline \(not UTF-8 text \(byte 0\)\)$"):
+        baseline.load(tmp_path / "binary.json")
+
+
+def test_a_saved_baseline_loads_back_as_it_was_saved(results, tmp_path: Path):
+    path = tmp_path / "main.json"
+    baseline.save(results, path)
+    assert baseline.load(path) == json.loads(path.read_text()) == baseline.snapshot(results)
+
+
+def test_a_baseline_without_its_version_or_machine_still_loads(tmp_path: Path):
+    # Only the values are needed to compare; files are keyed by the expectation file's stem.
+    path = tmp_path / "base.json"
+    path.write_text('{"files": {"sample": {"stride1": {"gpu__time_duration.sum": 4096}}}}')
+    loaded = baseline.load(path)
+    assert loaded["files"] == {"sample": {"stride1": {"gpu__time_duration.sum": 4096.0}}}
+    assert loaded["ncuverify"] is None and loaded["measured_on"] is None
+
+
+def test_values_json_cannot_hold_are_not_saved(results, tmp_path: Path):
+    (result,) = results
+    frame = result.measurements.frame.copy()
+    frame.loc[0, "value"] = math.inf
+    saved = baseline.snapshot([replace(result, measurements=Measurements(frame=frame))])
+    row = frame.iloc[0]
+    assert row["metric"] not in saved["files"]["sample"].get(row["case"], {})
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(JSON_VALUES)
+def test_any_json_is_a_baseline_or_an_input_error(tmp_path_factory, value):
+    path = tmp_path_factory.mktemp("b") / "base.json"
+    path.write_text(json.dumps(value))
+    try:
+        loaded = baseline.load(path)
+    except InputError as error:
+        assert str(error).startswith(f"{path}: not a baseline (") and "\n" not in str(error)
+    else:
+        for cases in loaded["files"].values():
+            assert all(math.isfinite(v) for metrics in cases.values() for v in metrics.values())

@@ -1,17 +1,24 @@
 """JSON, JUnit and Markdown outputs, from results of real recordings judged without a GPU."""
 
 import json
+import re
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
 from conftest import DATA, FIXTURES
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from ncuverify import export
 from ncuverify.cli import app
 from ncuverify.errors import ExitCode
+from ncuverify.explain import Explanation, RuleFinding, SourceLine
 from ncuverify.judge import ClaimResult, Verdict
 from ncuverify.pipeline import CheckOptions, Environment, FileResult, check_file
+from ncuverify.spec import Claim
+from ncuverify.text import printable
 
 # A development dependency (the CI parser); machines with only the runtime packages skip these tests.
 junitparser = pytest.importorskip("junitparser", reason="junitparser (a dev dependency) is not installed")
@@ -132,7 +139,8 @@ def test_explanations_travel_in_every_output(explained, tmp_path: Path):
     # A shard's JSON merges back with its explanations.
     assert export.from_json(export.to_json([explained]))[0].explanations == explained.explanations
     markdown = export.to_markdown([explained])
-    assert "### What ncu says about them" in markdown and "explain.cu:6  out[t] = in[t * 32];" in markdown
+    assert "### What ncu says about them" in markdown
+    assert "explain.cu:6  out\\[t\\] = in\\[t \\* 32\\];" in markdown
     junit = tmp_path / "junit.xml"
     junit.write_text(export.to_junit([explained]))
     failures = {
@@ -143,3 +151,153 @@ def test_explanations_travel_in_every_output(explained, tmp_path: Path):
         if isinstance(result, Failure)
     }
     assert "explain.cu:14  out[t] = tile[threadIdx.x][threadIdx.y];" in failures["tile_is_conflict_free"]
+
+
+# --- what a file's text can hold ---------------------------------------------------------------------
+
+ATTACKS = [
+    "\x00\x01\x1b[2J\x1b]0;owned\x07",  # NUL, a control character, a screen clear, a terminal title
+    "<script>alert(1)</script><img src=x onerror=alert(1)>",
+    "a | b\n| --- |\n# heading\n> quote\n- item\n1. item",
+    "`code` ``` ~~~ ***bold*** [link](https://evil.example) ![img](x) $x^2$ \\ &amp;",
+    "\u202eevil\u2066 \ud800 \ufffe \r\n\t end",
+]
+
+
+def hostile(text: str) -> FileResult:
+    """A result whose every free text (path, citation, note, reason, messages, warnings, what ncu said)
+    is the given text."""
+    claim = Claim.model_validate(
+        {
+            "id": "hostile",
+            "case": "c",
+            "metric": "a.sum",
+            "expect": {"equals": 1},
+            "cite": {"document": text, "section": text, "figure": text, "holds": "no"},
+            "note": text or "-",
+        }
+    )
+    explanation = Explanation(
+        kernel=text,
+        topic="global",
+        rules=(RuleFinding(rule=text, section=text, severity="OPT", text=text, speedup_pct=None),),
+        lines=(SourceLine(file=text, line=3, text=text, excess=1.0, share=1.0),),
+    )
+    claims = [
+        ClaimResult(claim, Verdict.FAILED, 2.0, text),
+        ClaimResult(claim.model_copy(update={"id": "erred"}), Verdict.ERROR, reason=text),
+        ClaimResult(claim.model_copy(update={"id": "skipped"}), Verdict.SKIPPED, reason=text),
+    ]
+    return FileResult(
+        Path(f"{text}.yaml"),
+        claims,
+        input_error=text,
+        internal_error=text,
+        not_run=text,
+        warnings=[text],
+        explanations={"hostile": explanation},
+    )
+
+
+@pytest.mark.parametrize("text", ATTACKS)
+def test_junit_is_well_formed_whatever_the_text(text, tmp_path: Path):
+    xml = export.to_junit([hostile(text)])
+    root = ElementTree.fromstring(xml)
+    (suite,) = root
+    assert suite.get("tests") == "6" and suite.get("errors") == "3" and suite.get("failures") == "1"
+    path = tmp_path / "results.xml"
+    path.write_text(xml)
+    (parsed,) = JUnitXml.fromfile(str(path))
+    cases = {case.name: case for case in parsed}
+    assert set(cases) == {"input", "internal", "not run", "hostile", "erred", "skipped"}
+    (internal,) = cases["internal"].result
+    assert isinstance(internal, Error) and internal.message == "ncuverify failed on this file"
+    assert internal.text == printable(text)
+    assert isinstance(cases["not run"].result[0], Skipped)
+
+
+def test_junit_writes_control_characters_as_visible_escapes():
+    xml = export.to_junit([hostile(ATTACKS[0])])
+    assert "\x1b" not in xml and "\x00" not in xml
+    assert 'message="a.sum: measured 2, expected == 1 (\\x00\\x01\\x1b[2J\\x1b]0;owned\\x07)"' in xml
+
+
+def unescaped(line: str, char: str) -> int:
+    """How many times char occurs in a Markdown line, not written as \\char."""
+    count, escaped = 0, False
+    for c in line:
+        if escaped:
+            escaped = False
+        elif c == "\\":
+            escaped = True
+        elif c == char:
+            count += 1
+    return count
+
+
+def assert_safe_markdown(text: str) -> None:
+    assert "<" not in text and ">" not in text.replace("\n>", "")  # no HTML at all
+    lines = text.splitlines()
+    for line in lines:
+        if line.startswith("|"):
+            assert unescaped(line, "|") == 7, line  # six cells, however many pipes the text held
+        if line.startswith("#"):
+            assert line.startswith("## ncuverify: ") or line.startswith("### What "), line
+        # Code spans hold only plain names: backticks elsewhere are escaped.
+        assert unescaped(re.sub(r"`[\w./:+-]+`", "", line), "`") == 0, line
+        assert "\x1b" not in line and "\x00" not in line and "\u202e" not in line
+        if line.startswith("- ") or line.startswith("  - "):
+            assert not re.match(r"\s*- ([-+#>=]|\d+[.)]|    )", line), line
+
+
+@pytest.mark.parametrize("text", ATTACKS)
+def test_markdown_shows_the_text_and_renders_none_of_it(text):
+    markdown = export.to_markdown([hostile(text)])
+    assert_safe_markdown(markdown)
+
+
+def test_markdown_escapes_html_pipes_and_markup():
+    markdown = export.to_markdown([hostile(ATTACKS[1]), hostile(ATTACKS[2]), hostile(ATTACKS[3])])
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;" in markdown
+    assert "| failed | a \\| b \\| --- \\| # heading &gt; quote - item 1. item |" in markdown
+    assert "- \\# heading" in markdown and "- \\- item" in markdown and "- 1\\. item" in markdown
+    assert (
+        "\\`code\\` \\`\\`\\` \\~\\~\\~ \\*\\*\\*bold\\*\\*\\* \\[link\\](https://evil.example)"
+        " !\\[img\\](x) \\$x^2\\$ \\\\ &amp;amp;"
+    ) in markdown
+
+
+def test_results_that_ncuverify_failed_on_are_in_every_output(tmp_path: Path):
+    failed = FileResult(Path("f.yaml"), [], internal_error="ncuverify failed on f.yaml: see /tmp/t.txt")
+    document = json.loads(export.to_json([failed]))
+    assert document["exit_code"] == ExitCode.INTERNAL_ERROR
+    (back,) = export.from_json(json.dumps(document))
+    assert back.internal_error == "ncuverify failed on f.yaml: see /tmp/t.txt"
+    markdown = export.to_markdown([failed])
+    assert markdown.startswith("## ncuverify: ncuverify failed on a file")
+    assert "| `f.yaml` | internal error |  |  |  |  |" in markdown
+    assert "`f.yaml`: internal error\n\n- ncuverify failed on f.yaml: see /tmp/t.txt" in markdown
+    (case,) = ElementTree.fromstring(export.to_junit([failed]))[0]
+    assert case.get("name") == "internal" and case[0].tag == "error"
+
+
+PRINTED = st.text(alphabet=st.characters(exclude_categories=()), max_size=40)
+
+
+@settings(max_examples=100, deadline=None)
+@given(PRINTED)
+def test_junit_of_any_text_is_xml(text):
+    ElementTree.fromstring(export.to_junit([hostile(text)]))
+
+
+@settings(max_examples=100, deadline=None)
+@given(PRINTED)
+def test_markdown_of_any_text_renders_no_markup_from_it(text):
+    assert_safe_markdown(export.to_markdown([hostile(text)]))
+
+
+def test_run_identity_in_the_json(sample):
+    document = json.loads(export.to_json([sample], shard=export.ShardOf(2, 3, "f" * 64)))
+    assert document["run"] == {"suite": "f" * 64, "shard": [2, 3]}
+    whole = json.loads(export.to_json([sample]))
+    assert whole["run"] == {"suite": export.suite_digest([sample.path]), "shard": [1, 1]}

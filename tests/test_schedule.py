@@ -1,7 +1,15 @@
 """Which ncu process profiles which case: grouping by metrics, merging when it saves, spreading over GPUs."""
 
+import json
+import os
 from pathlib import Path
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ncuverify import schedule
+from ncuverify.cache import MARKER
 from ncuverify.schedule import Group, PassCounts, ProfiledCase, groups, spread
 
 
@@ -64,7 +72,145 @@ def test_unknown_metric_sets_get_a_guess_and_known_ones_ncu_s_count(tmp_path: Pa
 def test_a_damaged_pass_file_only_costs_a_guess(tmp_path: Path):
     path = tmp_path / "passes.json"
     path.write_text("{not json")
-    assert PassCounts.load(path).passes(frozenset({"l1tex__a.sum"})) == 2
+    passes = PassCounts.load(path)
+    assert passes.passes(frozenset({"l1tex__a.sum"})) == 2
+    assert passes.warnings == (
+        f"{path}: ignored (not JSON: Expecting property name enclosed in double quotes: line 1 column 2"
+        " (char 1)); the replay passes are guessed",
+    )
+
+
+def test_no_pass_file_yet_is_no_warning(tmp_path: Path):
+    assert PassCounts.load(tmp_path / "profile" / "passes.json").warnings == ()
+    assert PassCounts.load(None).warnings == ()
+
+
+# (what the file holds, why it is ignored)
+HOSTILE_PASS_FILES = [
+    ('{"l1tex__a.sum": -5}', "'l1tex__a.sum': -5 is not a number of passes from 1 to 1000"),
+    ('{"l1tex__a.sum": 0}', "'l1tex__a.sum': 0 is not a number of passes from 1 to 1000"),
+    ('{"l1tex__a.sum": 1e308}', "'l1tex__a.sum': 1e+308 is not a number of passes from 1 to 1000"),
+    ('{"l1tex__a.sum": 2.0}', "'l1tex__a.sum': 2.0 is not a number of passes from 1 to 1000"),
+    ('{"l1tex__a.sum": true}', "'l1tex__a.sum': True is not a number of passes from 1 to 1000"),
+    ('{"l1tex__a.sum": "3"}', "'l1tex__a.sum': '3' is not a number of passes from 1 to 1000"),
+    ('{"l1tex__a.sum": NaN}', "'l1tex__a.sum': nan is not a number of passes from 1 to 1000"),
+    ('{"l1tex__a.sum": 1001}', "'l1tex__a.sum': 1001 is not a number of passes from 1 to 1000"),
+    (r'{"a\u001b[2J": 0}', "'a\\x1b[2J': 0 is not a number of passes from 1 to 1000"),
+    ("[1, 2]", "not an object of metric sets and their passes"),
+    (json.dumps({f"m{i}.sum": 2 for i in range(3000)}), "3000 metric sets; at most 512 are kept"),
+    (
+        json.dumps({"x" * 20000: 2}),
+        "the metric set 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'...",
+    ),
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+]
+
+
+@pytest.mark.parametrize(("text", "why"), HOSTILE_PASS_FILES, ids=[h[1][:40] for h in HOSTILE_PASS_FILES])
+def test_a_hostile_pass_file_is_ignored_with_a_warning(tmp_path: Path, text, why):
+    path = tmp_path / "passes.json"
+    path.write_text(text)
+    passes = PassCounts.load(path)
+    assert passes.known == {}
+    (warning,) = passes.warnings
+    assert warning.startswith(f"{path}: ignored ({why}") and warning.endswith(
+        "; the replay passes are guessed"
+    )
+    assert "\x1b" not in warning
+
+
+def test_pass_files_that_are_not_files(tmp_path: Path):
+    os.mkfifo(tmp_path / "fifo.json")  # opening it to read would wait for a writer for ever
+    (tmp_path / "folder.json").mkdir()
+    (tmp_path / "huge.json").write_bytes(b" " * (schedule.MAX_PASSES_FILE_BYTES + 1))
+    for name, why in [
+        ("fifo.json", "not a regular file"),
+        ("folder.json", "not a regular file"),
+        ("huge.json", "larger than 16 MiB"),
+    ]:
+        assert PassCounts.load(tmp_path / name).warnings == (
+            f"{tmp_path / name}: ignored ({why}); the replay passes are guessed",
+        )
+
+
+def test_counts_ncu_could_not_have_meant_are_not_remembered():
+    passes = PassCounts()
+    for count in (0, -5, 10**6, True):
+        passes.remember(frozenset({"l1tex__a.sum"}), count)
+    passes.remember(frozenset({f"m{i}_{'x' * 400}.sum" for i in range(100)}), 3)  # too long a set to keep
+    assert passes.known == {}
+
+
+def test_the_oldest_sets_make_room_for_new_ones(tmp_path: Path):
+    passes = PassCounts(path=tmp_path / "passes.json")
+    for i in range(schedule.MAX_METRIC_SETS + 10):
+        passes.remember(frozenset({f"m{i}.sum"}), 2)
+    passes.remember(frozenset({"m20.sum"}), 4)  # known again: now the latest
+    assert len(passes.known) == schedule.MAX_METRIC_SETS
+    assert "m0.sum" not in passes.known and list(passes.known)[-1] == "m20.sum"
+    assert passes.save() is None
+    again = PassCounts.load(tmp_path / "passes.json")
+    assert again.warnings == () and again.known == passes.known
+
+
+def test_save_writes_the_whole_file_at_once_into_a_marked_folder(tmp_path: Path):
+    path = tmp_path / "cache" / "profile" / "passes.json"
+    passes = PassCounts(path=path)
+    passes.remember(frozenset({"l1tex__a.sum"}), 2)
+    assert passes.save() is None
+    assert (path.parent / MARKER).is_file()
+    passes.remember(frozenset({"l1tex__a.sum"}), 3)
+    assert passes.save() is None
+    assert json.loads(path.read_text()) == {"l1tex__a.sum": 3}
+    assert sorted(p.name for p in path.parent.iterdir()) == [MARKER, "passes.json"]  # nothing half-written
+
+
+def test_a_folder_that_cannot_be_written_is_a_warning(tmp_path: Path):
+    (tmp_path / "cache").write_text("a file where the cache folder should be")
+    passes = PassCounts(path=tmp_path / "cache" / "profile" / "passes.json")
+    passes.remember(frozenset({"l1tex__a.sum"}), 2)
+    warning = passes.save()
+    assert warning is not None
+    assert warning.startswith(
+        f"{tmp_path}/cache/profile/passes.json: the replay passes could not be remembered ("
+    )
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(JSON_VALUES)
+def test_any_json_gives_counts_to_trust_or_a_warning(tmp_path_factory, value):
+    path = tmp_path_factory.mktemp("p") / "passes.json"
+    path.write_text(json.dumps(value))
+    passes = PassCounts.load(path)
+    if passes.warnings:
+        assert passes.known == {}
+    assert all(isinstance(n, int) and 1 <= n <= schedule.MAX_PASSES for n in passes.known.values())
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.dictionaries(
+        st.frozensets(st.text(min_size=1, max_size=30), min_size=1, max_size=5),
+        st.integers(1, 1000),
+        max_size=20,
+    )
+)
+def test_what_is_remembered_is_loaded_back(tmp_path_factory, table):
+    path = tmp_path_factory.mktemp("p") / "passes.json"
+    passes = PassCounts(path=path)
+    for metrics, count in table.items():
+        passes.remember(metrics, count)
+    assert passes.save() is None
+    again = PassCounts.load(path)
+    assert again.warnings == ()
+    assert all(again.passes(metrics) == passes.passes(metrics) for metrics in table)
 
 
 def test_one_gpu_gets_every_group_whole():

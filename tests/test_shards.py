@@ -1,77 +1,437 @@
+"""Shards of a run: the shares of the claims, their JSON read back strictly, and a merge that takes
+only one whole run."""
+
 import json
+import os
+import shutil
 from pathlib import Path
 
+import pytest
 from conftest import DATA, FIXTURES
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from ncuverify import export
 from ncuverify.cli import app
-from ncuverify.errors import ExitCode
-from ncuverify.pipeline import share_of
+from ncuverify.errors import ExitCode, InputError
+from ncuverify.export import Shard, ShardOf
+from ncuverify.pipeline import CheckOptions, Environment, FileResult, check_file, share_of
 from ncuverify.spec import load
+
+NO_GPU = Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")
+SAMPLE = DATA / "sample.yaml"
+SUITE = export.suite_digest([SAMPLE])
+# Written by check --shard 1/2 --json before the JSON named its run.
+BEFORE_RUN_IDENTITY = DATA / "shard-before-run-identity.json"
 
 
 def test_shares_partition_the_claims_the_same_way_every_time():
-    spec = load(DATA / "sample.yaml")
+    spec = load(SAMPLE)
     shares = [{c.id for c in share_of(spec, k, 3).content.claims} for k in (1, 2, 3)]
     assert set().union(*shares) == {c.id for c in spec.content.claims}
     assert sum(len(s) for s in shares) == len(spec.content.claims)
-    assert shares == [
-        {c.id for c in share_of(load(DATA / "sample.yaml"), k, 3).content.claims} for k in (1, 2, 3)
+    assert shares == [{c.id for c in share_of(load(SAMPLE), k, 3).content.claims} for k in (1, 2, 3)]
+
+
+def judged(shard: tuple[int, int] | None = None) -> FileResult:
+    return check_file(SAMPLE, CheckOptions(from_profile=FIXTURES, shard=shard), NO_GPU)
+
+
+@pytest.fixture(scope="module")
+def whole() -> FileResult:
+    return judged()
+
+
+@pytest.fixture(scope="module")
+def thirds() -> dict[int, str]:
+    """The JSON of shards 1/3, 2/3 and 3/3 of the sample, as check --shard K/3 --json writes it."""
+    return {k: export.to_json([judged((k, 3))], shard=ShardOf(k, 3, SUITE)) for k in (1, 2, 3)}
+
+
+def written(folder: Path, texts: dict[str, str]) -> list[Path]:
+    for name, text in texts.items():
+        (folder / name).write_text(text)
+    return [folder / name for name in texts]
+
+
+def shards(folder: Path, texts: dict[str, str]) -> list[Shard]:
+    return [export.read_shard(path) for path in written(folder, texts)]
+
+
+def verdicts(results: list[FileResult]) -> dict[str, tuple[str, float | None]]:
+    (result,) = results
+    return {c.claim.id: (c.verdict.value, c.measured) for c in result.claims}
+
+
+def test_the_shards_of_a_whole_run_merge_into_the_whole_run(whole, thirds, tmp_path: Path):
+    given = shards(tmp_path, {f"shard{k}.json": thirds[k] for k in (3, 1, 2)})
+    assert [s.shard for s in given] == [ShardOf(3, 3, SUITE), ShardOf(1, 3, SUITE), ShardOf(2, 3, SUITE)]
+    merged, warnings = export.merge(given)
+    assert warnings == []
+    assert verdicts(merged) == verdicts([whole]) and len(merged[0].claims) == 8
+    # Every measurement of every shard is kept.
+    assert len(merged[0].measurements.frame) == sum(len(s.results[0].measurements.frame) for s in given)
+
+
+def test_an_incomplete_run_is_refused(thirds, tmp_path: Path):
+    given = shards(tmp_path, {"shard1.json": thirds[1], "shard3.json": thirds[3]})
+    with pytest.raises(InputError) as error:
+        export.merge(given)
+    assert str(error.value) == (
+        f"merge: shard 2/3 missing: {tmp_path}/shard1.json, {tmp_path}/shard3.json are 2 of 3 shards"
+        " of the run (merge --partial merges them anyway)"
+    )
+    with pytest.raises(InputError, match=r"shards 2/3, 3/3 missing: .*shard1.json is 1 of 3 shards"):
+        export.merge(given[:1])
+
+
+def test_partial_merges_an_incomplete_run_and_says_what_is_missing(thirds, tmp_path: Path):
+    given = shards(tmp_path, {"shard2.json": thirds[2]})
+    merged, warnings = export.merge(given, partial=True)
+    assert warnings == ["merge: shards 1/3, 3/3 missing: the results are those of 1 of 3 shards of the run"]
+    assert len(merged[0].claims) == len(given[0].results[0].claims)
+
+
+def test_a_shard_given_twice_is_refused_even_when_partial(thirds, tmp_path: Path):
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    given = shards(tmp_path, {"shard1.json": thirds[1]}) + shards(copy, {"shard1.json": thirds[1]})
+    for partial in (False, True):
+        with pytest.raises(InputError) as error:
+            export.merge(given, partial=partial)
+        assert str(error.value) == (
+            f"{copy}/shard1.json: run.shard: shard 1/3 again (also {tmp_path}/shard1.json)"
+        )
+
+
+def test_shards_of_another_suite_are_refused(thirds, tmp_path: Path):
+    # The same files split the same way, but the second shard was run on edited expectation files.
+    edited = json.loads(thirds[2])
+    edited["run"]["suite"] = export.suite_digest([DATA / "explain.yaml"])
+    given = shards(tmp_path, {"shard1.json": thirds[1], "shard2.json": json.dumps(edited)})
+    with pytest.raises(InputError) as error:
+        export.merge(given, partial=True)
+    assert str(error.value) == (
+        f"{tmp_path}/shard2.json: run.suite: a shard of another suite than {tmp_path}/shard1.json"
+        " (other expectation files, or edited ones)"
+    )
+
+
+def test_shards_of_runs_split_differently_are_refused(thirds, tmp_path: Path):
+    half = export.to_json([judged((2, 2))], shard=ShardOf(2, 2, SUITE))
+    given = shards(tmp_path, {"shard1.json": thirds[1], "half.json": half})
+    with pytest.raises(InputError) as error:
+        export.merge(given)
+    assert str(error.value) == (
+        f"{tmp_path}/half.json: run.shard: shard 2/2, but {tmp_path}/shard1.json is shard 1/3:"
+        " not shards of one run"
+    )
+
+
+def test_shards_over_other_files_are_refused(thirds, tmp_path: Path):
+    other = json.loads(thirds[2])
+    other["files"][0]["path"] = "elsewhere/sample.yaml"
+    given = shards(tmp_path, {"shard1.json": thirds[1], "shard2.json": json.dumps(other)})
+    with pytest.raises(InputError) as error:
+        export.merge(given, partial=True)
+    assert str(error.value) == (
+        f"{tmp_path}/shard2.json: files: not the files of {tmp_path}/shard1.json (elsewhere/sample.yaml is"
+        " in one of them only; run every shard from the same folder on the same files)"
+    )
+
+
+def test_a_claim_judged_by_two_shards_is_refused(thirds, tmp_path: Path):
+    # An edited shard 1/1 and an earlier one, both holding the same claims.
+    old = json.loads(BEFORE_RUN_IDENTITY.read_text())
+    first = old["files"][0]["claims"][0]["id"]
+    given = shards(tmp_path, {"a.json": json.dumps(old), "b.json": json.dumps(old)})
+    with pytest.raises(InputError) as error:
+        export.merge(given, partial=True)
+    assert str(error.value) == (
+        f"{tmp_path}/b.json: claim {first} of tests/data/sample.yaml is also in {tmp_path}/a.json"
+    )
+    # The same file named twice.
+    with pytest.raises(InputError, match=f"a.json: claim {first} of .* is also in .*a.json$"):
+        export.merge([given[0], given[0]], partial=True)
+
+
+def test_results_written_before_the_run_identity_merge_only_when_partial(tmp_path: Path):
+    old = export.read_shard(BEFORE_RUN_IDENTITY)
+    assert old.shard is None and len(old.results[0].claims) == 4
+    with pytest.raises(InputError) as error:
+        export.merge([old])
+    assert str(error.value) == (
+        f"{BEFORE_RUN_IDENTITY}: written by an earlier ncuverify, without the run it belongs to: cannot"
+        " check that the shards make one run (merge --partial merges it anyway)"
+    )
+    merged, warnings = export.merge([old], partial=True)
+    assert warnings == [
+        f"{BEFORE_RUN_IDENTITY}: written by an earlier ncuverify, without the run it belongs to: not"
+        " checked to be a shard of this run"
     ]
+    assert [c.claim.id for c in merged[0].claims] == [c.claim.id for c in old.results[0].claims]
+
+
+def test_a_run_without_shards_is_the_whole_of_its_suite(whole, tmp_path: Path):
+    (path,) = written(tmp_path, {"run.json": export.to_json([whole])})
+    shard = export.read_shard(path)
+    assert shard.shard == ShardOf(1, 1, SUITE)
+    merged, warnings = export.merge([shard])
+    assert verdicts(merged) == verdicts([whole]) and warnings == []
+
+
+def test_a_failing_shard_fails_the_merge(whole, tmp_path: Path):
+    document = json.loads(export.to_json([whole]))
+    document["files"][0]["claims"][0]["verdict"] = "failed"
+    (path,) = written(tmp_path, {"shard.json": json.dumps(document)})
+    merged, _ = export.merge([export.read_shard(path)])
+    assert merged[0].claims[0].verdict.value == "failed"
+
+
+def test_no_shards_is_an_error():
+    with pytest.raises(InputError, match=r"^merge: no shards given$"):
+        export.merge([])
+
+
+# --- reading a shard's file --------------------------------------------------------------------------
+
+
+def test_files_that_are_not_results(tmp_path: Path):
+    def refused(name: str) -> str:
+        with pytest.raises(InputError) as error:
+            export.read_shard(tmp_path / name)
+        return str(error.value).removeprefix(f"{tmp_path}/")
+
+    assert refused("absent.json") == "absent.json: no such file"
+    (tmp_path / "folder.json").mkdir()
+    assert refused("folder.json") == "folder.json: not a result of check --json: not a regular file"
+    os.mkfifo(tmp_path / "fifo.json")  # opening it to read would wait for a writer for ever
+    assert refused("fifo.json") == "fifo.json: not a result of check --json: not a regular file"
+    (tmp_path / "huge.json").write_bytes(b" " * (export.MAX_RESULT_BYTES + 1))
+    assert refused("huge.json") == "huge.json: not a result of check --json: larger than 64 MiB"
+    (tmp_path / "latin1.json").write_bytes(b'{"ncuverify": "\xe9"}')
+    assert refused("latin1.json") == "latin1.json: not a result of check --json: not UTF-8 text (byte 15)"
+    (tmp_path / "junk.json").write_text("{not json")
+    assert refused("junk.json") == (
+        "junk.json: not a result of check --json: not JSON: Expecting property name enclosed in double"
+        " quotes: line 1 column 2 (char 1)"
+    )
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    assert refused("deep.json") == "deep.json: not a result of check --json: nested too deeply"
+    (tmp_path / "empty.json").write_text("{}")
+    assert refused("empty.json") == "empty.json: not a result of check --json: missing 'counts'"
+
+
+# (where, the new value or None to delete the key, the message after "not a result of check --json: ")
+EDITS = [
+    (["run"], "1/2", "run: not an object"),
+    (["run"], {}, "run: missing 'shard'"),
+    (["run", "shard"], [3, 2], "run.shard[0]: 3 is not between 1 and 2"),
+    (["run", "shard"], [1, 2, 3], "run.shard: not a pair [K, N]"),
+    (["run", "shard"], [True, 2], "run.shard[0]: not a whole number"),
+    (["run", "suite"], "../../etc", "run.suite: '../../etc' is not a suite's digest"),
+    (["exit_code"], 9, "exit_code: 9 is not between 0 and 4"),
+    (["surprise"], 1, "unknown key 'surprise'"),
+    (["files"], {"0": {}}, "files: not a list"),
+    (["files", 0, "claims", 3, "verdict"], "pased", "files[0].claims[3].verdict: 'pased' is not a verdict"),
+    (["files", 0, "claims", 3, "verdict"], None, "files[0].claims[3]: missing 'verdict'"),
+    (["files", 0, "claims", 0, "measured"], "32", "files[0].claims[0].measured: not a number"),
+    (["files", 0, "claims", 0, "measured"], 10**400, "files[0].claims[0].measured: not a finite number"),
+    (["files", 0, "claims", 0, "measured"], float("nan"), "files[0].claims[0].measured: not a finite number"),
+    (["files", 0, "claims", 0, "id"], "x; rm -rf /", "files[0].claims[0].id: String should match pattern"),
+    (["files", 0, "claims", 0, "expect"], {"equals": True}, "files[0].claims[0].expect.equals: Input should"),
+    (["files", 0, "claims", 0, "expect"], {"equals": 1, "at_most": 2}, "files[0].claims[0].expect: give exa"),
+    (["files", 0, "claims", 0, "expect"], {"at_most": float("inf")}, "files[0].claims[0].expect.at_most: no"),
+    (["files", 0, "claims", 0, "cite", "holds"], "maybe", "files[0].claims[0].cite.holds: Input should be"),
+    (["files", 0, "claims", 0, "cite", "x\x1b[2J"], 1, "files[0].claims[0].cite: unknown key 'x\\x1b[2J'"),
+    (["files", 0, "claims", 0, "metric"], "(a.sum", "files[0].claims[0].metric: expression '(a.sum' ends"),
+    (["files", 0, "claims", 0, "metric"], "(" * 5000 + "a", "files[0].claims[0].metric: nested too deeply"),
+    (["files", 0, "claims", 1, "id"], "@first", "files[0].claims[1].id: duplicate claim id"),
+    (["files", 0, "seconds"], -1, "files[0].seconds: -1 is less than 0"),
+    (["files", 0, "replayed"], "yes", "files[0].replayed: not true or false"),
+    (["files", 0, "warnings"], ["ok", 3], "files[0].warnings[1]: not text"),
+    (["files", 0, "input_error"], ["x"], "files[0].input_error: not text"),
+    (["files", 0, "internal_error"], 5, "files[0].internal_error: not text"),
+    (["files", 0, "provenance", "gpu"], None, "files[0].provenance: missing 'gpu'"),
+    (["files", 0, "provenance", "ncu_command"], "ncu --csv", "files[0].provenance.ncu_command: not a list"),
+    (["files", 0, "provenance", "kernels", "a::b"], 1, "files[0].provenance.kernels.a::b: not text"),
+    (["files", 0, "measurements", 0, "value"], "8192", "files[0].measurements[0].value: not a number"),
+    (["files", 0, "measurements", 0, "unit"], None, "files[0].measurements[0]: missing 'unit'"),
+    (["files", 0, "measurements", 0], [1, 2], "files[0].measurements[0]: not an object"),
+    (["files", 0, "counts", "won"], 1, "files[0].counts: 'won' is not a verdict"),
+    (["files", 0, "explanations", "nope"], {}, "files[0].explanations: no claim 'nope' in this file"),
+]
+
+
+@pytest.mark.parametrize(("where", "value", "message"), EDITS, ids=[e[2][:40] for e in EDITS])
+def test_every_field_is_checked(whole, where, value, message):
+    document = json.loads(export.to_json([whole]))
+    parent = document
+    for key in where[:-1]:
+        parent = parent[key]
+    if value is None:
+        del parent[where[-1]]
+    elif value == "@first":
+        parent[where[-1]] = document["files"][0]["claims"][0]["id"]
+    else:
+        parent[where[-1]] = value
+    with pytest.raises(InputError) as error:
+        export.from_json(json.dumps(document), "shard2.json")
+    assert str(error.value).startswith(f"shard2.json: not a result of check --json: {message}")
+    assert "\n" not in str(error.value) and "\x1b" not in str(error.value)
+
+
+def test_an_explanation_with_wrong_fields_is_refused(tmp_path: Path):
+    explained = check_file(DATA / "explain.yaml", CheckOptions(from_profile=FIXTURES), NO_GPU)
+    document = json.loads(export.to_json([explained]))
+    explanation = document["files"][0]["explanations"]["tile_is_conflict_free"]
+    explanation["lines"][0]["line"] = "14"
+    with pytest.raises(InputError) as error:
+        export.from_json(json.dumps(document), "shard.json")
+    assert str(error.value) == (
+        "shard.json: not a result of check --json:"
+        " files[0].explanations.tile_is_conflict_free.lines[0].line: not a whole number"
+    )
+    explanation["lines"][0]["line"] = 14
+    explanation["rules"][0]["severity"] = {"OPT": 1}
+    with pytest.raises(InputError, match=r"tile_is_conflict_free.rules\[0\].severity: not text$"):
+        export.from_json(json.dumps(document), "shard.json")
+    del explanation["rules"][0]["severity"]
+    with pytest.raises(InputError, match=r"tile_is_conflict_free.rules\[0\]: missing 'severity'$"):
+        export.from_json(json.dumps(document), "shard.json")
+
+
+# --- properties --------------------------------------------------------------------------------------
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(JSON_VALUES)
+def test_arbitrary_json_is_refused_with_an_input_error(value):
+    try:
+        export.from_json(json.dumps(value), "x.json")
+    except InputError as error:
+        assert str(error).startswith("x.json: not a result of check --json: ")
+        assert "\n" not in str(error)
+
+
+@pytest.fixture(scope="module")
+def real_document(whole) -> dict:
+    return json.loads(export.to_json([whole]))
+
+
+def _paths(value, prefix=()):
+    yield prefix
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value[:3]):
+            yield from _paths(item, (*prefix, index))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_a_real_result_with_one_field_replaced_reads_back_or_is_an_input_error(real_document, data):
+    document = json.loads(json.dumps(real_document))
+    where = data.draw(st.sampled_from([p for p in _paths(document) if p]))
+    parent = document
+    for key in where[:-1]:
+        parent = parent[key]
+    parent[where[-1]] = data.draw(JSON_VALUES)
+    try:
+        export.from_json(json.dumps(document), "x.json")
+    except InputError as error:
+        assert str(error).startswith("x.json: not a result of check --json: ")
+
+
+def empty_shard(k: int, n: int, suite: str) -> Shard:
+    return Shard(
+        Path(f"shard-{k}-{n}-{suite[:1]}.json"), [FileResult(Path("a.yaml"), [])], ShardOf(k, n, suite)
+    )
+
+
+SUITES = ["a" * 64, "b" * 64]
+
+
+SHARD_SETS = st.lists(
+    st.tuples(st.integers(1, 4), st.integers(1, 4), st.sampled_from(SUITES)), min_size=1, max_size=6
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(SHARD_SETS)
+def test_merge_accepts_exactly_the_complete_runs(drawn):
+    given = [empty_shard(min(k, n), n, suite) for k, n, suite in drawn]
+    one_run = len({s.shard.suite for s in given}) == 1 and len({s.shard.n for s in given}) == 1
+    once_each = len({s.shard.k for s in given}) == len(given)
+    complete = one_run and sorted(s.shard.k for s in given) == list(range(1, given[0].shard.n + 1))
+    try:
+        merged, warnings = export.merge(given)
+    except InputError:
+        assert not complete
+    else:
+        assert complete and warnings == [] and [r.path for r in merged] == [Path("a.yaml")]
+    # Partial takes any set of distinct shards of one run, and names what is missing.
+    try:
+        _, warnings = export.merge(given, partial=True)
+    except InputError:
+        assert not (one_run and once_each)
+    else:
+        assert one_run and once_each and (warnings == []) == complete
+
+
+# --- the command line --------------------------------------------------------------------------------
 
 
 def run(*args: str):
     return CliRunner().invoke(app, list(args))
 
 
-def test_merged_shards_give_the_whole_run(tmp_path: Path):
-    whole = tmp_path / "whole.json"
-    assert (
-        run(
-            "check", str(DATA / "sample.yaml"), "--from-profile", str(FIXTURES), "--json", str(whole)
-        ).exit_code
-        == 0
-    )
-    parts = []
-    for k in (1, 2):
-        part = tmp_path / f"shard{k}.json"
-        result = run(
-            "check",
-            str(DATA / "sample.yaml"),
-            "--from-profile",
-            str(FIXTURES),
-            "--shard",
-            f"{k}/2",
-            "--json",
-            str(part),
-        )
-        assert result.exit_code == ExitCode.OK
-        parts.append(str(part))
-    merged_file = tmp_path / "merged.json"
-    merged = run("merge", *parts, "--json", str(merged_file))
-    assert merged.exit_code == ExitCode.OK
-    assert "8 passed, 0 failed, 0 errors, 0 skipped" in merged.stdout
-
-    def verdicts(path: Path) -> dict[str, tuple[str, float]]:
-        (record,) = json.loads(path.read_text())["files"]
-        return {c["id"]: (c["verdict"], c["measured"]) for c in record["claims"]}
-
-    assert verdicts(merged_file) == verdicts(whole)
+def test_bad_shard_options():
+    assert run("check", str(SAMPLE), "--shard", "3/2").exit_code == ExitCode.BAD_INPUT
 
 
-def test_a_failing_shard_fails_the_merge(tmp_path: Path):
-    part = tmp_path / "shard.json"
-    run("check", str(DATA / "sample.yaml"), "--from-profile", str(FIXTURES), "--json", str(part))
-    document = json.loads(part.read_text())
-    document["files"][0]["claims"][0]["verdict"] = "failed"
-    part.write_text(json.dumps(document))
-    assert run("merge", str(part)).exit_code == ExitCode.CLAIM_FAILED
+# --- the suite's identity ----------------------------------------------------------------------------
 
 
-def test_bad_shard_options_and_files(tmp_path: Path):
-    assert run("check", str(DATA / "sample.yaml"), "--shard", "3/2").exit_code == ExitCode.BAD_INPUT
-    junk = tmp_path / "junk.json"
-    junk.write_text("{}")
-    result = run("merge", str(junk))
-    assert result.exit_code == ExitCode.BAD_INPUT
-    assert "not a result of check --json" in result.stdout
+def project(folder: Path, files: dict[str, str]) -> list[Path]:
+    folder.mkdir(parents=True)
+    (folder / ".ncuverify-root").write_text("")
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    return [folder / name for name in files]
+
+
+def test_the_same_files_give_the_same_suite_wherever_they_are(tmp_path: Path):
+    here = project(tmp_path / "here", {"e/a.yaml": "a", "e/b.yaml": "b"})
+    there = project(tmp_path / "elsewhere" / "there", {"e/a.yaml": "a", "e/b.yaml": "b"})
+    assert export.suite_digest(here) == export.suite_digest(list(reversed(there)))
+    assert len(export.suite_digest(here)) == 64
+
+
+def test_other_or_edited_files_give_another_suite(tmp_path: Path):
+    first = export.suite_digest(project(tmp_path / "1", {"e/a.yaml": "a", "e/b.yaml": "b"}))
+    assert export.suite_digest(project(tmp_path / "2", {"e/a.yaml": "a", "e/b.yaml": "b!"})) != first
+    assert export.suite_digest(project(tmp_path / "3", {"e/a.yaml": "a"})) != first
+    assert export.suite_digest(project(tmp_path / "4", {"e/a.yaml": "a", "f/b.yaml": "b"})) != first
+
+
+def test_a_file_that_cannot_be_read_contributes_its_path(tmp_path: Path):
+    (folder,) = [tmp_path / "p"]
+    folder.mkdir()
+    (folder / ".ncuverify-root").write_text("")
+    os.mkfifo(folder / "pipe.yaml")  # reading it would wait for a writer for ever
+    with_pipe = export.suite_digest([folder / "pipe.yaml", folder / "absent.yaml"])
+    shutil.rmtree(folder)
+    folder.mkdir()
+    (folder / ".ncuverify-root").write_text("")
+    assert export.suite_digest([folder / "pipe.yaml", folder / "absent.yaml"]) == with_pipe
+    assert export.suite_digest([folder / "absent.yaml"]) != with_pipe
