@@ -164,22 +164,23 @@ def save(folder: Path, runs: list[Run], provenance: Provenance) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for index, run in enumerate(runs):
         log, status = _names(index)
-        _write(folder / log, run.report)
-        _write(folder / status, statuses_json(list(run.cases), indent=1))
-    _write(folder / PROVENANCE, json.dumps(asdict(provenance), indent=1))
-    _write(folder / COMMANDS, json.dumps([run.command for run in runs], indent=1))
+        write_file(folder / log, run.report.encode())
+        write_file(folder / status, statuses_json(list(run.cases), indent=1).encode())
+    write_file(folder / PROVENANCE, json.dumps(asdict(provenance), indent=1).encode())
+    write_file(folder / COMMANDS, json.dumps([run.command for run in runs], indent=1).encode())
 
 
-def _write(path: Path, text: str) -> None:
-    """Write a file of the recording, never through a symbolic link that was there before."""
+def write_file(path: Path, data: bytes) -> None:
+    """Write a file of a recording (or of the run it is made in), never through a symbolic link that
+    was there before: InputError naming it instead."""
     try:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
     except OSError as error:
         if error.errno == errno.ELOOP:
             raise InputError(f"{path}: a symbolic link; refusing to write the recording through it") from None
         raise InputError(f"{path}: cannot be written ({error.strerror})") from None
-    with os.fdopen(descriptor, "w") as file:
-        file.write(text)
+    with os.fdopen(descriptor, "wb") as file:
+        file.write(data)
 
 
 def load(root: Path, keys: Sequence[str]) -> Recording:

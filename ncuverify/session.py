@@ -114,17 +114,20 @@ _Measured = tuple[recording.Run, profile.Measurements]
 def _plan(
     files: Sequence[FileCases], work_dir: Path
 ) -> tuple[dict[str, PlannedCase], list[schedule.ProfiledCase]]:
-    """Every case to profile, under its qualified name, with its cubin written once per kernel."""
+    """Every case to profile, under its qualified name, with its cubin written once per kernel (over
+    what an earlier run in a kept profile's folder left: never its kernels)."""
     cubins = work_dir / "cubins"
     cubins.mkdir(parents=True, exist_ok=True)
     planned: dict[str, PlannedCase] = {}
     wanted: list[schedule.ProfiledCase] = []
+    written: set[Path] = set()
     for file in files:
         for name, metrics in case_metrics(file.spec, file.claims).items():
             case = file.spec.content.cases[name]
             cubin = cubins / f"{file.key}.{case.kernel}.cubin"
-            if not cubin.exists():
-                cubin.write_bytes(file.builds[case.kernel].cubin)
+            if cubin not in written:
+                recording.write_file(cubin, file.builds[case.kernel].cubin)
+                written.add(cubin)
             full = qualified(file.key, name)
             planned[full] = profile.planned_case(full, case, file.builds[case.kernel], cubin)
             reads_back = any(getattr(arg, "name", None) for arg in case.args)

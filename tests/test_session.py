@@ -293,3 +293,26 @@ def test_recorded_explanations_are_read_only_from_the_recording(tmp_path: Path):
     path = tmp_path / "rec" / "explain.details.csv"
     assert str(refused.value) == f"{path}: a symbolic link; a recording holds plain files"
     assert len(recorded_explanations(FIXTURES / "explain")) == 2
+
+
+def test_a_kept_profile_s_folder_used_again_profiles_today_s_kernels(tmp_path: Path, monkeypatch):
+    stale = tmp_path / "saved1" / "cubins" / "sample.read_stride1.cubin"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"an earlier build")
+    results, _ = fake_run(tmp_path, monkeypatch, (0,))
+    assert all(r.input_error is None for r in results)
+    assert stale.read_bytes() != b"an earlier build" and stale.read_bytes().startswith(b"\x7fELF")
+
+
+def test_a_kept_profile_s_folder_is_never_written_through_a_link(tmp_path: Path, monkeypatch):
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"keep me")
+    link = tmp_path / "saved1" / "cubins" / "sample.read_stride1.cubin"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(victim)
+    (tmp_path / "notes-1.jsonl").touch()  # ncu never runs
+    results, processes = fake_run(tmp_path, monkeypatch, (0,))
+    assert processes == []
+    refused = f"{link}: a symbolic link; refusing to write the recording through it"
+    assert [r.input_error for r in results if r.path.stem == "sample"] == [refused]
+    assert victim.read_bytes() == b"keep me"
