@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from ncuverify.errors import EnvironmentProblem
+from ncuverify.processes import TimedOut, run_bounded
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,10 @@ def gpu_count() -> int:
 
 # The oldest Nsight Compute whose command line and CSV ncuverify relies on.
 OLDEST_NCU = (2022, 1)
+# ncu answers --version in about a second; one that takes longer than this is stuck.
+VERSION_TIMEOUT_S = 10.0
+# What ncu --version prints: "Version 2025.3.1.0 (build 36398880) (public-release)".
+_VERSION_LINE = re.compile(r"Version ([0-9]{1,5}(?:\.[0-9]{1,9}){1,4})(?:\s|$)")
 
 
 def find_ncu(executable: str) -> str:
@@ -69,7 +75,7 @@ def find_ncu(executable: str) -> str:
         raise EnvironmentProblem(
             f"{found} does not say which Nsight Compute it is (ncu --version): is it ncu?"
         )
-    numbers = tuple(int(part) for part in version.split(".")[:2] if part.isdigit())
+    numbers = tuple(int(part) for part in version.split(".")[:2])
     if numbers < OLDEST_NCU:
         oldest = ".".join(str(n) for n in OLDEST_NCU)
         raise EnvironmentProblem(
@@ -79,13 +85,22 @@ def find_ncu(executable: str) -> str:
 
 
 def ncu_version(executable: str) -> str | None:
-    """`ncu --version`'s version number, e.g. 2025.3.1.0."""
+    """`ncu --version`'s version number, e.g. 2025.3.1.0; None where it names none, or cannot run.
+    EnvironmentProblem where it does not answer within VERSION_TIMEOUT_S (its process group is
+    killed: nothing it started is left waiting)."""
     try:
-        output = subprocess.run([executable, "--version"], capture_output=True, text=True, timeout=60).stdout
-    except (OSError, subprocess.SubprocessError):
+        output = run_bounded([executable, "--version"], VERSION_TIMEOUT_S, env={**os.environ, "LC_ALL": "C"})
+    except TimedOut:
+        raise EnvironmentProblem(
+            f"{executable} --version did not answer within {VERSION_TIMEOUT_S:g} s; stopped: is it ncu?"
+        ) from None
+    except OSError:
         return None
-    words = [w for line in output.splitlines() if line.startswith("Version") for w in line.split()]
-    return words[1] if len(words) > 1 else None
+    for line in output.stdout.splitlines():
+        found = _VERSION_LINE.match(line)
+        if found:
+            return found.group(1)
+    return None
 
 
 def _ok(result: tuple) -> object:

@@ -8,9 +8,12 @@ Launch statistics and device attributes are not in those lists; ncu itself judge
 from __future__ import annotations
 
 import difflib
-import subprocess
+import re
 from functools import cache
 from importlib import resources
+
+from ncuverify.errors import InputError
+from ncuverify.processes import TimedOut, run_bounded
 
 # The chip ncu names for a build target (`ncu --query-metrics --chip CHIP`); the package ships gh100's list.
 CHIPS = {
@@ -27,11 +30,24 @@ SHIPPED = {"gh100"}
 _UNLISTED_PREFIXES = ("launch__", "device__attribute_", "profiler__")
 # Accepted by ncu (they are in recordings made with it), absent from its own list.
 _UNLISTED = {"sm__maximum_warps_per_active_cycle_pct", "sm__maximum_warps_avg_per_active_cycle"}
+# How ncu's list names a metric's base: lines that start otherwise are headings or explanations.
+_METRIC_BASE = re.compile(r"[a-z][a-z0-9_]*__[A-Za-z0-9_]+")
+# ncu lists a chip's metrics in a few seconds; one that takes longer than this is stuck.
+QUERY_TIMEOUT_S = 60.0
 
 
-@cache
 def known_bases(chip: str, ncu: str | None = None) -> frozenset[str] | None:
-    """The chip's metric base names: shipped with the package, else asked of ncu; None if neither has them."""
+    """The chip's metric base names: shipped with the package, else asked of ncu; None if neither has
+    them. InputError where ncu does not answer within QUERY_TIMEOUT_S: the names cannot be checked."""
+    listed = _listed(chip, ncu)
+    if isinstance(listed, str):
+        raise InputError(listed)
+    return listed
+
+
+@cache  # one question per chip and ncu, also when ncu did not answer
+def _listed(chip: str, ncu: str | None) -> frozenset[str] | str | None:
+    """The chip's metric base names, None where there is no list, or why ncu gave none."""
     if chip in SHIPPED:
         text = resources.files("ncuverify").joinpath(f"data/metrics-{chip}.txt").read_text()
         return frozenset(
@@ -39,16 +55,18 @@ def known_bases(chip: str, ncu: str | None = None) -> frozenset[str] | None:
         )
     if ncu is None:
         return None
+    command = [ncu, "--query-metrics", "--chip", chip]
     try:
-        output = subprocess.run(
-            [ncu, "--query-metrics", "--chip", chip], capture_output=True, text=True, timeout=120
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
+        output = run_bounded(command, QUERY_TIMEOUT_S).stdout
+    except TimedOut:
+        return (
+            f"{ncu} --query-metrics --chip {chip} did not answer within {QUERY_TIMEOUT_S:g} s; stopped: "
+            f"the metric names cannot be checked against ncu's list"
+        )
+    except OSError:
         return None
-    names = {
-        line.split()[0] for line in output.splitlines() if line[:1].islower() and "__" in line.split()[0]
-    }
-    return frozenset(names) or None
+    words = (line.split(maxsplit=1)[0] for line in output.splitlines() if line[:1].islower())
+    return frozenset(word for word in words if _METRIC_BASE.fullmatch(word)) or None
 
 
 def unknown(names: set[str], arch: str, ncu: str | None = None) -> dict[str, str]:

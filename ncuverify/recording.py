@@ -8,26 +8,49 @@ report; `cubins/` the kernels; `explain.*` the second pass over failed claims.
 
 A folder of per-file recordings (`DIR/<file stem>/ncu.log` and so on, cases named without their file),
 as earlier versions wrote them, reads as one recording too.
+
+A recording is input like any other: a pull request can commit one. Every file of it is read with a
+bound on its size, only as a plain file inside the recording (never through a symbolic link), and
+checked field by field; anything else is an InputError naming the file and the field.
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import re
 import shutil
-import subprocess
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+import stat
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from ncuverify.build import KernelBuild
 from ncuverify.errors import InputError
+from ncuverify.processes import TimedOut, run_bounded
+from ncuverify.runner import CaseStatus, StatusError, read_statuses, statuses_json
+from ncuverify.text import one_line
 
 LOG = "ncu.log"
 STATUS = "status.json"
 PROVENANCE = "provenance.json"
 COMMANDS = "commands.json"  # each run's ncu command line, in run order
 SEP = "::"  # between a file's key and a case or kernel name
+
+# Far above what any real run records: bounds on what a damaged recording can make ncuverify read.
+MAX_LOG_BYTES = 64 * 1024 * 1024
+MAX_JSON_BYTES = 16 * 1024 * 1024
+MAX_EXPLAIN_BYTES = 64 * 1024 * 1024
+MAX_RUNS = 10_000
+# nvidia-smi answers in well under a second; one that does not is stuck.
+NVIDIA_SMI_TIMEOUT_S = 10.0
+# The build targets an expectation file may name (a recording's arch is built for on replay).
+_ARCH = re.compile(r"(sm|compute)_[0-9]{2,3}[af]?")
+_VERSION = re.compile(r"[0-9]+(\.[0-9]+)*")
+_MAX_FIELD = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -49,7 +72,45 @@ class Provenance:
 
     def describe(self) -> str:
         driver = f"driver {self.nvidia_driver}" if self.nvidia_driver else f"CUDA driver {self.cuda_driver}"
-        return f"{self.gpu} ({self.arch}, {driver}, ncu {self.ncu_version or '?'}) on {self.recorded_at}"
+        return one_line(
+            f"{self.gpu} ({self.arch}, {driver}, ncu {self.ncu_version or '?'}) on {self.recorded_at}"
+        )
+
+    @classmethod
+    def from_json(cls, data: object) -> Provenance:
+        """The provenance in data; ValueError naming the field where it is not one ncuverify writes."""
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(str(key) for key in data if key not in names)
+        if unknown:
+            raise ValueError(f"{unknown[0][:80]!r}: not a field of a provenance")
+        optional = {"nvidia_driver", "ncu_version"}
+        values: dict[str, Any] = {}
+        for name in sorted(names - {"ncu_command", "kernels"}):
+            values[name] = _field_string(data, name, optional=name in optional)
+        if not _ARCH.fullmatch(values["arch"]):
+            raise ValueError("arch: not a build target such as sm_90")
+        command = data.get("ncu_command")
+        if not (isinstance(command, list) and all(isinstance(word, str) for word in command)):
+            raise ValueError("ncu_command: not a list of strings")
+        kernels = data.get("kernels", {})
+        if not (isinstance(kernels, dict) and all(isinstance(v, str) for v in kernels.values())):
+            raise ValueError("kernels: not an object of digests (strings)")
+        return cls(**values, ncu_command=command, kernels=kernels)
+
+
+def _field_string(data: Mapping[str, object], name: str, optional: bool) -> str | None:
+    if name not in data and not optional:
+        raise ValueError(f"{name}: missing")
+    value = data.get(name)
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"{name}: not a string" + (" or null" if optional else ""))
+    if len(value) > _MAX_FIELD:
+        raise ValueError(f"{name}: longer than {_MAX_FIELD} characters")
+    return value
 
 
 @dataclass(frozen=True)
@@ -58,8 +119,14 @@ class Run:
     when a case faults or hangs: the cases after it run again in a fresh process."""
 
     report: str
-    status: list[dict[str, object]]
+    cases: tuple[CaseStatus, ...]
     command: list[str] = field(default_factory=list)
+    source: str | None = None  # where a recorded run was read from, for messages
+
+    @property
+    def status(self) -> list[dict[str, object]]:
+        """The statuses in their JSON form, as status.json holds them."""
+        return [case.to_json() for case in self.cases]
 
 
 @dataclass(frozen=True)
@@ -74,20 +141,16 @@ def now() -> str:
 
 
 def nvidia_driver_version() -> str | None:
-    """The NVIDIA driver's version (580.159.04), where nvidia-smi can tell it."""
+    """The NVIDIA driver's version (580.159.04), where nvidia-smi can tell it (within 10 s)."""
     smi = shutil.which("nvidia-smi")
     if smi is None:
         return None
+    command = [smi, "--query-gpu=driver_version", "--format=csv,noheader", "-i", "0"]
     try:
-        completed = subprocess.run(
-            [smi, "--query-gpu=driver_version", "--format=csv,noheader", "-i", "0"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-    except (OSError, subprocess.SubprocessError):
+        answer = run_bounded(command, NVIDIA_SMI_TIMEOUT_S).stdout.strip()
+    except (OSError, TimedOut):
         return None
-    return completed.stdout.strip() or None
+    return answer if _VERSION.fullmatch(answer) and len(answer) <= 40 else None
 
 
 def _names(index: int) -> tuple[str, str]:
@@ -101,21 +164,34 @@ def save(folder: Path, runs: list[Run], provenance: Provenance) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for index, run in enumerate(runs):
         log, status = _names(index)
-        (folder / log).write_text(run.report)
-        (folder / status).write_text(json.dumps(run.status, indent=1))
-    (folder / PROVENANCE).write_text(json.dumps(asdict(provenance), indent=1))
-    (folder / COMMANDS).write_text(json.dumps([run.command for run in runs], indent=1))
+        write_file(folder / log, run.report.encode())
+        write_file(folder / status, statuses_json(list(run.cases), indent=1).encode())
+    write_file(folder / PROVENANCE, json.dumps(asdict(provenance), indent=1).encode())
+    write_file(folder / COMMANDS, json.dumps([run.command for run in runs], indent=1).encode())
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """Write a file of a recording (or of the run it is made in), never through a symbolic link that
+    was there before: InputError naming it instead."""
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise InputError(f"{path}: a symbolic link; refusing to write the recording through it") from None
+        raise InputError(f"{path}: cannot be written ({error.strerror})") from None
+    with os.fdopen(descriptor, "wb") as file:
+        file.write(data)
 
 
 def load(root: Path, keys: Sequence[str]) -> Recording:
     """The recording in root; or, in a folder of per-file recordings, those of the files named by keys.
-    InputError if there is none."""
+    InputError if there is none, or if any of its files is damaged."""
     if (root / LOG).is_file():
-        return _load_folder(root)
+        return _load_folder(root, root)
     folders = [root / key for key in keys if (root / key / LOG).is_file()]
     if not folders:
         raise InputError(f"no recording in {root}: it holds no {LOG}, nor folders {', '.join(keys)} that do")
-    parts = [_qualified(_load_folder(folder), folder.name) for folder in folders]
+    parts = [_qualified(_load_folder(folder, root), folder.name) for folder in folders]
     kernels = {name: digest for part in parts for name, digest in part.provenance.kernels.items()}
     provenance = replace(parts[0].provenance, kernels=kernels)
     return Recording(root, [run for part in parts for run in part.runs], provenance)
@@ -124,39 +200,91 @@ def load(root: Path, keys: Sequence[str]) -> Recording:
 def load_provenance(root: Path, key: str) -> Provenance:
     """Where the figures of a recording (or of the file named key in a folder of them) come from."""
     if (root / LOG).is_file():
-        return _provenance(root)
+        return _provenance(root, root)
     if (root / key / LOG).is_file():
-        return _qualified(Recording(root / key, [], _provenance(root / key)), key).provenance
-    raise InputError(f"no recording of {key} in {root}: neither {root} nor {root / key} holds one")
+        return _qualified(Recording(root / key, [], _provenance(root / key, root)), key).provenance
+    raise InputError(f"no recording of {key} in {root}: {root / key} lacks {LOG}")
 
 
-def _load_folder(folder: Path) -> Recording:
+def _load_folder(folder: Path, root: Path) -> Recording:
     missing = [name for name in (LOG, STATUS, PROVENANCE) if not (folder / name).is_file()]
     if missing:
         raise InputError(f"{folder} is not a whole recording: it lacks {', '.join(missing)}")
-    try:
-        commands = json.loads((folder / COMMANDS).read_text()) if (folder / COMMANDS).is_file() else []
-        runs = []
-        while (folder / _names(len(runs))[0]).is_file():
-            log, status = _names(len(runs))
-            command = commands[len(runs)] if len(runs) < len(commands) else []
-            runs.append(
-                Run(
-                    (folder / log).read_text(errors="replace"),
-                    json.loads((folder / status).read_text()),
-                    command,
-                )
-            )
-    except (OSError, ValueError, TypeError) as error:
-        raise InputError(f"{folder}: the recording is damaged ({error})") from None
-    return Recording(folder, runs, _provenance(folder))
+    present = (folder / COMMANDS).exists() or (folder / COMMANDS).is_symlink()
+    commands = _commands(folder / COMMANDS, root) if present else []
+    runs: list[Run] = []
+    while len(runs) < MAX_RUNS and (folder / _names(len(runs))[0]).is_file():
+        log, status = (folder / name for name in _names(len(runs)))
+        if not status.is_file():
+            raise InputError(f"{folder} is not a whole recording: it lacks {status.name} beside {log.name}")
+        command = commands[len(runs)] if len(runs) < len(commands) else []
+        runs.append(Run(read_text(log, root, MAX_LOG_BYTES), _statuses(status, root), command, str(log)))
+    return Recording(folder, runs, _provenance(folder, root))
 
 
-def _provenance(folder: Path) -> Provenance:
+def _statuses(path: Path, root: Path) -> tuple[CaseStatus, ...]:
     try:
-        return Provenance(**json.loads((folder / PROVENANCE).read_text()))
-    except (OSError, ValueError, TypeError) as error:
-        raise InputError(f"{folder}: the recording is damaged ({error})") from None
+        return tuple(read_statuses(read_text(path, root, MAX_JSON_BYTES)))
+    except StatusError as error:
+        raise InputError(f"{path}: not a runner status: {error}") from None
+
+
+def _commands(path: Path, root: Path) -> list[list[str]]:
+    data = parse_json(read_text(path, root, MAX_JSON_BYTES), path, "not the runs' commands")
+    if not isinstance(data, list):
+        raise InputError(f"{path}: not the runs' commands: not a list")
+    for index, command in enumerate(data):
+        if not (isinstance(command, list) and all(isinstance(word, str) for word in command)):
+            raise InputError(f"{path}: not the runs' commands: [{index}]: not a list of strings")
+    return data
+
+
+def _provenance(folder: Path, root: Path) -> Provenance:
+    path = folder / PROVENANCE
+    data = parse_json(read_text(path, root, MAX_JSON_BYTES), path, "not a provenance")
+    try:
+        return Provenance.from_json(data)
+    except ValueError as error:
+        raise InputError(f"{path}: not a provenance: {error}") from None
+
+
+def parse_json(text: str, path: Path, what: str) -> object:
+    """The JSON in a recording's file; InputError "PATH: WHAT: not JSON (...)" where it is none."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise InputError(f"{path}: {what}: not JSON (nested too deeply)") from None
+    except ValueError as error:
+        raise InputError(f"{path}: {what}: not JSON ({error})") from None
+
+
+def read_text(path: Path, root: Path, limit: int) -> str:
+    """A file of the recording in root, as text: only a plain file, inside root, never through a
+    symbolic link, of at most limit bytes; InputError naming the file otherwise."""
+    _check_inside(path, root)
+    try:
+        # O_NONBLOCK: opening a named pipe must not wait for a writer (it is refused just below).
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise InputError(f"{path}: a symbolic link; a recording holds plain files") from None
+        raise InputError(f"{path}: cannot be read ({error.strerror})") from None
+    with os.fdopen(descriptor, "rb") as file:
+        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+            raise InputError(f"{path}: not a plain file; a recording holds plain files")
+        data = file.read(limit + 1)
+    if len(data) > limit:
+        raise InputError(f"{path}: larger than {limit} bytes; no recording holds such a file")
+    return data.decode(errors="replace")
+
+
+def _check_inside(path: Path, root: Path) -> None:
+    """Refuse a file whose folder lies outside root (a per-file folder that is a link elsewhere, `..`)."""
+    folder, top = path.parent.resolve(), root.resolve()
+    if folder != top and top not in folder.parents:
+        raise InputError(f"{path}: lies outside the recording {root}; a recording holds its own files")
 
 
 def _qualified(recording: Recording, key: str) -> Recording:
@@ -167,8 +295,7 @@ def _qualified(recording: Recording, key: str) -> Recording:
         return plain if SEP in plain else f"{key}{SEP}{plain}"
 
     runs = [
-        replace(run, status=[{**s, "case": name(str(s["case"]))} for s in run.status])
-        for run in recording.runs
+        replace(run, cases=tuple(replace(s, case=name(s.case)) for s in run.cases)) for run in recording.runs
     ]
     kernels = {name(kernel): digest for kernel, digest in recording.provenance.kernels.items()}
     return Recording(recording.folder, runs, replace(recording.provenance, kernels=kernels))

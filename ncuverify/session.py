@@ -22,9 +22,9 @@ from pathlib import Path
 
 from ncuverify import explain, profile, recording, schedule
 from ncuverify.build import KernelBuild
-from ncuverify.errors import InputError
+from ncuverify.errors import EnvironmentProblem, InputError
 from ncuverify.explain import Explanation
-from ncuverify.runner import PlannedCase
+from ncuverify.runner import CaseStatus, PlannedCase
 from ncuverify.spec import Claim, Spec
 
 SEP = recording.SEP
@@ -114,17 +114,20 @@ _Measured = tuple[recording.Run, profile.Measurements]
 def _plan(
     files: Sequence[FileCases], work_dir: Path
 ) -> tuple[dict[str, PlannedCase], list[schedule.ProfiledCase]]:
-    """Every case to profile, under its qualified name, with its cubin written once per kernel."""
+    """Every case to profile, under its qualified name, with its cubin written once per kernel (over
+    what an earlier run in a kept profile's folder left: never its kernels)."""
     cubins = work_dir / "cubins"
     cubins.mkdir(parents=True, exist_ok=True)
     planned: dict[str, PlannedCase] = {}
     wanted: list[schedule.ProfiledCase] = []
+    written: set[Path] = set()
     for file in files:
         for name, metrics in case_metrics(file.spec, file.claims).items():
             case = file.spec.content.cases[name]
             cubin = cubins / f"{file.key}.{case.kernel}.cubin"
-            if not cubin.exists():
-                cubin.write_bytes(file.builds[case.kernel].cubin)
+            if cubin not in written:
+                recording.write_file(cubin, file.builds[case.kernel].cubin)
+                written.add(cubin)
             full = qualified(file.key, name)
             planned[full] = profile.planned_case(full, case, file.builds[case.kernel], cubin)
             reads_back = any(getattr(arg, "name", None) for arg in case.args)
@@ -153,49 +156,58 @@ def _run_unit(
         )
         profile.diagnose(run)
         status = _faults_named(run.status, cases, run_dir, ncu, unit.gpu) or _runner_failure(run, remaining)
-        recorded = recording.Run(run.report, status, run.command)
-        measured = _run_measurements(recorded, {c.name: c.symbol for c in cases})
+        symbols = {c.name: c.symbol for c in cases}
+        recorded = recording.Run(run.report, tuple(status), run.command)
+        measured = _run_measurements(recorded, symbols)
+        if run.stopped is not None and measured.unmeasured:
+            recorded = replace(recorded, cases=_stopped(recorded.cases, measured.unmeasured, run.stopped))
+            measured = _run_measurements(recorded, symbols)
         runs.append((recorded, measured))
         remaining = _to_run_again(status, measured)
     return runs
 
 
 def _faults_named(
-    status: list[dict[str, object]],
+    status: list[CaseStatus],
     planned: list[PlannedCase],
     work_dir: Path,
     ncu: profile.NcuOptions,
     gpu: int,
-) -> list[dict[str, object]]:
+) -> list[CaseStatus]:
     """Where a kernel's fault ended the process under ncu, the CUDA error it raises without ncu."""
     named = []
     for entry in status:
-        if entry.get("context_lost") and "process ended" in str(entry.get("error")):
-            case = next(c for c in planned if c.name == entry["case"])
+        if entry.context_lost and "process ended" in str(entry.error):
+            case = next(c for c in planned if c.name == entry.case)
             error = profile.name_the_fault(work_dir / "fault", case, ncu.case_timeout_s, gpu)
             if error is not None:
-                entry = {
-                    **entry,
-                    "error": f"{error} (run again without the profiler; under it: {entry['error']})",
-                }
+                entry = replace(
+                    entry, error=f"{error} (run again without the profiler; under it: {entry.error})"
+                )
         named.append(entry)
     return named
 
 
-def _to_run_again(status: list[dict[str, object]], measured: profile.Measurements) -> list[str]:
+def _stopped(status: Sequence[CaseStatus], unmeasured: Sequence[str], reason: str) -> tuple[CaseStatus, ...]:
+    """After ncu was stopped past the runner's last case: the cases its report lacks fail with why."""
+    return tuple(s.failed(reason) if s.case in unmeasured else s for s in status)
+
+
+def _to_run_again(status: list[CaseStatus], measured: profile.Measurements) -> list[str]:
     """After a case poisoned or ended the process: the cases it kept from running or from being reported."""
-    if not any(s.get("context_lost") for s in status):
+    if not any(s.context_lost for s in status):
         return []
-    done = {str(s["case"]) for s in status}
-    not_run = [str(case) for s in status for case in s.get("not_run", [])]  # type: ignore[attr-defined]
+    done = {s.case for s in status}
+    not_run = [case for s in status for case in s.not_run or ()]
     return [*measured.unmeasured, *(case for case in not_run if case not in done)]
 
 
-def _runner_failure(run: profile.ProfileRun, cases: list[str]) -> list[dict[str, object]]:
+def _runner_failure(run: profile.ProfileRun, cases: list[str]) -> list[CaseStatus]:
     """The runner left no status: it never started. Every case fails with what it printed last."""
     lines = [line for line in (run.output + run.report).splitlines() if line.strip()]
-    reason = f"the runner did not start (exit {run.returncode}): {lines[-1] if lines else 'no output'}"
-    return [{"case": name, "ok": False, "error": reason} for name in cases]
+    said = profile.shown_output(lines[-1]) if lines else "no output"
+    reason = f"the runner did not start (exit {run.returncode}): {said}"
+    return [CaseStatus(name, False, reason) for name in cases]
 
 
 def _learn_passes(
@@ -215,20 +227,24 @@ def _learn_passes(
 
 def _run_measurements(run: recording.Run, symbols: dict[str, str]) -> profile.Measurements:
     """A run's measurements; each case's kernel comes from the status (the runner writes it) or symbols."""
-    known = {str(s["case"]): str(s["kernel"]) for s in run.status if s.get("kernel")}
-    return profile.measurements(profile.parse_csv(run.report), run.status, {**symbols, **known})
+    known = {s.case: s.kernel for s in run.cases if s.kernel}
+    return profile.measurements(profile.parse_csv(run.report), run.cases, {**symbols, **known})
 
 
 def measurements_by_file(
     runs: Sequence[recording.Run], keys: Sequence[str], symbols: dict[str, str]
 ) -> dict[str, profile.Measurements]:
-    """Each file's measurements, with its own case names, from the runs that hold its cases; a file
-    of which the runs hold no case is left out."""
+    """Each file's measurements, with its own case names, from the recorded runs that hold its cases;
+    a file of which the runs hold no case is left out. A run whose report cannot be read, or does not
+    match its status, is an InputError naming its files."""
     prefixes = tuple(qualified(key, "") for key in keys)
-    relevant = [run for run in runs if any(str(s["case"]).startswith(prefixes) for s in run.status)]
+    relevant = [run for run in runs if any(s.case.startswith(prefixes) for s in run.cases)]
     measured = profile.Measurements.empty()
     for run in relevant:
-        measured = measured.combined(_run_measurements(run, symbols))
+        try:
+            measured = measured.combined(_run_measurements(run, symbols))
+        except EnvironmentProblem as problem:
+            raise InputError(f"{run.source or 'a recorded run'}: {problem}") from None
     return by_file(measured, keys)
 
 
@@ -272,7 +288,7 @@ def explain_cases(
     report = folder / profile.REPORT_FILE
     if not report.exists():
         return {}
-    ran = [str(s["case"]) for s in run.status if s.get("ok")]
+    ran = [s.case for s in run.status if s.ok]
     (work_dir / EXPLAIN_DETAILS).write_text(profile.import_report(settings.ncu, report, "details"))
     (work_dir / EXPLAIN_SOURCE).write_text(profile.import_report(settings.ncu, report, "source"))
     (work_dir / EXPLAIN_CASES).write_text(json.dumps({name: wanted[name] for name in ran}, indent=1))
@@ -280,16 +296,31 @@ def explain_cases(
 
 
 def recorded_explanations(folder: Path) -> dict[str, Explanation]:
-    """The explanations kept in a work or recording folder: qualified case -> Explanation."""
+    """The explanations kept in a work or recording folder: qualified case -> Explanation. InputError,
+    naming the file, where one of them is damaged."""
     paths = [folder / name for name in (EXPLAIN_DETAILS, EXPLAIN_SOURCE, EXPLAIN_CASES)]
-    if not all(path.is_file() for path in paths):
+    if not any(path.exists() or path.is_symlink() for path in paths):
         return {}
-    details, source, cases = (path.read_text(errors="replace") for path in paths)
+    details, source, cases = (
+        recording.read_text(path, folder, recording.MAX_EXPLAIN_BYTES) for path in paths
+    )
+    topics = _explained_cases(cases, folder / EXPLAIN_CASES)
     try:
-        topics = json.loads(cases)
         return {
             name: explain.explain(details, source, launch, topic)
             for launch, (name, topic) in enumerate(topics.items())
         }
     except (ValueError, InputError) as error:
         raise InputError(f"{folder}: the recorded explanations are damaged ({error})") from None
+
+
+def _explained_cases(text: str, path: Path) -> dict[str, str]:
+    """explain.json: each explained case (in launch order) -> its topic."""
+    data = recording.parse_json(text, path, "not the explained cases")
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: not the explained cases: not an object")
+    for name, topic in data.items():
+        if not (isinstance(topic, str) and topic in explain.TOPICS):
+            known = ", ".join(explain.TOPICS)
+            raise InputError(f"{path}: not the explained cases: {name[:80]!r}: not a topic ({known})")
+    return data

@@ -1,14 +1,21 @@
-"""Parsing real ncu captures (tests/fixtures, remade by scripts/capture-fixtures.sh) and building the command."""
+"""Parsing real ncu captures (tests/fixtures, remade by scripts/capture-fixtures.sh), building the
+command, and keeping every ncu process within the case timeout (with stand-ins for ncu)."""
 
+import contextlib
 import json
 import math
+import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
+from conftest import DATA, FIXTURES
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ncuverify.errors import EnvironmentProblem
 from ncuverify.profile import (
+    MAX_CSV_COLUMNS,
     NcuOptions,
     ProfileRun,
     diagnose,
@@ -16,7 +23,9 @@ from ncuverify.profile import (
     ncu_command,
     parse_csv,
     parse_number,
+    run_ncu,
 )
+from ncuverify.runner import CaseStatus, PlannedCase, Progress, read_statuses
 
 SAMPLE_SYMBOLS = {
     "stride1": "_Z11read_strideILi1EEvPKfPf",
@@ -26,12 +35,12 @@ SAMPLE_SYMBOLS = {
 }
 
 
-def capture(name: str) -> tuple[str, list[dict]]:
+def capture(name: str) -> tuple[str, list[CaseStatus]]:
     """A fixture's log and status, its cases named without their file (as `measurements` sees them
     once a run's cases are split back per file, and as these tests name them)."""
     folder = FIXTURES / name
-    status = json.loads((folder / "status.json").read_text())
-    plain = [{**s, "case": s["case"].split("::")[-1]} for s in status]
+    status = read_statuses((folder / "status.json").read_text())
+    plain = [replace(s, case=s.case.split("::")[-1]) for s in status]
     return (folder / "ncu.log").read_text(), plain
 
 
@@ -114,8 +123,7 @@ def test_cases_beyond_the_end_of_the_report_are_unmeasured():
 
 def test_a_row_for_a_failed_launch_is_passed_over():
     log, status = capture("sample")
-    status = [dict(s) for s in status]
-    status[2] = {"case": "scale_2d", "ok": False, "error": "CUDA_ERROR_ILLEGAL_ADDRESS"}  # its row stays
+    status[2] = CaseStatus("scale_2d", False, "CUDA_ERROR_ILLEGAL_ADDRESS")  # its row stays
     measured = measurements(parse_csv(log), status, SAMPLE_SYMBOLS)
     assert measured.failed_cases == {"scale_2d": "CUDA_ERROR_ILLEGAL_ADDRESS"}
     assert measured.value("misaligned", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum") == 5 * 8192
@@ -190,15 +198,13 @@ def test_an_unknown_metric_is_an_input_error():
 
 
 def test_no_kernels_profiled_after_launches_is_said():
-    run = ProfileRun(
-        ["ncu"], 0, "==PROF== No kernels were profiled.", "", [{"case": "a", "ok": True, "error": None}]
-    )
+    run = ProfileRun(["ncu"], 0, "==PROF== No kernels were profiled.", "", [CaseStatus("a", True)])
     with pytest.raises(EnvironmentProblem, match="ncu profiled no kernel although the runner launched"):
         diagnose(run)
 
 
 def test_ncu_errors_after_the_runner_reported_belong_to_the_cases():
-    status = [{"case": "a", "ok": False, "error": "CUDA_ERROR_ILLEGAL_ADDRESS", "context_lost": True}]
+    status = [CaseStatus("a", False, "CUDA_ERROR_ILLEGAL_ADDRESS", context_lost=True)]
     diagnose(ProfileRun(["ncu"], 1, "==ERROR== An error was reported by the driver", "", status))
 
 
@@ -219,8 +225,7 @@ def test_repeated_launches_give_the_median():
 
 def test_buffers_read_back_become_measurements():
     log, status = capture("sample")
-    status = [dict(s) for s in status]
-    status[0]["values"] = {"buffer__cycles.mean": 4.5, "buffer__cycles.max": 9.0}
+    status[0] = replace(status[0], values={"buffer__cycles.mean": 4.5, "buffer__cycles.max": 9.0})
     measured = measurements(parse_csv(log), status, SAMPLE_SYMBOLS)
     assert measured.value("stride1", "buffer__cycles.mean") == 4.5
     assert measured.value("stride1", "buffer__cycles.max") == 9.0
@@ -241,6 +246,9 @@ def test_buffer_metrics_are_not_asked_of_ncu(tmp_path: Path):
     assert command[command.index("--metrics") + 1] == "gpu__time_duration.sum"
 
 
+# --- every process within the case timeout ----------------------------------------------------------------
+
+
 def test_the_running_case_is_told_as_it_starts(tmp_path: Path):
     import subprocess
     import sys
@@ -248,29 +256,334 @@ def test_the_running_case_is_told_as_it_starts(tmp_path: Path):
     from ncuverify.profile import _wait
 
     progress = tmp_path / "progress.json"
+    steps = [
+        Progress(case, running, False, n)
+        for n, (case, running) in enumerate([("first", True), ("first", False), ("second", True)])
+    ]
     script = (
-        "import json, time, sys\n"
-        "for case in ('first', 'second'):\n"
-        f"    open({str(progress)!r}, 'w').write(json.dumps({{'case': case, 'started': time.time()}}))\n"
+        "import time, sys\n"
+        f"for text in {[step.to_json() for step in steps]!r}:\n"
+        f"    open({str(progress)!r}, 'w').write(text)\n"
         "    time.sleep(0.6)\n"
     )
     process = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
     told: list[str] = []
-    assert _wait(process, progress, 30, told.append) is None
+    watched = _wait(process, progress, ["first", "second"], 30, NcuOptions(on_case=told.append))
+    assert not watched.stalled and watched.last == steps[-1]
     assert told == ["first", "second"]
 
 
-def test_a_case_that_overruns_is_stopped_with_its_process_group(tmp_path: Path):
-    import subprocess
-    import sys
+STALLING_NCU = DATA / "fake_ncu" / "stalling_ncu"
+CASES = [
+    PlannedCase(name, "/none.cubin", f"k_{name}", (1, 1, 1), (32, 1, 1), 0, []) for name in ("a", "b", "c")
+]
+
+
+def stalled(tmp_path: Path, monkeypatch, stall: str, timeout_s: float = 1) -> tuple[ProfileRun, int]:
+    """A run of the stalling stand-in for ncu, stopped where FAKE_NCU_STALL says; and its process group."""
+    notes = tmp_path / "notes.jsonl"
+    monkeypatch.setenv("FAKE_NCU_NOTES", str(notes))
+    monkeypatch.setenv("FAKE_NCU_STALL", stall)
+    options = NcuOptions(executable=str(STALLING_NCU), case_timeout_s=timeout_s)
+    run = run_ncu(tmp_path / "run", CASES, ["a.sum"], options)
+    return run, json.loads(notes.read_text().splitlines()[0])["pgid"]
+
+
+def assert_no_process_of(group: int) -> None:
+    """No process of the group is left: run_ncu returns only once the killed group is gone."""
+    with pytest.raises(ProcessLookupError):
+        os.killpg(group, 0)
+
+
+def assert_group_ends(group: int) -> None:
+    """The group was killed: once its killed members are reaped (by init, at its pace), it is gone."""
     import time
 
-    from ncuverify.profile import _wait
+    for _ in range(600):
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"process group {group} is still there")
 
-    progress = tmp_path / "progress.json"
-    progress.write_text(json.dumps({"case": "forever", "started": time.time()}))
-    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
-    started = time.monotonic()
-    assert _wait(process, progress, 1) == "forever"
-    assert time.monotonic() - started < 10
-    assert process.poll() is not None  # killed, not left behind
+
+def test_an_ncu_that_never_starts_the_runner_is_stopped_and_its_cases_say_why(tmp_path, monkeypatch):
+    run, group = stalled(tmp_path, monkeypatch, "before_runner")
+    reason = "ncu did not start the runner within 1 s; stopped"
+    assert run.status == [CaseStatus(name, False, reason) for name in ("a", "b", "c")]
+    assert run.stopped is None and run.returncode == -9
+    assert_no_process_of(group)
+
+
+def test_a_runner_that_never_starts_a_case_is_stopped_and_its_cases_say_why(tmp_path, monkeypatch):
+    run, group = stalled(tmp_path, monkeypatch, "before_cases")
+    reason = "the runner did not start its first case within 1 s (is CUDA stuck?); stopped"
+    assert run.status == [CaseStatus(name, False, reason) for name in ("a", "b", "c")]
+    assert_no_process_of(group)
+
+
+def test_a_case_that_never_ends_is_stopped_and_the_cases_after_it_run_again(tmp_path, monkeypatch):
+    run, group = stalled(tmp_path, monkeypatch, "in_case")
+    error = "did not finish within 1 s under the profiler; stopped"
+    assert run.status == [CaseStatus("a", False, error, context_lost=True, not_run=("b", "c"))]
+    assert_no_process_of(group)
+
+
+def test_an_ncu_that_stops_between_cases_is_stopped_and_the_cases_left_say_why(tmp_path, monkeypatch):
+    run, group = stalled(tmp_path, monkeypatch, "between_cases")
+    reason = "ncu made no progress within 1 s after case a ended; stopped"
+    assert run.status == [
+        CaseStatus("a", True, None, "k_a", 1),
+        CaseStatus("b", False, reason),
+        CaseStatus("c", False, reason),
+    ]
+    assert_no_process_of(group)
+
+
+def test_an_ncu_that_hangs_after_the_runner_is_stopped_and_its_report_kept(tmp_path, monkeypatch):
+    run, group = stalled(tmp_path, monkeypatch, "after_runner")
+    assert run.stopped == "ncu did not end within 1 s after the runner's last case; stopped"
+    assert [s.ok for s in run.status] == [True, True, True]
+    assert list(parse_csv(run.report)["kernel"]) == ["k_a", "k_b", "k_c"]
+    assert_no_process_of(group)
+
+
+def test_nothing_writes_into_the_work_folder_once_a_run_returns(tmp_path, monkeypatch):
+    import time
+
+    stalled(tmp_path, monkeypatch, "before_runner")
+    before = {path: path.stat().st_mtime_ns for path in (tmp_path / "run").iterdir()}
+    time.sleep(0.5)
+    assert {path: path.stat().st_mtime_ns for path in (tmp_path / "run").iterdir()} == before
+
+
+def test_a_fault_rerun_that_never_ends_is_stopped(tmp_path, monkeypatch):
+    import sys
+
+    from ncuverify import profile
+
+    hang = tmp_path / "hang.py"
+    hang.write_text("import os, time\nos.fork()\nprint(os.getpgid(0), flush=True)\ntime.sleep(600)\n")
+    real_start = profile._start
+    monkeypatch.setattr(
+        profile,
+        "_start",
+        lambda command, output, device=None: real_start([sys.executable, str(hang)], output, device),
+    )
+    assert profile.name_the_fault(tmp_path / "fault", CASES[0], 1) is None
+    assert_no_process_of(int((tmp_path / "fault" / "output.txt").read_text().split()[0]))
+
+
+def test_what_an_earlier_run_in_the_folder_left_is_not_taken_for_this_one_s(tmp_path, monkeypatch):
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "status.json").write_text(json.dumps([CaseStatus("a", True, None, "k_a", 1).to_json()]))
+    (folder / "progress.json").write_text(Progress("c", False, True, 9).to_json())
+    run, _ = stalled(tmp_path, monkeypatch, "before_runner")
+    reason = "ncu did not start the runner within 1 s; stopped"
+    assert run.status == [CaseStatus(name, False, reason) for name in ("a", "b", "c")]
+
+
+def test_an_ncu_that_cannot_be_started_is_an_environment_problem(tmp_path):
+    not_executable = tmp_path / "ncu"
+    not_executable.write_text("")
+    with pytest.raises(
+        EnvironmentProblem, match=r"^ncu could not be started \('.*/ncu'\): \[Errno 13\] Permission denied"
+    ):
+        run_ncu(tmp_path / "run", CASES, ["a.sum"], NcuOptions(executable=str(not_executable)))
+
+
+def test_a_damaged_status_from_the_runner_is_an_environment_problem(tmp_path, monkeypatch):
+    from ncuverify.profile import _read_status
+
+    path = tmp_path / "status.json"
+    path.write_text('[{"case": "a", "ok": "yes"}]')
+    with pytest.raises(EnvironmentProblem) as problem:
+        _read_status(path, ["a"])
+    assert str(problem.value) == "the runner's status could not be read ([0].ok: not true or false)"
+    path.write_text('[{"case": "z", "ok": true}]')
+    with pytest.raises(EnvironmentProblem, match=r"\(case 'z' is not in its plan\)"):
+        _read_status(path, ["a"])
+
+
+def test_an_import_that_never_ends_is_stopped(tmp_path, monkeypatch):
+    from ncuverify import profile
+
+    notes = tmp_path / "notes.jsonl"
+    monkeypatch.setenv("FAKE_NCU_NOTES", str(notes))
+    monkeypatch.setenv("FAKE_NCU_STALL", "probes")
+    monkeypatch.setattr(profile, "IMPORT_TIMEOUT_S", 1)
+    report = tmp_path / "profile.ncu-rep"
+    with pytest.raises(EnvironmentProblem) as problem:
+        profile.import_report(NcuOptions(executable=str(STALLING_NCU)), report, "details")
+    assert (
+        str(problem.value)
+        == f"ncu could not read its report {report}: stalling_ncu did not finish within 1 s; stopped"
+    )
+    assert_group_ends(json.loads(notes.read_text())["pgid"])
+
+
+@pytest.mark.parametrize(
+    ("visible", "index", "expected"),
+    [
+        (None, 1, "1"),
+        ("2,3", 1, "3"),
+        (" 4 , 5 ", 0, "4"),
+        ("GPU-a1b2,MIG-c3", 1, "MIG-c3"),
+        ("0,1,x,2", 1, "1"),
+    ],
+)
+def test_the_gpu_given_to_ncu_is_the_one_cuda_visible_devices_lists(monkeypatch, visible, index, expected):
+    from ncuverify.profile import _visible_device
+
+    if visible is None:
+        monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    else:
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
+    assert _visible_device(index) == expected
+
+
+@pytest.mark.parametrize("visible", ["", "-1", "0,,1", "0,x,1", "１", "0," + "9" * 5000 + "x", "\x1b[2J"])
+def test_odd_cuda_visible_devices_name_the_gpu_that_is_not_there(monkeypatch, visible):
+    from ncuverify.profile import _visible_device, shown_output
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
+    with pytest.raises(EnvironmentProblem) as problem:
+        _visible_device(1)
+    assert (
+        str(problem.value)
+        == f"no GPU 1 among those CUDA_VISIBLE_DEVICES makes visible ({shown_output(visible)})"
+    )
+    assert "\x1b" not in str(problem.value)
+
+
+# --- ncu's CSV, whatever it holds -------------------------------------------------------------------------
+
+HEADER = '"ID","Kernel Name","a.sum"\n"","","sector"\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ('"ID","Kernel Name","m","m"\n"0","k","1","2"\n', "the column 'm' appears twice"),
+        ('"ID","Kernel","m"\n"0","k","1"\n', "no 'Kernel Name' column"),
+        (HEADER + '"0","k"\n', "row 2 has 2 fields, the header 3"),
+        (HEADER + '"0","k","1","2"\n', "row 2 has 4 fields, the header 3"),
+        (HEADER + '"1e3","k","1"\n', "the launch ID '1e3' is not a number"),
+        (
+            HEADER + '"99999999999999999999999","k","1"\n',
+            "the launch ID '99999999999999999999999' is not a number",
+        ),
+        (HEADER + '"-1","k","1"\n', "the launch ID '-1' is not a number"),
+        (HEADER + '"٣","k","1"\n', "the launch ID '٣' is not a number"),
+        (HEADER + '"","k","1"\n', "the launch ID '' is not a number"),
+        (HEADER + '"0"x,"k","1"\n', "',' expected after '\"'"),
+        (HEADER + '"0","' + "k" * 200_000 + '","1"\n', "field larger than field limit (131072)"),
+        ('"ID","Kernel Name","Metric Name","Metric Value"\n"0","k","a.sum","1"\n', "no 'Metric Unit' column"),
+        (
+            '"ID","Kernel Name",' + ",".join(f'"m{i}"' for i in range(MAX_CSV_COLUMNS)) + "\n",
+            "10002 columns, more than 10000",
+        ),
+    ],
+)
+def test_a_broken_csv_is_a_clear_problem(text, reason):
+    with pytest.raises(EnvironmentProblem) as problem:
+        parse_csv("==PROF== Disconnected from process 1\n" + text)
+    assert str(problem.value) == f"ncu's CSV could not be read ({reason})"
+
+
+def test_a_csv_of_too_many_values_is_refused_before_it_is_read(monkeypatch):
+    from ncuverify import profile
+
+    monkeypatch.setattr(profile, "MAX_CSV_CELLS", 30)
+    rows = "".join(f'"{i}","k","1"\n' for i in range(10))
+    assert len(parse_csv(HEADER + rows[: rows.index('"9"')])) == 9  # 10 rows (units too) of 3: 30 values
+    with pytest.raises(EnvironmentProblem) as problem:
+        parse_csv(HEADER + rows + '"10","k","1"\n"11"x\n')  # the broken row is never read
+    assert str(problem.value) == "ncu's CSV could not be read (13 rows of 3 columns, more than 30 values)"
+
+
+def test_the_units_row_gives_each_metric_its_unit_and_the_columns_are_typed():
+    table = parse_csv(HEADER + '"0","k","1,024"\n"1","k","n/a"\n')
+    assert table.to_dict("list")["unit"] == ["sector", "sector"]
+    assert table["launch"].dtype == "int64" and table["value"].dtype == "float64"
+    assert table["value"].iloc[0] == 1024 and math.isnan(table["value"].iloc[1])
+
+
+@pytest.mark.parametrize(
+    ("text", "value"), [("-5", -5.0), ("1.5e3", 1500.0), ("65,850,789", 65850789.0), ("0.000", 0.0)]
+)
+def test_more_numbers(text, value):
+    assert parse_number(text) == value
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "nan",
+        "inf",
+        "-inf",
+        "Infinity",
+        "NaN",
+        "1_000",
+        "１２",
+        "1e999",
+        "1,2",
+        "1,0000",
+        "0x10",
+        "1" * 65,
+        "+1",
+        "1 2",
+    ],
+)
+def test_what_only_python_reads_as_a_number_is_none(text):
+    assert math.isnan(parse_number(text))
+
+
+cells = st.text(alphabet=st.characters(blacklist_characters='"\n\r'), max_size=12) | st.sampled_from(
+    ["0", "1", "1,024", "nan", "n/a", "inf", "1e999", "", "ID", "Kernel Name", "Metric Name"]
+)
+csv_rows = st.lists(st.lists(cells, min_size=1, max_size=5), max_size=6)
+
+
+@settings(max_examples=150, deadline=None)
+@given(csv_rows, st.booleans())
+def test_any_csv_after_ncu_s_header_is_a_table_of_finite_numbers_or_a_clear_problem(rows, details):
+    head = (
+        '"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"'
+        if details
+        else '"ID","Kernel Name","a.sum"'
+    )
+    text = "\n".join([head, *(",".join(f'"{cell}"' for cell in row) for row in rows)])
+    try:
+        table = parse_csv(text)
+    except EnvironmentProblem as problem:
+        assert str(problem).startswith("ncu's CSV could not be read (")
+        return
+    assert list(table.columns) == ["launch", "kernel", "metric", "value", "unit"]
+    assert not table["value"].map(math.isinf).any()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=300))
+def test_any_text_after_ncu_s_header_parses_or_is_a_clear_problem(text):
+    with contextlib.suppress(EnvironmentProblem):
+        parse_csv('"ID","Kernel Name","a.sum"\n' + text)
+
+
+def test_a_status_naming_a_case_of_unknown_kernel_is_a_clear_problem():
+    log, status = capture("sample")
+    with pytest.raises(
+        EnvironmentProblem, match=r"^the runner reported case 'stride1', whose kernel is not known$"
+    ):
+        measurements(parse_csv(log), status, {})
+
+
+def test_a_run_that_measured_nothing_combines_and_splits_cleanly():
+    from ncuverify.profile import Measurements
+
+    nothing = measurements(parse_csv(""), [CaseStatus("f::a", False, "ncu did not start the runner")], {})
+    combined = Measurements.empty().combined(nothing)
+    assert combined.of_prefix("f::").failed_cases == {"a": "ncu did not start the runner"}
+    assert combined.of_prefix("g::").frame.empty

@@ -1,8 +1,10 @@
 """A whole run's profile: the cases each file needs, and recordings that hold many files."""
 
 import json
+import os
 from pathlib import Path
 
+import pytest
 from conftest import DATA, FIXTURES
 
 from ncuverify import recording
@@ -38,7 +40,7 @@ def test_per_file_recordings_saved_as_one_run_replay_to_the_same_verdicts(tmp_pa
     files = [DATA / "sample.yaml", DATA / "faults.yaml"]
     before = verdicts(files, FIXTURES)
     whole = recording.load(FIXTURES, ["sample", "faults"])
-    assert all(str(s["case"]).startswith(("sample::", "faults::")) for run in whole.runs for s in run.status)
+    assert all(s.case.startswith(("sample::", "faults::")) for run in whole.runs for s in run.cases)
     recording.save(tmp_path, whole.runs, whole.provenance)
     assert (tmp_path / "ncu.5.log").is_file()  # one run of sample, five of faults
     assert verdicts(files, tmp_path) == before
@@ -179,3 +181,138 @@ def test_ctrl_c_while_profiling_keeps_the_static_verdicts(monkeypatch):
     skipped = [c for c in result.claims if c.verdict is Verdict.SKIPPED]
     assert all("interrupted before these claims were profiled" in (c.reason or "") for c in skipped)
     assert pipeline.exit_code([result]) == 3
+
+
+def test_each_case_gets_its_own_launches_values(tmp_path: Path, monkeypatch):
+    """With values that differ per case, a launch given to the wrong case would show."""
+    import zlib
+
+    monkeypatch.setenv("FAKE_NCU_VALUES", "by_case")
+    results, _ = fake_run(tmp_path, monkeypatch, (0,))
+    sectors = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
+    for result in results:
+        measured = result.measurements
+        assert measured is not None
+        for case in measured.frame[measured.frame["metric"] == sectors]["case"]:
+            own = zlib.crc32(qualified(result.path.stem, case).encode()) % 997
+            assert measured.value(case, sectors) == len(sectors) + 1000 * own, case
+
+
+STALLING_NCU = DATA / "fake_ncu" / "stalling_ncu"
+
+
+def stalled_check(tmp_path: Path, monkeypatch, stall: str) -> list:
+    """Check sample.yaml with an ncu that stops where stall says, under a 1 s case timeout, its
+    temporary folder in tmp_path/tmp."""
+    import tempfile
+
+    monkeypatch.setenv("FAKE_NCU_NOTES", str(tmp_path / "notes.jsonl"))
+    monkeypatch.setenv("FAKE_NCU_STALL", stall)
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(STALLING_NCU), None, gpu_count=1)
+    options = CheckOptions(ncu=NcuOptions(executable=str(STALLING_NCU), case_timeout_s=1), explain=False)
+    [result] = check_files([DATA / "sample.yaml"], options, environment)
+    started = [json.loads(line) for line in (tmp_path / "notes.jsonl").read_text().splitlines()]
+    for group in {start["pgid"] for start in started if start["argument"] != "--version"}:
+        with pytest.raises(ProcessLookupError):  # a profiling ncu's group is gone once check returns
+            os.killpg(group, 0)
+    assert list((tmp_path / "tmp").iterdir()) == [], "the work folder is gone"
+    return [c for c in result.claims if c.verdict is not Verdict.PASSED or "static__" in c.claim.metric]
+
+
+def test_a_check_with_an_ncu_that_never_starts_the_runner_ends_with_why(tmp_path: Path, monkeypatch):
+    judged = stalled_check(tmp_path, monkeypatch, "before_runner")
+    errors = [c for c in judged if c.verdict is Verdict.ERROR]
+    assert errors and all(
+        c.reason == f"case {c.claim.case} did not run: ncu did not start the runner within 1 s; stopped"
+        for c in errors
+        if c.claim.case
+    )
+
+
+def test_a_check_with_an_ncu_that_hangs_after_the_runner_without_a_report_ends_with_why(
+    tmp_path: Path, monkeypatch
+):
+    monkeypatch.setenv("FAKE_NCU_CSV", "none")
+    judged = stalled_check(tmp_path, monkeypatch, "after_runner")
+    errors = [c for c in judged if c.verdict is Verdict.ERROR]
+    why = "ncu did not end within 1 s after the runner's last case; stopped"
+    assert errors and all(
+        c.reason == f"case {c.claim.case} did not run: {why}" for c in errors if c.claim.case
+    )
+
+
+def test_a_check_with_an_ncu_that_hangs_after_a_whole_report_keeps_its_figures(tmp_path: Path, monkeypatch):
+    judged = stalled_check(tmp_path, monkeypatch, "after_runner")
+    assert not [c for c in judged if c.verdict is Verdict.ERROR]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        (
+            "explain.json",
+            "[",
+            "explain.json: not the explained cases: not JSON (Expecting value: line 1 column 2 (char 1))",
+        ),
+        ("explain.json", "[]", "explain.json: not the explained cases: not an object"),
+        (
+            "explain.json",
+            '{"explain::tile": ["shared"]}',
+            "explain.json: not the explained cases: 'explain::tile': not a topic (global, shared)",
+        ),
+    ],
+)
+def test_damaged_recorded_explanations_are_input_errors(tmp_path: Path, name: str, text: str, message: str):
+    import shutil
+
+    from ncuverify.errors import InputError
+    from ncuverify.session import recorded_explanations
+
+    shutil.copytree(FIXTURES / "explain", tmp_path / "rec")
+    (tmp_path / "rec" / name).write_text(text)
+    with pytest.raises(InputError) as refused:
+        recorded_explanations(tmp_path / "rec")
+    assert str(refused.value) == f"{tmp_path / 'rec'}/{message}"
+
+
+def test_recorded_explanations_are_read_only_from_the_recording(tmp_path: Path):
+    import shutil
+
+    from ncuverify.errors import InputError
+    from ncuverify.session import recorded_explanations
+
+    shutil.copytree(FIXTURES / "explain", tmp_path / "rec")
+    secret = tmp_path / "secret.csv"
+    secret.write_text("not for the report")
+    (tmp_path / "rec" / "explain.details.csv").unlink()
+    (tmp_path / "rec" / "explain.details.csv").symlink_to(secret)
+    with pytest.raises(InputError) as refused:
+        recorded_explanations(tmp_path / "rec")
+    path = tmp_path / "rec" / "explain.details.csv"
+    assert str(refused.value) == f"{path}: a symbolic link; a recording holds plain files"
+    assert len(recorded_explanations(FIXTURES / "explain")) == 2
+
+
+def test_a_kept_profile_s_folder_used_again_profiles_today_s_kernels(tmp_path: Path, monkeypatch):
+    stale = tmp_path / "saved1" / "cubins" / "sample.read_stride1.cubin"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"an earlier build")
+    results, _ = fake_run(tmp_path, monkeypatch, (0,))
+    assert all(r.input_error is None for r in results)
+    assert stale.read_bytes() != b"an earlier build" and stale.read_bytes().startswith(b"\x7fELF")
+
+
+def test_a_kept_profile_s_folder_is_never_written_through_a_link(tmp_path: Path, monkeypatch):
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"keep me")
+    link = tmp_path / "saved1" / "cubins" / "sample.read_stride1.cubin"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(victim)
+    (tmp_path / "notes-1.jsonl").touch()  # ncu never runs
+    results, processes = fake_run(tmp_path, monkeypatch, (0,))
+    assert processes == []
+    refused = f"{link}: a symbolic link; refusing to write the recording through it"
+    assert [r.input_error for r in results if r.path.stem == "sample"] == [refused]
+    assert victim.read_bytes() == b"keep me"

@@ -1,0 +1,352 @@
+"""Recordings as hostile input: every file a pull request can commit in one is read with a bound, only
+inside the recording, field by field, and anything damaged ends in one line naming the file and the
+field, with exit 2."""
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import DATA, FIXTURES, RECORDINGS
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from ncuverify import pipeline, recording
+from ncuverify.cli import app
+from ncuverify.errors import ExitCode, InputError
+
+NO_GPU = pipeline.Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")
+
+
+@pytest.fixture
+def no_gpu(monkeypatch):
+    monkeypatch.setattr(pipeline.Environment, "probe", classmethod(lambda cls, ncu: NO_GPU))
+
+
+@pytest.fixture
+def copy(tmp_path: Path) -> Path:
+    """A copy of sample.yaml's recording, to damage."""
+    folder = tmp_path / "rec"
+    folder.mkdir()
+    for name in ("ncu.log", "status.json", "provenance.json", "commands.json"):
+        shutil.copy(FIXTURES / "sample" / name, folder / name)
+    return folder
+
+
+def replay(folder: Path) -> tuple[int, str]:
+    """`ncuverify check --from-profile folder tests/data/sample.yaml`: its exit code and its input error."""
+    result = CliRunner().invoke(app, ["check", "--from-profile", str(folder), str(DATA / "sample.yaml")])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    lines = result.stdout.strip().splitlines()
+    return result.exit_code, lines[-1] if lines else ""
+
+
+def edit_json(path: Path, change) -> None:
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps(change(data)))
+
+
+def test_the_copy_replays_whole(no_gpu, copy: Path):
+    result = CliRunner().invoke(app, ["check", "--from-profile", str(copy), str(DATA / "sample.yaml")])
+    assert result.exit_code == ExitCode.OK, result.stdout
+
+
+def set_field(index: int, key: str, value):
+    def change(data):
+        data[index][key] = value
+        return data
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda data: {"cases": data}, "not a list of cases"),
+        (set_field(0, "ok", "true"), "[0].ok: not true or false"),
+        (set_field(1, "launches", -3), "[1].launches: not a whole number from 1 to 10000"),
+        (set_field(1, "launches", 10**15), "[1].launches: not a whole number from 1 to 10000"),
+        (set_field(0, "case", 12), "[0].case: not a name"),
+        (set_field(2, "error", ["x"]), "[2].error: not a string or null"),
+        (
+            set_field(0, "values", {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 4}),
+            "[0].values: 'l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum' is not a buffer read back (buffer__NAME.STATISTIC)",
+        ),
+        (lambda data: [*data, data[0]], "[4].case: 'sample::stride1' appears twice"),
+        (lambda data: [*data, 0], "[4]: not an object"),
+    ],
+)
+def test_a_damaged_status_is_an_input_error_naming_its_field(no_gpu, copy: Path, change, message):
+    edit_json(copy / "status.json", change)
+    assert replay(copy) == (ExitCode.BAD_INPUT, f"{copy}/status.json: not a runner status: {message}")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "not JSON (Expecting value: line 1 column 1 (char 0))"),
+        ("[" * 50_000, "not JSON (nested too deeply)"),
+        (
+            '[{"case": "sample::stride1", "ok": true}] trailing',
+            "not JSON (Extra data: line 1 column 43 (char 42))",
+        ),
+    ],
+)
+def test_a_status_that_is_not_json_is_an_input_error(no_gpu, copy: Path, text: str, message: str):
+    (copy / "status.json").write_text(text)
+    assert replay(copy) == (ExitCode.BAD_INPUT, f"{copy}/status.json: not a runner status: {message}")
+
+
+def test_a_huge_status_is_refused_before_it_is_read(no_gpu, copy: Path, monkeypatch):
+    monkeypatch.setattr(recording, "MAX_JSON_BYTES", 10_000)
+    (copy / "status.json").write_text("[" + " " * 20_000 + "]")
+    limit = f"{copy}/status.json: larger than 10000 bytes; no recording holds such a file"
+    assert replay(copy) == (ExitCode.BAD_INPUT, limit)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda data: [data], "not an object"),
+        (lambda data: {**data, "gpu": 200}, "gpu: not a string"),
+        (lambda data: {k: v for k, v in data.items() if k != "cuda_driver"}, "cuda_driver: missing"),
+        (lambda data: {**data, "ncu_version": 2025}, "ncu_version: not a string or null"),
+        (
+            lambda data: {**data, "arch": "sm_90 --include-path=/etc"},
+            "arch: not a build target such as sm_90",
+        ),
+        (lambda data: {**data, "ncu_command": "ncu --csv"}, "ncu_command: not a list of strings"),
+        (
+            lambda data: {**data, "kernels": {"sample::scale": 7}},
+            "kernels: not an object of digests (strings)",
+        ),
+        (lambda data: {**data, "host": "ci-7"}, "'host': not a field of a provenance"),
+        (lambda data: {**data, "gpu": "x" * 70_000}, "gpu: longer than 65536 characters"),
+    ],
+)
+def test_a_damaged_provenance_is_an_input_error_naming_its_field(no_gpu, copy: Path, change, message):
+    edit_json(copy / "provenance.json", change)
+    assert replay(copy) == (ExitCode.BAD_INPUT, f"{copy}/provenance.json: not a provenance: {message}")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"ncu": []}', "not a list"),
+        ('[["ncu", 5]]', "[0]: not a list of strings"),
+        ("[[", "not JSON (Expecting value: line 1 column 3 (char 2))"),
+    ],
+)
+def test_damaged_commands_are_an_input_error(no_gpu, copy: Path, text: str, message: str):
+    (copy / "commands.json").write_text(text)
+    assert replay(copy) == (ExitCode.BAD_INPUT, f"{copy}/commands.json: not the runs' commands: {message}")
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ('"ID","Kernel Name","m","m"\n"0","k","1","2"\n', "the column 'm' appears twice"),
+        ('"ID","Kernel Name","m"\n"zero","k","1"\n', "the launch ID 'zero' is not a number"),
+        ('"ID","Kernel Name","m"\n"0","k"\n', "row 1 has 2 fields, the header 3"),
+    ],
+)
+def test_an_ncu_log_that_is_not_ncu_s_csv_is_an_input_error(no_gpu, copy: Path, text: str, reason: str):
+    (copy / "ncu.log").write_text(text)
+    expected = f"{copy}/ncu.log: ncu's CSV could not be read ({reason})"
+    assert replay(copy) == (ExitCode.BAD_INPUT, expected)
+
+
+def test_an_ncu_log_whose_launches_are_not_the_status_s_cases_is_an_input_error(no_gpu, copy: Path):
+    edit_json(copy / "status.json", lambda data: [data[1], data[0], *data[2:]])
+    assert replay(copy) == (
+        ExitCode.BAD_INPUT,
+        f"{copy}/ncu.log: launch 0 ran _Z11read_strideILi1EEvPKfPf, expected _Z11read_strideILi32EEvPKfPf: "
+        "is another profiler or kernel filter in the way?",
+    )
+
+
+def test_a_huge_ncu_log_is_refused_before_it_is_read(no_gpu, copy: Path, monkeypatch):
+    monkeypatch.setattr(recording, "MAX_LOG_BYTES", 1000)
+    assert replay(copy) == (
+        ExitCode.BAD_INPUT,
+        f"{copy}/ncu.log: larger than 1000 bytes; no recording holds such a file",
+    )
+
+
+def test_a_file_linked_from_outside_the_recording_is_not_read(no_gpu, copy: Path, tmp_path: Path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text('"ID","Kernel Name","password"\n"0","k","hunter2"\n')
+    (copy / "ncu.log").unlink()
+    (copy / "ncu.log").symlink_to(secret)
+    code, line = replay(copy)
+    assert (code, line) == (
+        ExitCode.BAD_INPUT,
+        f"{copy}/ncu.log: a symbolic link; a recording holds plain files",
+    )
+    assert "hunter2" not in line
+
+
+def test_a_per_file_folder_linked_from_elsewhere_is_not_read(no_gpu, copy: Path, tmp_path: Path):
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "sample").symlink_to(copy)
+    assert replay(root) == (
+        ExitCode.BAD_INPUT,
+        f"{root}/sample/provenance.json: lies outside the recording {root}; a recording holds its own files",
+    )
+
+
+def test_a_named_pipe_is_refused_without_waiting_for_a_writer(no_gpu, copy: Path):
+    (copy / "status.json").unlink()
+    os.mkfifo(copy / "status.json")
+    assert replay(copy) == (ExitCode.BAD_INPUT, f"{copy} is not a whole recording: it lacks status.json")
+    (copy / "commands.json").unlink()
+    os.mkfifo(copy / "commands.json")
+    with pytest.raises(InputError, match=r"commands\.json: not a plain file; a recording holds plain files$"):
+        recording._commands(copy / "commands.json", copy)
+
+
+def test_a_log_without_its_status_is_an_input_error(no_gpu, copy: Path):
+    shutil.copy(copy / "ncu.log", copy / "ncu.1.log")
+    expected = f"{copy} is not a whole recording: it lacks status.1.json beside ncu.1.log"
+    assert replay(copy) == (ExitCode.BAD_INPUT, expected)
+
+
+def test_a_missing_recording_names_what_it_lacks(no_gpu, tmp_path: Path):
+    expected = f"no recording of sample in {tmp_path}: {tmp_path}/sample lacks ncu.log"
+    assert replay(tmp_path) == (ExitCode.BAD_INPUT, expected)
+
+
+def test_a_file_key_cannot_reach_above_the_recording(tmp_path: Path, copy: Path):
+    inner = copy / "inner"
+    inner.mkdir()
+    with pytest.raises(InputError, match=r"lies outside the recording"):
+        recording.load_provenance(inner, "..")
+
+
+def test_saving_never_writes_through_a_link(tmp_path: Path):
+    whole = recording.load(FIXTURES, ["sample"])
+    folder = tmp_path / "saved"
+    folder.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    (folder / "ncu.log").symlink_to(victim)
+    with pytest.raises(InputError) as refused:
+        recording.save(folder, whole.runs, whole.provenance)
+    assert (
+        str(refused.value) == f"{folder}/ncu.log: a symbolic link; refusing to write the recording through it"
+    )
+    assert victim.read_text() == "keep me"
+
+
+def test_the_provenance_shows_no_escape_sequences(copy: Path):
+    edit_json(copy / "provenance.json", lambda data: {**data, "gpu": "\x1b]0;owned\x07NVIDIA H200"})
+    assert (
+        recording.load_provenance(copy, "sample")
+        .describe()
+        .startswith("\\x1b]0;owned\\x07NVIDIA H200 (sm_90")
+    )
+
+
+def test_the_committed_recordings_load_and_save_to_the_same_statuses(tmp_path: Path):
+    whole = recording.load(RECORDINGS, [])
+    recording.save(tmp_path, whole.runs, whole.provenance)
+    for path in RECORDINGS.glob("status*.json"):
+        assert json.loads((tmp_path / path.name).read_text()) == json.loads(path.read_text())
+    assert json.loads((tmp_path / "provenance.json").read_text()) == json.loads(
+        (RECORDINGS / "provenance.json").read_text()
+    )
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [("580.159.04\n", "580.159.04"), ("\x1b[31m580\n", None), ("", None), ("No devices", None)],
+)
+def test_the_driver_version_is_what_nvidia_smi_says_when_it_says_one(tmp_path, monkeypatch, answer, expected):
+    (tmp_path / "answer").write_text(answer)
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text(f"#!/bin/sh\nexec /bin/cat {tmp_path / 'answer'}\n")
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert recording.nvidia_driver_version() == expected
+
+
+def test_an_nvidia_smi_that_never_answers_is_stopped(tmp_path, monkeypatch):
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text("#!/bin/sh\nsleep 600 &\nexec sleep 600\n")
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    monkeypatch.setattr(recording, "NVIDIA_SMI_TIMEOUT_S", 1)
+    assert recording.nvidia_driver_version() is None
+
+
+# --- any content whatever -------------------------------------------------------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+SAMPLE_STATUS = json.loads((FIXTURES / "sample" / "status.json").read_text())
+SAMPLE_PROVENANCE = json.loads((FIXTURES / "sample" / "provenance.json").read_text())
+
+
+def mutated(original: dict, draw) -> dict:
+    """original with some fields replaced by arbitrary JSON, or dropped."""
+    changed = dict(original)
+    for key in draw(st.lists(st.sampled_from(sorted(original)), max_size=3)):
+        if draw(st.booleans()):
+            changed[key] = draw(json_values)
+        else:
+            changed.pop(key, None)
+    return changed
+
+
+FILES = ["status.json", "provenance.json", "commands.json", "ncu.log"]
+FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@FUZZ
+@given(data=st.data(), name=st.sampled_from(FILES))
+def test_any_content_of_any_file_loads_or_is_an_input_error_naming_it(tmp_path_factory, data, name):
+    folder = tmp_path_factory.mktemp("rec")
+    for file in FILES:
+        shutil.copy(FIXTURES / "sample" / file, folder / file)
+    if name == "status.json":
+        content = [mutated(entry, data.draw) for entry in SAMPLE_STATUS] if data.draw(st.booleans()) else None
+        text = json.dumps(content if content is not None else data.draw(json_values))
+    elif name == "provenance.json":
+        text = json.dumps(
+            mutated(SAMPLE_PROVENANCE, data.draw) if data.draw(st.booleans()) else data.draw(json_values)
+        )
+    elif name == "commands.json":
+        text = json.dumps(data.draw(json_values))
+    else:
+        text = data.draw(st.text(max_size=300))
+    (folder / name).write_text(text)
+    try:
+        loaded = recording.load(folder, ["sample"])
+        measured = pipeline_measurements(loaded)
+    except InputError as error:
+        assert str(error).startswith((f"{folder}/", f"{folder} ")), str(error)
+        return
+    assert measured is not None
+
+
+def pipeline_measurements(loaded: recording.Recording):
+    from ncuverify.session import measurements_by_file
+
+    symbols = {f"sample::{name}": symbol for name, symbol in SAMPLE_SYMBOLS.items()}
+    return measurements_by_file(loaded.runs, ["sample"], symbols)
+
+
+SAMPLE_SYMBOLS = {
+    "stride1": "_Z11read_strideILi1EEvPKfPf",
+    "stride32": "_Z11read_strideILi32EEvPKfPf",
+    "scale_2d": "scale",
+    "misaligned": "_Z11read_strideILi1EEvPKfPf",
+}
