@@ -96,3 +96,42 @@ def test_a_changed_kernel_is_flagged_on_replay(tmp_path: Path):
     )
     result = CliRunner().invoke(app, ["check", str(changed), "--from-profile", str(FIXTURES)])
     assert "warning: kernel scale changed since it was recorded" in result.stdout
+
+
+def test_the_audit_shows_a_files_markup_and_escape_sequences_as_text():
+    from rich.console import Console
+
+    result = CliRunner().invoke(app, ["audit", "--arch", "sm_90", str(DATA / "hostile_text.yaml")])
+    assert "\x1b" not in result.stdout
+    for shown in (
+        "[bold red]x[/]",
+        "a[i].txt",
+        "\\x1b[2Jcleared",
+        "[blink]doc[/blink]",
+        "a[i] :smile: \\x1b[2J (1)",
+    ):
+        assert shown in result.stdout, shown
+    console = Console(record=True, width=300)
+    row = audit.AuditRow("[b]d", "\x1b[2J", "c", "[link=x]f[/link]", "1", audit.HOLDS, "\u202ewhy")
+    console.print(audit.table([row]))
+    shown = console.export_text()
+    assert all(s in shown for s in ("[b]d", "\\x1b[2J", "[link=x]f[/link]", "\\u202ewhy"))
+
+
+def test_the_audit_markdown_cannot_be_made_to_render_html_or_break_its_table():
+    row = audit.AuditRow(
+        "doc <script>",
+        "1",
+        "c",
+        "<img src=x onerror=alert(1)> a|b \\| c",
+        "x < 5, x <= 6",
+        audit.HOLDS,
+        "</td>\n&amp;",
+    )
+    text = audit.markdown([row], None, replayed=False)
+    line = next(line for line in text.splitlines() if line.startswith("| 1 |"))
+    assert line == (
+        "| 1 | `c` | &lt;img src=x onerror=alert(1)> a\\|b \\\\\\| c | x < 5, x <= 6 | holds | &lt;/td> &amp;amp; |"
+    )
+    assert "## doc &lt;script>" in text
+    assert line.count(" | ") == 5  # six cells, however the text tried to make more
