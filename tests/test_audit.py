@@ -135,3 +135,34 @@ def test_the_audit_markdown_cannot_be_made_to_render_html_or_break_its_table():
     )
     assert "## doc &lt;script>" in text
     assert line.count(" | ") == 5  # six cells, however the text tried to make more
+
+
+def test_a_file_whose_rows_cannot_be_made_is_one_line_and_the_others_are_audited(monkeypatch, tmp_path):
+    real_rows = audit.audit_rows
+
+    def broken_on_static(results):
+        if results[0].path.name == "static.yaml":
+            raise AttributeError("no rows")
+        return real_rows(results)
+
+    monkeypatch.setattr(audit, "audit_rows", broken_on_static)
+    out = tmp_path / "audit.md"
+    result = CliRunner().invoke(
+        app,
+        [
+            "audit",
+            str(DATA / "static.yaml"),
+            str(DATA / "sample.yaml"),
+            "--from-profile",
+            str(FIXTURES),
+            "--markdown",
+            str(out),
+        ],
+    )
+    assert result.exit_code == ExitCode.INTERNAL_ERROR
+    assert (
+        f"{DATA / 'static.yaml'}: internal error: AttributeError: no rows, please report it with"
+        in result.stdout
+    )
+    assert "audit: 7 holds, 1 does not hold here" in result.stdout  # sample.yaml's rows
+    assert "`stride32_sector_ratio`" in out.read_text()
