@@ -221,6 +221,7 @@ def check(
     paths = expectation_files(files)
     outputs = {"--json": json_file, "--junit-xml": junit_xml, "--markdown": markdown}
     check_outputs(outputs, [*paths, *([baseline] if baseline is not None else [])])
+    check_input_files([("--baseline", baseline)] if baseline is not None else [])
     check_profile_folders(save_profile, from_profile)
     limits = build_limits(allow_include, compile_timeout)
     overrides = _tolerances(tolerance or [])
@@ -443,6 +444,7 @@ def merge(
     twice, another suite's) are refused (exit 2) unless --partial is given."""
     outputs = {"--json": json_file, "--junit-xml": junit_xml, "--markdown": markdown}
     check_outputs(outputs, results)
+    check_input_files([("", path) for path in results])
     console = _console()
     shards = [_read_shard(path) for path in results]
     merged, warnings = _merge(shards, partial)
@@ -559,6 +561,23 @@ def check_outputs(outputs: Mapping[str, Path | None], inputs: Sequence[Path]) ->
         taken.setdefault(identity, option)
         if problem is not None:
             problems.append(f"{option}: {path}: {problem}" if option else f"{path}: {problem}")
+    if problems:
+        raise InputError("\n".join(printable(problem) for problem in problems))
+
+
+def check_input_files(inputs: Sequence[tuple[str, Path]]) -> None:
+    """Refuse input files ((option, path); "" for an argument) that exist but are not regular files:
+    a FIFO would hang the reader, a device flood it. Where one does not exist its reader says so."""
+    problems = []
+    for option, path in inputs:
+        try:
+            regular = stat.S_ISREG(os.stat(path).st_mode)
+        except (OSError, ValueError):
+            continue
+        if not regular:
+            problems.append(
+                f"{option}: {path}: not a regular file" if option else f"{path}: not a regular file"
+            )
     if problems:
         raise InputError("\n".join(printable(problem) for problem in problems))
 

@@ -892,3 +892,19 @@ def test_a_folder_named_like_an_expectation_file_is_refused(tmp_path):
     with pytest.raises(InputError) as refused:
         pipeline.expectation_files([tmp_path])
     assert str(refused.value) == f"{tmp_path / 'x.yaml'}: is a folder, not an expectation file"
+
+
+def test_a_baseline_or_shard_that_is_not_a_regular_file_is_refused_not_read(no_gpu, nothing_runs, tmp_path):
+    fifo = tmp_path / "base.json"
+    os.mkfifo(fifo)
+    result = invoke("--baseline", str(fifo), str(DATA / "sample.yaml"))
+    assert (result.exit_code, result.stdout.strip()) == (
+        ExitCode.BAD_INPUT,
+        f"--baseline: {fifo}: not a regular file",
+    )
+    merged = invoke_command("merge", str(fifo), "/dev/zero")
+    assert merged.exit_code == ExitCode.BAD_INPUT
+    assert merged.stdout.strip().splitlines() == [
+        f"{fifo}: not a regular file",
+        "/dev/zero: not a regular file",
+    ]
