@@ -18,6 +18,7 @@ from ncuverify.pipeline import FileResult
 from ncuverify.recording import Provenance
 from ncuverify.text import one_line
 
+_NUMBER = re.compile(r"[0-9]{1,18}")
 # A `<` that could open an HTML tag, comment or declaration in a Markdown renderer (`<img`, `</`, `<!`).
 _TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
 
@@ -81,9 +82,10 @@ def in_order(rows: Sequence[AuditRow]) -> list[AuditRow]:
 
 
 def _section_key(section: str) -> tuple[tuple[int, int | str], ...]:
-    """Sections sort as numbers where they are (2.10 after 2.9), as text where not (App Q1)."""
-    parts = section.replace("§", "").replace(",", ".").split(".")
-    return tuple((0, int(p)) if p.strip().isdigit() else (1, p.strip()) for p in parts)
+    """Sections sort as numbers where they are (2.10 after 2.9), as text where not (App Q1). Only
+    ASCII digits are numbers: int() refuses '²', which str.isdigit accepts, and 5000 digits."""
+    parts = [p.strip() for p in section.replace("§", "").replace(",", ".").split(".")]
+    return tuple((0, int(p)) if _NUMBER.fullmatch(p) else (1, p) for p in parts)
 
 
 def provenance_of(results: Sequence[FileResult]) -> Provenance | None:

@@ -1,7 +1,11 @@
+import re
 from pathlib import Path
 
 import pytest
 from conftest import DATA, EXPECTATIONS, FIXTURES, RECORDINGS, ROOT
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rich.console import Console
 from typer.testing import CliRunner
 
 from ncuverify import audit
@@ -99,8 +103,6 @@ def test_a_changed_kernel_is_flagged_on_replay(tmp_path: Path):
 
 
 def test_the_audit_shows_a_files_markup_and_escape_sequences_as_text():
-    from rich.console import Console
-
     result = CliRunner().invoke(app, ["audit", "--arch", "sm_90", str(DATA / "hostile_text.yaml")])
     assert "\x1b" not in result.stdout
     for shown in (
@@ -166,3 +168,32 @@ def test_a_file_whose_rows_cannot_be_made_is_one_line_and_the_others_are_audited
     )
     assert "audit: 7 holds, 1 does not hold here" in result.stdout  # sample.yaml's rows
     assert "`stride32_sector_ratio`" in out.read_text()
+
+
+def test_a_section_in_superscript_digits_sorts_as_text():
+    assert sorted(["²", "2", "1" * 5000, "10"], key=audit._section_key) == ["2", "10", "1" * 5000, "²"]
+
+
+@given(
+    sections=st.lists(st.text(max_size=30), min_size=1, max_size=6),
+    texts=st.lists(st.text(max_size=40), min_size=4, max_size=4),
+)
+@settings(max_examples=60, deadline=None)
+def test_any_rows_sort_and_render_as_text_and_as_one_markdown_row_each(sections, texts):
+    document, figure, measured, reason = texts
+    rows = [
+        audit.AuditRow(document, section, "c", figure, measured, audit.HOLDS, reason) for section in sections
+    ]
+    ordered = audit.in_order(rows)
+    assert sorted(map(id, ordered)) == sorted(map(id, rows))
+    text = audit.markdown(ordered, None, replayed=False)
+    body = [line for line in text.splitlines() if line.startswith("| ") and "`c`" in line]
+    assert len(body) == len(rows)  # no cell spills onto a line of its own
+    for line in body:
+        cells = re.split(r"(?<!\\) \| ", line[2:-2].replace("\\\\", "\0"))
+        assert len(cells) == 6
+    assert all(ch not in text for ch in "\x00\x1b\x07\u202e")
+    assert re.search(r"<[A-Za-z/!?]", text) is None
+    console = Console(record=True, width=200)
+    console.print(audit.table(ordered))
+    assert all(ch not in console.export_text() for ch in "\x00\x1b\x07\u202e")
