@@ -908,3 +908,23 @@ def test_a_baseline_or_shard_that_is_not_a_regular_file_is_refused_not_read(no_g
         f"{fifo}: not a regular file",
         "/dev/zero: not a regular file",
     ]
+
+
+@given(text=st.text(max_size=30))
+@settings(max_examples=80, deadline=None)
+def test_any_option_text_is_a_value_or_one_refusal(text):
+    import typer
+
+    from ncuverify import cli
+
+    for parse in (cli._shard, cli._gpus):
+        try:
+            value = parse(text)
+        except typer.BadParameter as refused:
+            assert "\x1b" not in str(refused) and "\n" not in str(refused)
+        else:
+            assert all(isinstance(n, int) and 0 <= n < 100000 for n in value)
+    try:
+        cli._tolerances([text])
+    except InputError as refused:
+        assert "\x1b" not in str(refused) and "\n" not in str(refused)
