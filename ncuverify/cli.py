@@ -228,7 +228,7 @@ def check(
     before = baselines.load(baseline) if baseline is not None else None
     console = _console()
     passes = _passes(no_cache)
-    _print_warnings(console, getattr(passes, "warnings", ()))
+    _print_warnings(console, passes.warnings if passes is not None else ())
     options = pipeline.CheckOptions(
         arch=arch,
         ncu=NcuOptions(
@@ -446,8 +446,8 @@ def merge(
     check_outputs(outputs, results)
     check_input_files([("", path) for path in results])
     console = _console()
-    shards = [_read_shard(path) for path in results]
-    merged, warnings = _merge(shards, partial)
+    shards = [export.read_shard(path) for path in results]
+    merged, warnings = export.merge(shards, partial=partial)
     _print_warnings(console, warnings)
     code = pipeline.exit_code(merged)
     written = write_results(console, merged, code, outputs, _merged_identity(shards, partial))
@@ -455,35 +455,16 @@ def merge(
     raise typer.Exit(int(worst(code, written, shown)))
 
 
-def _read_shard(path: Path) -> Any:
-    if hasattr(export, "read_shard"):
-        return export.read_shard(path)
-    # An export module without run identities reads the results alone.
-    try:
-        return export.from_json(path.read_text())
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise InputError(f"{path}: not a result of check --json ({error})") from None
-
-
-def _merge(shards: list[Any], partial: bool) -> tuple[list[pipeline.FileResult], list[str]]:
-    if hasattr(export, "read_shard"):
-        merged, warnings = export.merge(shards, partial=partial)
-        return list(merged), list(warnings)
-    return export.merge(shards), []
-
-
-def _merged_identity(shards: list[Any], partial: bool) -> Any:
-    """A whole run merged is the whole (1/1) of its suite; a partial merge claims no identity."""
-    identities = [getattr(shard, "shard", None) for shard in shards]
-    if partial or not identities or None in identities or not hasattr(export, "ShardOf"):
+def _merged_identity(shards: Sequence[export.Shard], partial: bool) -> export.ShardOf | None:
+    """A whole run merged is the whole (1/1) of its suite; a partial merge is not (see to_json)."""
+    identities = [shard.shard for shard in shards]
+    if partial or not identities or None in identities:
         return None
     return export.ShardOf(1, 1, identities[0].suite)
 
 
-def _run_identity(shares: tuple[int, int] | None, paths: Sequence[Path]) -> Any:
+def _run_identity(shares: tuple[int, int] | None, paths: Sequence[Path]) -> export.ShardOf:
     """Which share of which suite this run is, for --json (merge checks that shards make one run)."""
-    if not hasattr(export, "ShardOf"):
-        return None
     k, n = shares or (1, 1)
     return export.ShardOf(k, n, export.suite_digest(paths))
 
@@ -676,17 +657,11 @@ def write_results(
     results: Sequence[pipeline.FileResult],
     code: ExitCode,
     outputs: Mapping[str, Path | None],
-    identity: Any = None,
+    identity: export.ShardOf | None = None,
 ) -> ExitCode:
     """Each output of a run written on its own: one that fails loses none of the others."""
-
-    def json_text() -> str:
-        if identity is None:
-            return export.to_json(results, code)
-        return export.to_json(results, code, shard=identity)
-
     renderers: dict[str, Callable[[], str]] = {
-        "--json": json_text,
+        "--json": lambda: export.to_json(results, code, shard=identity),
         "--junit-xml": lambda: export.to_junit(results),
         "--markdown": lambda: export.to_markdown(results),
     }
