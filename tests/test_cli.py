@@ -864,3 +864,17 @@ def test_any_option_text_is_a_value_or_one_refusal(text):
         cli._tolerances([text])
     except InputError as refused:
         assert "\x1b" not in str(refused) and "\n" not in str(refused)
+
+
+def test_a_damaged_pass_count_file_is_a_warning_on_the_run(no_gpu, monkeypatch, tmp_path):
+    from ncuverify import cache as compile_cache
+
+    damaged = tmp_path / "passes.json"
+    damaged.write_text('{"a": -5}')
+    monkeypatch.setattr(compile_cache, "passes_file", lambda: damaged)
+    result = invoke("--static-only", str(DATA / "static.yaml"))
+    assert result.exit_code == ExitCode.OK
+    (line,) = [line for line in result.stdout.splitlines() if line.startswith("warning:")]
+    assert line.startswith(f"warning: {damaged}: ignored (") and line.endswith(
+        "the replay passes are guessed"
+    )
