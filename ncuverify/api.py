@@ -101,11 +101,13 @@ def check(
     cache: bool = True,
     gpus: Iterable[int] | None = None,
 ) -> Results:
-    """Check expectation files (or folders of them) as `ncuverify check` does, and return the results."""
+    """Check expectation files (or folders of them) as `ncuverify check` does, and return the results.
+
+    InputError for a path that does not exist or a folder without expectation files; a file that is
+    wrong, or on which ncuverify itself fails, has its `input_error` or `internal_error` set instead,
+    and the other files are still checked."""
     given = [paths] if isinstance(paths, str | Path) else list(paths)
-    files: list[Path] = []
-    for path in map(Path, given):
-        files += sorted(path.glob("*.yaml")) if path.is_dir() else [path]
+    files = pipeline.expectation_files(map(Path, given))
     options = pipeline.CheckOptions(
         arch=arch,
         ncu=NcuOptions(executable=ncu, clock_control=clock_control),

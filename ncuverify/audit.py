@@ -5,6 +5,7 @@ rendered as a rich table or as Markdown.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,6 +16,11 @@ from rich.text import Text
 from ncuverify.judge import ClaimResult, Verdict, describe, format_number
 from ncuverify.pipeline import FileResult
 from ncuverify.recording import Provenance
+from ncuverify.text import one_line
+
+_NUMBER = re.compile(r"[0-9]{1,18}")
+# A `<` that could open an HTML tag, comment or declaration in a Markdown renderer (`<img`, `</`, `<!`).
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
 
 HOLDS = "holds"
 APPROXIMATELY = "holds approximately"
@@ -67,14 +73,19 @@ def row(result: ClaimResult) -> AuditRow:
 
 
 def audit_rows(results: Sequence[FileResult]) -> list[AuditRow]:
-    rows = [row(claim_result) for result in results for claim_result in result.claims]
+    return in_order([row(claim_result) for result in results for claim_result in result.claims])
+
+
+def in_order(rows: Sequence[AuditRow]) -> list[AuditRow]:
+    """Rows by document, then section (as numbers where they are), then claim."""
     return sorted(rows, key=lambda r: (r.document, _section_key(r.section), r.claim))
 
 
 def _section_key(section: str) -> tuple[tuple[int, int | str], ...]:
-    """Sections sort as numbers where they are (2.10 after 2.9), as text where not (App Q1)."""
-    parts = section.replace("§", "").replace(",", ".").split(".")
-    return tuple((0, int(p)) if p.strip().isdigit() else (1, p.strip()) for p in parts)
+    """Sections sort as numbers where they are (2.10 after 2.9), as text where not (App Q1). Only
+    ASCII digits are numbers: int() refuses '²', which str.isdigit accepts, and 5000 digits."""
+    parts = [p.strip() for p in section.replace("§", "").replace(",", ".").split(".")]
+    return tuple((0, int(p)) if _NUMBER.fullmatch(p) else (1, p) for p in parts)
 
 
 def provenance_of(results: Sequence[FileResult]) -> Provenance | None:
@@ -86,14 +97,11 @@ def table(rows: Sequence[AuditRow]) -> Table:
     for column in ("document", "§", "claim", "document's figure", "measured", "verdict", "why"):
         audit.add_column(column, overflow="fold")
     for r in rows:
+        # Every cell but the verdict comes from a file: as Text, never read as rich markup.
         audit.add_row(
-            r.document,
-            r.section,
-            r.claim,
-            r.figure,
-            r.measured,
+            *(Text(one_line(cell)) for cell in (r.document, r.section, r.claim, r.figure, r.measured)),
             Text(r.verdict, style=_STYLE[r.verdict]),
-            r.reason,
+            Text(one_line(r.reason)),
         )
     return audit
 
@@ -110,11 +118,12 @@ def markdown(rows: Sequence[AuditRow], provenance: Provenance | None, replayed: 
     if provenance is not None:
         how = "a recording of a run" if replayed else "a run"
         lines += [
-            f"Made by `ncuverify audit` from {how} on {provenance.gpu} ({provenance.arch}) on {provenance.recorded_at}:",
-            f"NVIDIA driver {provenance.nvidia_driver or '?'} (CUDA {provenance.cuda_driver}), "
-            f"Nsight Compute {provenance.ncu_version or '?'}, NVRTC {provenance.nvrtc_version}, "
-            f"ncuverify {provenance.ncuverify_version}, clock control `{provenance.clock_control}`, "
-            f"cache control `{provenance.cache_control}`.",
+            f"Made by `ncuverify audit` from {how} on {_cell(provenance.gpu)} ({_cell(provenance.arch)}) "
+            f"on {_cell(provenance.recorded_at)}:",
+            f"NVIDIA driver {_cell(provenance.nvidia_driver or '?')} (CUDA {_cell(provenance.cuda_driver)}), "
+            f"Nsight Compute {_cell(provenance.ncu_version or '?')}, NVRTC {_cell(provenance.nvrtc_version)}, "
+            f"ncuverify {_cell(provenance.ncuverify_version)}, clock control `{_code(provenance.clock_control)}`, "
+            f"cache control `{_code(provenance.cache_control)}`.",
             "",
         ]
     lines += [
@@ -127,7 +136,7 @@ def markdown(rows: Sequence[AuditRow], provenance: Provenance | None, replayed: 
     ]
     for document in dict.fromkeys(r.document for r in rows):
         own = [r for r in rows if r.document == document]
-        lines += [f"## {document}", "", f"{counts_line(own)}.", ""]
+        lines += [f"## {_cell(document)}", "", f"{counts_line(own)}.", ""]
         lines += [
             "| § | claim | document's figure | measured | verdict | why |",
             "| --- | --- | --- | --- | --- | --- |",
@@ -144,5 +153,13 @@ def markdown(rows: Sequence[AuditRow], provenance: Provenance | None, replayed: 
     return "\n".join(lines)
 
 
+def _code(text: str) -> str:
+    """Text from a file inside a Markdown code span: on one line, no backtick that would end it."""
+    return one_line(text).replace("`", "'")
+
+
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Text from a file as one Markdown table cell: on one line, no control character, no `|` that
+    would end the cell, no HTML tag or entity that a pull-request comment would render."""
+    text = one_line(text).replace("\\", "\\\\").replace("|", "\\|").replace("&", "&amp;")
+    return _TAG_START.sub("&lt;", text)

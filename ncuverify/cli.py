@@ -1,33 +1,101 @@
-"""The command line: parses options and calls the pipeline."""
+"""The command line: parses options and calls the pipeline.
+
+Whatever goes wrong ends in one line and the documented exit code, never a traceback: wrong input
+(exit 2) names the file or option at fault; a bug in ncuverify (exit 4) names a new file that holds
+its traceback. Output files and folders are checked before anything is compiled, so that a long run
+is never lost to a path that cannot be written; and each output is written on its own, before the
+terminal report, so that one that fails loses none of the others.
+"""
 
 from __future__ import annotations
 
 import json
+import math
+import os
+import re
+import stat
 import sys
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn
-from rich.text import Text
+from typer.core import TyperGroup
 
 from ncuverify import audit as claims_audit
 from ncuverify import baseline as baselines
 from ncuverify import cache as compile_cache
 from ncuverify import export, pipeline, report
+from ncuverify.build import BuildLimits
 from ncuverify.cache import CompileCache
 from ncuverify.environment import gpu_count
 from ncuverify.errors import ExitCode, InputError
+from ncuverify.pipeline import expectation_files, internal_error_line, worst
 from ncuverify.profile import NcuOptions
+from ncuverify.report import block_text, line_text
 from ncuverify.schedule import PassCounts
-from ncuverify.spec import json_schema
+from ncuverify.spec import Tolerance, json_schema
+from ncuverify.text import one_line, printable
+
+# The longest time limit an option may set: a week; anything longer is a typo or an attack.
+MAX_SECONDS = 7 * 24 * 3600.0
+# --shard K/N and --gpus: small numbers in ASCII digits (str.isdigit takes '²', which int() refuses).
+MAX_SHARDS = 10000
+_SHARD = re.compile(r"([0-9]{1,5})/([0-9]{1,5})")
+_GPU_INDEX = re.compile(r"[0-9]{1,3}")
+# A build target, as an expectation file's `arch` is written (sm_90, sm_90a, compute_80).
+_ARCH = re.compile(r"(sm|compute)_[0-9]{2,3}[af]?")
+
+
+class _Guarded(TyperGroup):
+    """The root command: what a command raises ends as one line and its exit code, never a traceback."""
+
+    def invoke(self, ctx: typer.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, typer.Abort, typer.TyperException, BrokenPipeError):
+            raise  # typer's own ends (usage errors exit 2), and a reader of the output that went away
+        except InputError as error:
+            _console().print(block_text(error, "bold red"), soft_wrap=True)
+            raise typer.Exit(int(ExitCode.BAD_INPUT)) from None
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            raise typer.Exit(int(ExitCode.NOT_MEASURABLE)) from None
+        except Exception as error:
+            _say_internal_error(error)
+            raise typer.Exit(int(ExitCode.INTERNAL_ERROR)) from None
+
+
+def _say_internal_error(error: BaseException, what: str = "ncuverify") -> None:
+    print(f"{what}: {internal_error_line(error)}", file=sys.stderr)
+
+
+# --- option values -------------------------------------------------------------------------------------
+
+
+def _seconds(value: float) -> float:
+    """A time limit: finite, above 0, at most a week (nan and inf would never stop anything)."""
+    if not (math.isfinite(value) and 0 < value <= MAX_SECONDS):
+        raise typer.BadParameter(f"{value}: give a number of seconds above 0 and at most {MAX_SECONDS:.0f}")
+    return value
+
+
+def _arch(value: str | None) -> str | None:
+    if value is not None and not _ARCH.fullmatch(value):
+        raise typer.BadParameter(f"{one_line(repr(value))}: write a build target such as sm_90 or sm_90a")
+    return value
+
 
 app = typer.Typer(
+    cls=_Guarded,
     add_completion=False,
     no_args_is_help=True,
+    # Typer's own traceback shows local variables, which may hold secrets; _Guarded shows none.
+    pretty_exceptions_enable=False,
     help="Check quantitative claims about CUDA kernels against Nsight Compute measurements.",
 )
 
@@ -38,7 +106,9 @@ Files = Annotated[
 ]
 Arch = Annotated[
     str | None,
-    typer.Option(help="build for this architecture, e.g. sm_90 (default: the GPU's, else the file's)"),
+    typer.Option(
+        help="build for this architecture, e.g. sm_90 (default: the GPU's, else the file's)", callback=_arch
+    ),
 ]
 Ncu = Annotated[str, typer.Option(help="the ncu executable")]
 NoCache = Annotated[
@@ -49,6 +119,17 @@ NoCache = Annotated[
 ]
 FromProfile = Annotated[
     Path | None, typer.Option(help="judge the profiles recorded in DIR instead of profiling: no GPU needed")
+]
+AllowInclude = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--allow-include",
+        help="a folder outside the project that kernels may include from (repeatable)",
+        show_default=False,
+    ),
+]
+CompileTimeout = Annotated[
+    float, typer.Option(help="stop compiling one kernel source after this many seconds", callback=_seconds)
 ]
 
 
@@ -69,7 +150,9 @@ def check(
     cache_control: Annotated[str, typer.Option(help="ncu --cache-control: all or none")] = "all",
     case_timeout: Annotated[
         float,
-        typer.Option(help="stop a case that runs longer than this many seconds under the profiler", min=1),
+        typer.Option(
+            help="stop a case that runs longer than this many seconds under the profiler", callback=_seconds
+        ),
     ] = 300.0,
     save_profile: Annotated[
         Path | None,
@@ -111,12 +194,15 @@ def check(
             help="NAME=rel:FRACTION or NAME=abs:AMOUNT: how much worse than the baseline a measure may get"
         ),
     ] = None,
+    allow_include: AllowInclude = None,
+    compile_timeout: CompileTimeout = 120.0,
 ) -> None:
     """Build, profile and judge every claim of the given files (expectation files, or folders of them).
 
     Exit codes: 0 every claim holds; 1 a claim failed or could not be evaluated, or a measure regressed
-    against --baseline; 2 the input is wrong; 3 the claims could not be measured here (no GPU, no ncu,
-    no counter access).
+    against --baseline; 2 the input is wrong (an output that cannot be written too); 3 the claims could
+    not be measured here (no GPU, no ncu, no counter access); 4 ncuverify itself failed (one line names
+    the file that holds the traceback). The first in the order 4, 2, 1, 3 wins.
     """
     if save_profile is not None and from_profile is not None:
         raise typer.BadParameter(
@@ -130,6 +216,19 @@ def check(
         raise typer.BadParameter("none or base", param_hint="--clock-control")
     if cache_control not in ("all", "none"):
         raise typer.BadParameter("all or none", param_hint="--cache-control")
+    shares = _shard(shard)
+    chosen_gpus = _gpus(gpus)
+    paths = expectation_files(files)
+    outputs = {"--json": json_file, "--junit-xml": junit_xml, "--markdown": markdown}
+    check_outputs(outputs, [*paths, *([baseline] if baseline is not None else [])])
+    check_input_files([("--baseline", baseline)] if baseline is not None else [])
+    check_profile_folders(save_profile, from_profile)
+    limits = build_limits(allow_include, compile_timeout)
+    overrides = _tolerances(tolerance or [])
+    before = baselines.load(baseline) if baseline is not None else None
+    console = _console()
+    passes = _passes(no_cache)
+    _print_warnings(console, passes.warnings if passes is not None else ())
     options = pipeline.CheckOptions(
         arch=arch,
         ncu=NcuOptions(
@@ -143,40 +242,29 @@ def check(
         from_profile=from_profile,
         static_only=static_only,
         cache=_cache(no_cache),
-        passes=_passes(no_cache),
-        gpus=_gpus(gpus),
+        build=limits,
+        passes=passes,
+        gpus=chosen_gpus,
         explain=explain,
-        shard=_shard(shard),
+        shard=shares,
     )
-    console = _console()
-    try:
-        before = baselines.load(baseline) if baseline is not None else None
-        overrides = dict(baselines.parse_tolerance(t) for t in tolerance or [])
-    except InputError as error:
-        console.print(Text(str(error), style="bold red"), soft_wrap=True)
-        raise typer.Exit(int(ExitCode.BAD_INPUT)) from None
     started = time.monotonic()
-    results = _check_files(files, options)
-    report.print_run(console, results, time.monotonic() - started, verbose)
+    results = _check_files(paths, options)
     code = pipeline.exit_code(results)
+    changes = None
     if before is not None:
-        changes = baselines.compare(before, results, overrides)
+        try:
+            changes = baselines.compare(before, results, overrides)
+        except Exception as error:  # a bug in the comparison: the results are still written and shown
+            _say_internal_error(error, "--baseline")
+            code = worst(code, ExitCode.INTERNAL_ERROR)
+        if changes and any(change.worse for change in changes):
+            code = worst(code, ExitCode.CLAIM_FAILED)
+    written = write_results(console, results, code, outputs, _run_identity(shares, paths))
+    shown = report.print_run(console, results, time.monotonic() - started, verbose)
+    if changes is not None:
         report.print_changes(console, changes)
-        if any(change.worse for change in changes) and code in (ExitCode.OK, ExitCode.NOT_MEASURABLE):
-            code = ExitCode.CLAIM_FAILED
-    _write_outputs(results, code, json_file, junit_xml, markdown)
-    raise typer.Exit(int(code))
-
-
-def _write_outputs(
-    results, code: ExitCode, json_file: Path | None, junit_xml: Path | None, markdown: Path | None
-) -> None:
-    if json_file is not None:
-        json_file.write_text(export.to_json(results, code))
-    if junit_xml is not None:
-        junit_xml.write_text(export.to_junit(results))
-    if markdown is not None:
-        markdown.write_text(export.to_markdown(results))
+    raise typer.Exit(int(worst(code, written, shown)))
 
 
 baseline_app = typer.Typer(
@@ -192,21 +280,31 @@ def baseline_save(
     arch: Arch = None,
     ncu: Ncu = "ncu",
     from_profile: FromProfile = None,
+    allow_include: AllowInclude = None,
+    compile_timeout: CompileTimeout = 120.0,
 ) -> None:
     """Check the files and save every measured value as a baseline for `check --baseline`.
 
     Exit codes as for check; the baseline is written whatever the verdicts.
     """
+    paths = expectation_files(files)
+    check_outputs({"": output}, paths)
+    check_profile_folders(None, from_profile)
     options = pipeline.CheckOptions(
-        arch=arch, ncu=NcuOptions(executable=ncu), from_profile=from_profile, cache=_cache(False)
+        arch=arch,
+        ncu=NcuOptions(executable=ncu),
+        from_profile=from_profile,
+        cache=_cache(False),
+        build=build_limits(allow_include, compile_timeout),
     )
     console = _console()
     started = time.monotonic()
-    results = _check_files(files, options)
-    report.print_run(console, results, time.monotonic() - started, verbose=False)
-    baselines.save(results, output)
-    console.print(Text(f"baseline written to {output}"))
-    raise typer.Exit(int(pipeline.exit_code(results)))
+    results = _check_files(paths, options)
+    written = write_output(console, "", output, lambda path: baselines.save(results, path))
+    shown = report.print_run(console, results, time.monotonic() - started, verbose=False)
+    if written is ExitCode.OK:
+        console.print(line_text(f"baseline written to {output}"), soft_wrap=True)
+    raise typer.Exit(int(worst(pipeline.exit_code(results), written, shown)))
 
 
 @app.command()
@@ -218,44 +316,87 @@ def audit(
     ] = None,
     arch: Arch = None,
     ncu: Ncu = "ncu",
+    allow_include: AllowInclude = None,
+    compile_timeout: CompileTimeout = 120.0,
 ) -> None:
     """One row per documented claim: the document's figure, what this GPU measured, and whether it holds.
 
     Exit codes as for check.
     """
+    paths = expectation_files(files)
+    check_outputs({"--markdown": markdown}, paths)
+    check_profile_folders(None, from_profile)
     options = pipeline.CheckOptions(
-        arch=arch, ncu=NcuOptions(executable=ncu), from_profile=from_profile, cache=_cache(False)
+        arch=arch,
+        ncu=NcuOptions(executable=ncu),
+        from_profile=from_profile,
+        cache=_cache(False),
+        build=build_limits(allow_include, compile_timeout),
     )
     console = _console()
-    results = _check_files(files, options)
-    for result in results:
-        if result.input_error is not None:
-            report.print_file(console, result, verbose=False)
-    rows = claims_audit.audit_rows(results)
-    console.print(claims_audit.table(rows))
-    console.print(Text(f"audit: {claims_audit.counts_line(rows)}"))
+    results = _check_files(paths, options)
+    rows, status = _audit_rows(console, results)
     if markdown is not None:
+        provenance = claims_audit.provenance_of(results)
         replayed = any(r.replayed for r in results)
-        markdown.write_text(claims_audit.markdown(rows, claims_audit.provenance_of(results), replayed))
-    raise typer.Exit(int(pipeline.exit_code(results)))
+
+        def write_audit(path: Path) -> None:
+            _write_text(path, claims_audit.markdown(rows, provenance, replayed))
+
+        status = worst(status, write_output(console, "--markdown", markdown, write_audit))
+    problems = [r for r in results if r.input_error is not None or r.internal_error is not None]
+    status = worst(status, report.print_files(console, problems, verbose=False))
+    console.print(claims_audit.table(rows))
+    console.print(line_text(f"audit: {claims_audit.counts_line(rows)}"), soft_wrap=True)
+    raise typer.Exit(int(worst(pipeline.exit_code(results), status)))
+
+
+def _audit_rows(
+    console: Console, results: Sequence[pipeline.FileResult]
+) -> tuple[list[claims_audit.AuditRow], ExitCode]:
+    """Every file's rows; a file whose rows cannot be made shows its internal error line instead."""
+    rows: list[claims_audit.AuditRow] = []
+    status = ExitCode.OK
+    for result in results:
+        try:
+            rows += claims_audit.audit_rows([result])
+        except Exception as error:  # a bug on this file's rows: the other files' rows are still audited
+            line = f"{result.path}: {internal_error_line(error)}"
+            console.print(line_text(line, "bold red"), soft_wrap=True)
+            status = ExitCode.INTERNAL_ERROR
+    return claims_audit.in_order(rows), status
 
 
 @app.command()
-def build(files: Files, arch: Arch = None, no_cache: NoCache = False) -> None:
+def build(
+    files: Files,
+    arch: Arch = None,
+    no_cache: NoCache = False,
+    allow_include: AllowInclude = None,
+    compile_timeout: CompileTimeout = 120.0,
+) -> None:
     """Compile the kernels and show their static facts: registers, spills, stack, shared memory, SASS mix.
 
-    Exit codes: 0 built; 2 the input is wrong or nothing says which architecture to build for.
+    Exit codes: 0 built; 2 the input is wrong or nothing says which architecture to build for; 4
+    ncuverify itself failed on a file.
     """
+    paths = expectation_files(files)
+    options = pipeline.CheckOptions(
+        arch=arch, cache=_cache(no_cache), build=build_limits(allow_include, compile_timeout)
+    )
     console = _console()
     status = ExitCode.OK
     environment = pipeline.Environment.probe("ncu")
-    for path in expand(files):
-        built = pipeline.build_file(
-            path, pipeline.CheckOptions(arch=arch, cache=_cache(no_cache)), environment
-        )
-        report.print_build(console, path, built)
+    for path in paths:
+        try:
+            built = pipeline.build_file(path, options, environment)
+            report.print_build(console, path, built)
+        except Exception as error:  # a bug on this file: the other files are still built
+            console.print(line_text(f"{path}: {internal_error_line(error)}", "bold red"), soft_wrap=True)
+            status = worst(status, ExitCode.INTERNAL_ERROR)
+            continue
         if isinstance(built, str):
-            status = ExitCode.BAD_INPUT
+            status = worst(status, ExitCode.BAD_INPUT)
     raise typer.Exit(int(status))
 
 
@@ -269,16 +410,17 @@ app.add_typer(cache_app, name="cache")
 @cache_app.command("clean")
 def cache_clean() -> None:
     """Remove every compiled kernel, and the replay passes remembered, from the cache folder
-    ($NCUVERIFY_CACHE_DIR, else ~/.cache/ncuverify)."""
+    ($NCUVERIFY_CACHE_DIR, else ~/.cache/ncuverify). A folder that ncuverify did not make is left alone
+    (exit 2)."""
     folder = compile_cache.default_folder()
-    removed = CompileCache(folder).clean()
-    _console().print(Text(f"removed {removed} entries from {folder}"))
+    removed = CompileCache(folder).clean()  # InputError for a folder without ncuverify's marker
+    _console().print(line_text(f"removed {removed} entries from {folder}"), soft_wrap=True)
 
 
 @cache_app.command("where")
 def cache_where() -> None:
     """Print the cache's folder."""
-    print(compile_cache.default_folder())
+    print(printable(str(compile_cache.default_folder())))
 
 
 @app.command()
@@ -292,45 +434,76 @@ def merge(
     json_file: Annotated[Path | None, typer.Option("--json", help="write the merged results as JSON")] = None,
     junit_xml: Annotated[Path | None, typer.Option(help="write one JUnit test case per claim")] = None,
     markdown: Annotated[Path | None, typer.Option(help="write a Markdown summary")] = None,
+    partial: Annotated[
+        bool,
+        typer.Option("--partial", help="merge what is there, saying which shards are missing"),
+    ] = False,
 ) -> None:
     """Join the JSON results of the shards of a run (check --shard K/N --json) into one report and one
-    exit code, as if one machine had run them all."""
+    exit code, as if one machine had run them all. Shards that are not one whole run (one missing or
+    twice, another suite's) are refused (exit 2) unless --partial is given."""
+    outputs = {"--json": json_file, "--junit-xml": junit_xml, "--markdown": markdown}
+    check_outputs(outputs, results)
+    check_input_files([("", path) for path in results])
     console = _console()
-    shards = []
-    for path in results:
-        try:
-            shards.append(export.from_json(path.read_text()))
-        except (OSError, ValueError, KeyError, TypeError) as error:
-            console.print(
-                Text(f"{path}: not a result of check --json ({error})", style="bold red"), soft_wrap=True
-            )
-            raise typer.Exit(int(ExitCode.BAD_INPUT)) from None
-    merged = export.merge(shards)
-    report.print_run(console, merged, sum(r.seconds for r in merged), verbose)
+    shards = [export.read_shard(path) for path in results]
+    merged, warnings = export.merge(shards, partial=partial)
+    _print_warnings(console, warnings)
     code = pipeline.exit_code(merged)
-    _write_outputs(merged, code, json_file, junit_xml, markdown)
-    raise typer.Exit(int(code))
+    written = write_results(console, merged, code, outputs, _merged_identity(shards, partial))
+    shown = report.print_run(console, merged, sum(r.seconds for r in merged), verbose)
+    raise typer.Exit(int(worst(code, written, shown)))
+
+
+def _merged_identity(shards: Sequence[export.Shard], partial: bool) -> export.ShardOf | None:
+    """A whole run merged is the whole (1/1) of its suite; a partial merge is not (see to_json)."""
+    identities = [shard.shard for shard in shards]
+    if partial or not identities or None in identities:
+        return None
+    return export.ShardOf(1, 1, identities[0].suite)
+
+
+def _run_identity(shares: tuple[int, int] | None, paths: Sequence[Path]) -> export.ShardOf:
+    """Which share of which suite this run is, for --json (merge checks that shards make one run)."""
+    k, n = shares or (1, 1)
+    return export.ShardOf(k, n, export.suite_digest(paths))
 
 
 @app.command()
-def lint(files: Files, arch: Arch = None, no_cache: NoCache = False) -> None:
+def lint(
+    files: Files,
+    arch: Arch = None,
+    no_cache: NoCache = False,
+    allow_include: AllowInclude = None,
+    compile_timeout: CompileTimeout = 120.0,
+) -> None:
     """Check what can be checked without a GPU: the schema, references between claims, cases and
     kernels, expressions, metric names against the target chip's list, and that every kernel compiles.
 
-    Exit codes: 0 every file is sound; 2 one is not.
+    Exit codes: 0 every file is sound; 2 one is not; 4 ncuverify itself failed on a file.
     """
+    paths = expectation_files(files)
+    options = pipeline.CheckOptions(
+        arch=arch, cache=_cache(no_cache), build=build_limits(allow_include, compile_timeout)
+    )
     console = _console()
     status = ExitCode.OK
     environment = pipeline.Environment.probe("ncu")
-    for path in expand(files):
-        options = pipeline.CheckOptions(arch=arch, cache=_cache(no_cache))
-        built = pipeline.build_file(path, options, environment, lint=True)
+    for path in paths:
+        try:
+            built = pipeline.build_file(path, options, environment, lint=True)
+        except Exception as error:  # a bug on this file: the other files are still linted
+            console.print(line_text(f"{path}: {internal_error_line(error)}", "bold red"), soft_wrap=True)
+            status = worst(status, ExitCode.INTERNAL_ERROR)
+            continue
         if isinstance(built, str):
-            console.print(Text(f"{path}: input error", style="bold red"))
-            console.print(Text(built), soft_wrap=True)
-            status = ExitCode.BAD_INPUT
+            console.print(line_text(f"{path}: input error", "bold red"), soft_wrap=True)
+            console.print(block_text(built), soft_wrap=True)
+            status = worst(status, ExitCode.BAD_INPUT)
         else:
-            console.print(Text(f"{path}: sound ({len(built)} kernels built)", style="green"))
+            line = f"{path}: sound ({len(built)} kernels built)"
+            console.print(line_text(line, "green"), soft_wrap=True)
+            _print_warnings(console, pipeline.build_warnings(built))
     raise typer.Exit(int(status))
 
 
@@ -339,20 +512,231 @@ def schema(
     output: Annotated[Path | None, typer.Argument(help="write it here instead of printing it")] = None,
 ) -> None:
     """The JSON Schema of expectation files (for editors that validate YAML against a schema)."""
+    if output is not None:
+        check_outputs({"": output}, [])
     text = json.dumps(json_schema(), indent=1, sort_keys=True) + "\n"
     if output is None:
         sys.stdout.write(text)
     else:
-        output.write_text(text)
+        raise typer.Exit(int(write_output(_console(), "", output, lambda path: _write_text(path, text))))
+
+
+# --- outputs -------------------------------------------------------------------------------------------
+
+
+def check_outputs(outputs: Mapping[str, Path | None], inputs: Sequence[Path]) -> None:
+    """Refuse, before anything runs, outputs (option -> path; "" for an argument) that could not be
+    written, or would overwrite an input of the run or another output: InputError, a line each."""
+    inputs_found = {_identity(path) for path in inputs}
+    taken: dict[object, str] = {}
+    problems = []
+    for option, path in outputs.items():
+        if path is None:
+            continue
+        identity = _identity(path)
+        problem = _output_problem(path)
+        if problem is None and identity in inputs_found:
+            problem = "is an input of this run; refusing to overwrite it"
+        if problem is None and identity in taken:
+            problem = f"is also the output of {taken[identity] or 'the command'}"
+        taken.setdefault(identity, option)
+        if problem is not None:
+            problems.append(f"{option}: {path}: {problem}" if option else f"{path}: {problem}")
+    if problems:
+        raise InputError("\n".join(printable(problem) for problem in problems))
+
+
+def check_input_files(inputs: Sequence[tuple[str, Path]]) -> None:
+    """Refuse input files ((option, path); "" for an argument) that exist but are not regular files:
+    a FIFO would hang the reader, a device flood it. Where one does not exist its reader says so."""
+    problems = []
+    for option, path in inputs:
+        try:
+            regular = stat.S_ISREG(os.stat(path).st_mode)
+        except (OSError, ValueError):
+            continue
+        if not regular:
+            problems.append(
+                f"{option}: {path}: not a regular file" if option else f"{path}: not a regular file"
+            )
+    if problems:
+        raise InputError("\n".join(printable(problem) for problem in problems))
+
+
+def _output_problem(path: Path) -> str | None:
+    """Why path cannot be written as an output file, or None."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return _folder_problem(path.parent, "no such folder")
+    except (OSError, ValueError) as error:
+        return f"cannot use it ({_reason(error)})"
+    if stat.S_ISDIR(mode):
+        return "is a folder"
+    if not os.access(path, os.W_OK):
+        return "is not writable"
+    return None
+
+
+def _folder_problem(folder: Path, absent: str) -> str | None:
+    """Why files cannot be made in folder (absent: what to say where it does not exist), or None."""
+    try:
+        mode = os.stat(folder).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return f"{absent} {folder}"
+    except (OSError, ValueError) as error:
+        return f"cannot use {folder} ({_reason(error)})"
+    if not stat.S_ISDIR(mode):
+        return f"{folder} is not a folder"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"cannot write in {folder}"
+    return None
+
+
+def check_profile_folders(save_profile: Path | None, from_profile: Path | None) -> None:
+    """--save-profile must be a folder, or one that can be made; --from-profile an existing folder."""
+    problems = []
+    if save_profile is not None:
+        problem = _folder_to_make_problem(save_profile)
+        if problem is not None:
+            problems.append(f"--save-profile: {save_profile}: {problem}")
+    if from_profile is not None:
+        problem = _folder_to_read_problem(from_profile)
+        if problem is not None:
+            problems.append(f"--from-profile: {from_profile}: {problem}")
+    if problems:
+        raise InputError("\n".join(printable(problem) for problem in problems))
+
+
+def _folder_to_make_problem(folder: Path) -> str | None:
+    try:
+        mode = os.stat(folder).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        existing = next((p for p in folder.absolute().parents if os.path.lexists(p)), Path("/"))
+        problem = _folder_problem(existing, "no such folder")
+        return f"cannot make it: {problem}" if problem is not None else None
+    except (OSError, ValueError) as error:
+        return f"cannot use it ({_reason(error)})"
+    if not stat.S_ISDIR(mode):
+        return "is not a folder"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return "cannot write in it"
+    return None
+
+
+def _folder_to_read_problem(folder: Path) -> str | None:
+    try:
+        mode = os.stat(folder).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return "no such folder"
+    except (OSError, ValueError) as error:
+        return f"cannot use it ({_reason(error)})"
+    if not stat.S_ISDIR(mode):
+        return "is not a folder"
+    if not os.access(folder, os.R_OK | os.X_OK):
+        return "cannot read it"
+    return None
+
+
+def _identity(path: Path) -> object:
+    """What makes two paths the same file: device and inode where it exists (hard links, symbolic
+    links), else the path resolved."""
+    try:
+        found = os.stat(path)
+    except (OSError, ValueError):
+        return os.path.realpath(path)
+    return (found.st_dev, found.st_ino)
+
+
+def _reason(error: Exception) -> str:
+    return (error.strerror if isinstance(error, OSError) else None) or str(error)
+
+
+def write_results(
+    console: Console,
+    results: Sequence[pipeline.FileResult],
+    code: ExitCode,
+    outputs: Mapping[str, Path | None],
+    identity: export.ShardOf | None = None,
+) -> ExitCode:
+    """Each output of a run written on its own: one that fails loses none of the others."""
+    renderers: dict[str, Callable[[], str]] = {
+        "--json": lambda: export.to_json(results, code, shard=identity),
+        "--junit-xml": lambda: export.to_junit(results),
+        "--markdown": lambda: export.to_markdown(results),
+    }
+    written = [
+        write_output(console, option, path, lambda p, render=renderers[option]: _write_text(p, render()))
+        for option, path in outputs.items()
+        if path is not None
+    ]
+    return worst(*written)
+
+
+def write_output(console: Console, option: str, path: Path, write: Callable[[Path], None]) -> ExitCode:
+    """write(path), one line if it fails: BAD_INPUT where the file cannot be written (a full disk, a
+    folder gone), INTERNAL_ERROR where ncuverify fails to make its content."""
+    try:
+        write(path)
+    except OSError as error:
+        where = f"{option}: {path}" if option else str(path)
+        console.print(line_text(f"{where}: cannot write it ({_reason(error)})", "bold red"), soft_wrap=True)
+        return ExitCode.BAD_INPUT
+    except Exception as error:  # a bug while making this output: the others are still written
+        _say_internal_error(error, option or str(path))
+        return ExitCode.INTERNAL_ERROR
+    return ExitCode.OK
+
+
+def _write_text(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8", errors="backslashreplace")
+
+
+# --- option values -------------------------------------------------------------------------------------
+
+
+def build_limits(allow_include: Sequence[Path] | None, timeout_s: float) -> BuildLimits:
+    """--allow-include folders (each must be an existing folder) and --compile-timeout, for the build."""
+    roots: list[Path] = []
+    problems = []
+    for folder in allow_include or []:
+        problem = _folder_to_read_problem(folder)
+        if problem is not None:
+            problems.append(f"--allow-include: {folder}: {problem}")
+        else:
+            roots.append(folder.resolve())
+    if problems:
+        raise InputError("\n".join(printable(problem) for problem in problems))
+    return BuildLimits(allowed_roots=tuple(dict.fromkeys(roots)), timeout_s=timeout_s)
+
+
+def _tolerances(texts: Sequence[str]) -> dict[str, Tolerance]:
+    overrides = {}
+    for text in texts:
+        not_finite = InputError(
+            f"--tolerance {one_line(repr(text))}: the amount must be a finite number, e.g. gpu__time_duration.sum=rel:0.1"
+        )
+        try:
+            name, tolerance = baselines.parse_tolerance(text)
+        except ValueError:  # an amount the tolerance itself refuses, such as nan
+            raise not_finite from None
+        amount = tolerance.rel if tolerance.rel is not None else tolerance.abs
+        if amount is None or not math.isfinite(amount):
+            raise not_finite
+        overrides[name] = tolerance
+    return overrides
 
 
 def _shard(text: str | None) -> tuple[int, int] | None:
     if text is None:
         return None
-    k, _, n = text.partition("/")
-    if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
-        raise typer.BadParameter(f"{text!r}: write K/N with 1 <= K <= N, e.g. 2/4", param_hint="--shard")
-    return int(k), int(n)
+    matched = _SHARD.fullmatch(text.strip())
+    if matched is None or not 1 <= int(matched[1]) <= int(matched[2]) <= MAX_SHARDS:
+        raise typer.BadParameter(
+            f"{one_line(repr(text))}: write K/N with 1 <= K <= N <= {MAX_SHARDS}, e.g. 2/4",
+            param_hint="--shard",
+        )
+    return int(matched[1]), int(matched[2])
 
 
 def _cache(disabled: bool) -> CompileCache | None:
@@ -374,11 +758,16 @@ def _gpus(text: str | None) -> tuple[int, ...] | None:
             raise typer.BadParameter("no GPU here", param_hint="--gpus")
         return tuple(range(count))
     parts = [part.strip() for part in text.split(",")]
-    if not all(part.isdigit() for part in parts) or len(set(parts)) != len(parts):
+    if not all(_GPU_INDEX.fullmatch(part) for part in parts) or len(set(parts)) != len(parts):
         raise typer.BadParameter(
-            f"{text!r}: write all, or distinct GPU indices such as 0,1", param_hint="--gpus"
+            f"{one_line(repr(text))}: write all, or distinct GPU indices such as 0,1", param_hint="--gpus"
         )
     return tuple(int(part) for part in parts)
+
+
+def _print_warnings(console: Console, warnings: Sequence[str]) -> None:
+    for warning in warnings:
+        console.print(line_text(f"warning: {warning}", "bold yellow"), soft_wrap=True)
 
 
 def _check_files(files: list[Path], options: pipeline.CheckOptions) -> list[pipeline.FileResult]:
@@ -386,23 +775,17 @@ def _check_files(files: list[Path], options: pipeline.CheckOptions) -> list[pipe
     terminal a line under the output says what is being done; elsewhere nothing is added."""
     console = _console()
     with Progress(
-        SpinnerColumn(), TextColumn("{task.description}"), console=console, transient=True
+        SpinnerColumn(), TextColumn("{task.description}", markup=False), console=console, transient=True
     ) as progress:
         if console.is_terminal:
             task = progress.add_task("starting")
-            options = replace(options, on_progress=lambda line: progress.update(task, description=line))
+            options = replace(
+                options, on_progress=lambda line: progress.update(task, description=one_line(line))
+            )
         try:
-            return pipeline.check_files(expand(files), options)
+            return pipeline.check_files(files, options)
         except pipeline.Interrupted as interrupted:
             return interrupted.results
-
-
-def expand(paths: list[Path]) -> list[Path]:
-    """Folders stand for the expectation files in them."""
-    expanded: list[Path] = []
-    for path in paths:
-        expanded += sorted(path.glob("*.yaml")) + sorted(path.glob("*.yml")) if path.is_dir() else [path]
-    return expanded
 
 
 def _console() -> Console:
@@ -411,8 +794,13 @@ def _console() -> Console:
 
 
 def main() -> None:
+    """The `ncuverify` command. What escapes the commands' own handling (see _Guarded) still ends in
+    one line: exit 3 on Ctrl-C, 4 on a bug."""
     try:
         app()
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         sys.exit(int(ExitCode.NOT_MEASURABLE))
+    except Exception as error:
+        _say_internal_error(error)
+        sys.exit(int(ExitCode.INTERNAL_ERROR))

@@ -1,12 +1,17 @@
 """The stages in order: spec -> build -> profile -> judge. Each file is loaded, built and judged on its
 static facts; then the profiler claims of all files are profiled in one go (`session`) and judged;
-then failed claims on memory are explained."""
+then failed claims on memory are explained. A bug that strikes while one file is handled is that
+file's internal error: the other files are still judged."""
 
 from __future__ import annotations
 
+import os
+import platform
 import shutil
+import stat
 import tempfile
 import time
+import traceback
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -25,6 +30,12 @@ from ncuverify.schedule import PassCounts
 from ncuverify.spec import Claim, Spec, load
 from ncuverify.static import is_static
 from ncuverify.static import measurement_rows as static_rows
+from ncuverify.text import one_line, printable
+
+# The patterns a folder stands for: the expectation files in it.
+EXPECTATION_PATTERNS = ("*.yaml", "*.yml")
+# How much of an unexpected exception's message its one line shows; the traceback file has it all.
+_MAX_INTERNAL_MESSAGE = 300
 
 
 @dataclass(frozen=True)
@@ -117,30 +128,35 @@ class _Profiled:
     replayed: bool = False
     problem: str | None = None  # no profile: the profiler claims are skipped with this reason
     input_error: str | None = None  # ncu refused what the claims asked for
+    internal_error: str | None = None  # ncuverify failed while profiling: every waiting file's line
+    # file key -> its line, where ncuverify failed to split that file's measurements out of the profile
+    internal_errors: dict[str, str] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()  # for every profiled file
 
 
 def check_files(
     paths: Iterable[Path], options: CheckOptions, environment: Environment | None = None
 ) -> list[FileResult]:
     """Every file's result. Static claims are judged as each file is built; the profiler claims of all
-    files are then profiled together. On Ctrl-C, Interrupted with every file judged as far as it got.
-    The environment is probed unless given."""
+    files are then profiled together. An unexpected exception while one file is prepared, split out of
+    the profile or judged is that file's internal error; the others are still judged. On Ctrl-C,
+    Interrupted with every file judged as far as it got. The environment is probed unless given."""
     paths = list(paths)
     prepared: list[_Prepared | FileResult] = []
     try:
         environment = environment or Environment.probe(options.ncu.executable)
         keys: set[str] = set()
         for path in paths:
-            prepared.append(_prepare(path, options, environment, keys))
+            prepared.append(_prepare_isolated(path, options, environment, keys))
         waiting = [p for p in prepared if isinstance(p, _Prepared) and p.waiting]
         with _work_dir(options.save_profile) as work_dir:
-            profiled = _profile(waiting, options, environment, work_dir)
-            results = [_finish(p, profiled) if isinstance(p, _Prepared) else p for p in prepared]
-            return _explained(results, waiting, profiled, options, environment, work_dir)
+            profiled = _profile_isolated(waiting, options, environment, work_dir)
+            results = [_finish_isolated(p, profiled) for p in prepared]
+            return _explained_isolated(results, waiting, profiled, options, environment, work_dir)
     except KeyboardInterrupt:
         reason = "the run was interrupted before this file was checked"
         interrupted = _Profiled(problem="the run was interrupted before these claims were profiled")
-        finished = [_finish(p, interrupted) if isinstance(p, _Prepared) else p for p in prepared]
+        finished = [_finish_isolated(p, interrupted) for p in prepared]
         finished += [FileResult(path, [], not_run=reason) for path in paths[len(prepared) :]]
         raise Interrupted(finished) from None
 
@@ -182,13 +198,28 @@ def _prepare(
         return _Prepared(key, path, spec, arch, None, judged, [], profile.Measurements.empty(), started)
     static = static_measurements(spec, builds, applicable)
     judged += judge(static_claims, static, arch)
-    warnings = []
+    warnings = build_warnings(builds)
     if provenance is not None:
-        warnings = [
+        warnings += [
             f"kernel {name} changed since it was recorded: its figures may be stale"
             for name in recording.changed_kernels(provenance, builds, key)
         ]
     return _Prepared(key, path, spec, arch, builds, judged, profiler_claims, static, started, warnings)
+
+
+def _prepare_isolated(
+    path: Path, options: CheckOptions, environment: Environment, keys: set[str]
+) -> _Prepared | FileResult:
+    try:
+        return _prepare(path, options, environment, keys)
+    except Exception as error:  # a bug, not the file's fault: the other files go on
+        return FileResult(path, [], internal_error=internal_error_line(error))
+
+
+def build_warnings(builds: dict[str, KernelBuild]) -> list[str]:
+    """What the builds warn of (a damaged cache entry rebuilt, ...), each once: kernels compiled
+    together share their warnings."""
+    return list(dict.fromkeys(w for build in builds.values() for w in getattr(build, "warnings", ())))
 
 
 def _unique(stem: str, keys: set[str]) -> str:
@@ -199,6 +230,15 @@ def _unique(stem: str, keys: set[str]) -> str:
         key = f"{stem}.{n}"
     keys.add(key)
     return key
+
+
+def _profile_isolated(
+    waiting: list[_Prepared], options: CheckOptions, environment: Environment, work_dir: Path
+) -> _Profiled:
+    try:
+        return _profile(waiting, options, environment, work_dir)
+    except Exception as error:  # a bug while profiling: every waiting file's, their static verdicts kept
+        return _Profiled(internal_error=internal_error_line(error))
 
 
 def _profile(
@@ -212,21 +252,59 @@ def _profile(
     try:
         if options.from_profile is not None:
             recorded = recording.load(options.from_profile, keys)
-            measured = session.measurements_by_file(recorded.runs, keys, session.symbols_of(files))
-            return _Profiled(measured, recorded.provenance, replayed=True)
+            symbols = session.symbols_of(files)
+            measured, failed = _per_file(
+                lambda some: session.measurements_by_file(recorded.runs, some, symbols), keys
+            )
+            return _Profiled(measured, recorded.provenance, replayed=True, internal_errors=failed)
         gpu = _usable_gpu(environment)
         settings = _settings(options, environment)
-        runs, measured = session.profile_files(files, work_dir, settings)
-        if options.passes is not None:
-            options.passes.save()
+        runs, everything = session.profile_files(files, work_dir, settings)
+        warnings = _remember_passes(options.passes)
         provenance = _provenance(gpu, settings.ncu, runs[0].command, files)
         if options.save_profile is not None:
             recording.save(work_dir, runs, provenance)
-        return _Profiled(session.by_file(measured, keys), provenance)
+        measured, failed = _per_file(lambda some: session.by_file(everything, some), keys)
+        return _Profiled(measured, provenance, internal_errors=failed, warnings=warnings)
     except EnvironmentProblem as problem:
         return _Profiled(problem=str(problem))
     except InputError as error:
         return _Profiled(input_error=str(error))
+
+
+def _per_file(
+    split: Callable[[list[str]], dict[str, profile.Measurements]], keys: list[str]
+) -> tuple[dict[str, profile.Measurements], dict[str, str]]:
+    """split(keys) in one go; where that fails unexpectedly, each key alone, so that one file's failure
+    is that file's internal error (key -> its line) and the other files keep their measurements."""
+    try:
+        return split(keys), {}
+    except (EnvironmentProblem, InputError):
+        raise
+    except Exception:
+        pass  # found again below, file by file
+    measured: dict[str, profile.Measurements] = {}
+    failed: dict[str, str] = {}
+    for key in keys:
+        try:
+            measured.update(split([key]))
+        except (EnvironmentProblem, InputError):
+            raise
+        except Exception as error:
+            failed[key] = internal_error_line(error)
+    return measured, failed
+
+
+def _remember_passes(passes: PassCounts | None) -> tuple[str, ...]:
+    """Save ncu's passes per metric set for the next run; a cache folder that cannot take them costs
+    the next run a guess, not this run's measurements."""
+    if passes is None:
+        return ()
+    try:
+        passes.save()
+    except OSError as error:
+        return (f"ncu's passes per metric set could not be remembered ({error.strerror or error})",)
+    return ()
 
 
 def _file_cases(waiting: list[_Prepared]) -> list[session.FileCases]:
@@ -253,17 +331,41 @@ def _settings(options: CheckOptions, environment: Environment) -> session.Settin
     )
 
 
+def _finish_isolated(prepared: _Prepared | FileResult, profiled: _Profiled) -> FileResult:
+    if isinstance(prepared, FileResult):
+        return prepared
+    try:
+        return _finish(prepared, profiled)
+    except Exception as error:  # a bug while judging this file: its static verdicts are kept
+        return FileResult(
+            prepared.path,
+            list(prepared.judged),
+            internal_error=internal_error_line(error),
+            seconds=time.monotonic() - prepared.started,
+            warnings=prepared.warnings,
+            spec=prepared.spec,
+        )
+
+
 def _finish(prepared: _Prepared, profiled: _Profiled) -> FileResult:
     """The file's result: its profiler claims judged on the run's profile (or skipped, with why)."""
     results = list(prepared.judged)
     measured = prepared.static
+    internal_error = None
+    warnings = list(prepared.warnings)
     if prepared.waiting:
         if profiled.input_error is not None:
             return FileResult(prepared.path, [], input_error=profiled.input_error, spec=prepared.spec)
-        if profiled.replayed and prepared.key not in profiled.measured:
+        internal_error = profiled.internal_errors.get(prepared.key, profiled.internal_error)
+        warnings += profiled.warnings
+        if internal_error is not None:
+            results += skip_all(
+                prepared.waiting, "not profiled: ncuverify failed (its internal error says how)"
+            )
+        elif profiled.replayed and prepared.key not in profiled.measured:
             missing = f"the recording holds no case of {prepared.path.name}"
             return FileResult(prepared.path, [], input_error=missing, spec=prepared.spec)
-        if prepared.key in profiled.measured:
+        elif prepared.key in profiled.measured:
             measured = prepared.static.combined(profiled.measured[prepared.key])
             results += judge(prepared.waiting, measured, prepared.arch)
         else:
@@ -271,13 +373,35 @@ def _finish(prepared: _Prepared, profiled: _Profiled) -> FileResult:
     return FileResult(
         prepared.path,
         _in_file_order(prepared.spec, results),
+        internal_error=internal_error,
         seconds=time.monotonic() - prepared.started,
         provenance=profiled.provenance if prepared.waiting else None,
         replayed=profiled.replayed and bool(prepared.waiting),
-        warnings=prepared.warnings,
+        warnings=warnings,
         measurements=measured,
         spec=prepared.spec,
     )
+
+
+def _explained_isolated(
+    results: list[FileResult],
+    waiting: list[_Prepared],
+    profiled: _Profiled,
+    options: CheckOptions,
+    environment: Environment,
+    work_dir: Path,
+) -> list[FileResult]:
+    try:
+        return _explained(results, waiting, profiled, options, environment, work_dir)
+    except Exception as error:  # a bug while explaining: the files with failed claims keep their verdicts
+        line = internal_error_line(error)
+        profiled_paths = {p.path for p in waiting}
+        return [
+            replace(r, internal_error=r.internal_error or line)
+            if r.path in profiled_paths and r.count(Verdict.FAILED)
+            else r
+            for r in results
+        ]
 
 
 def _explained(
@@ -309,7 +433,16 @@ def _explained(
         unexplained = {path for path, _ in wanted}
         warning = f"no explanation from ncu: {problem}"
         return [replace(r, warnings=[*r.warnings, warning]) if r.path in unexplained else r for r in results]
-    return [_with_explanations(r, wanted, found) for r in results]
+    return [_with_explanations_isolated(r, wanted, found) for r in results]
+
+
+def _with_explanations_isolated(
+    result: FileResult, wanted: dict[tuple[Path, str], tuple[str, str]], found: dict[str, Explanation]
+) -> FileResult:
+    try:
+        return _with_explanations(result, wanted, found)
+    except Exception as error:
+        return replace(result, internal_error=result.internal_error or internal_error_line(error))
 
 
 def _to_explain(results: list[FileResult], keys: dict[Path, str]) -> dict[tuple[Path, str], tuple[str, str]]:
@@ -430,10 +563,16 @@ def _provenance(
 @contextmanager
 def _work_dir(keep_dir: Path | None) -> Iterator[Path]:
     if keep_dir is not None:
-        keep_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            keep_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise InputError(
+                f"{printable(str(keep_dir))}: cannot make the folder for the profile ({error.strerror})"
+            ) from None
         yield keep_dir
         return
-    with tempfile.TemporaryDirectory(prefix="ncuverify-") as scratch:
+    # A scratch folder that cannot be removed to the last file must not cost the run its results.
+    with tempfile.TemporaryDirectory(prefix="ncuverify-", ignore_cleanup_errors=True) as scratch:
         yield Path(scratch)
 
 
@@ -443,9 +582,12 @@ def _say(options: CheckOptions, line: str) -> None:
 
 
 def exit_code(results: Iterable[FileResult]) -> ExitCode:
-    """2 for wrong input anywhere, else 1 for a failed, unevaluable or unexpectedly passing claim, else 3
-    for skipped, else 0. An expected failure (xfailed) is no failure."""
+    """4 where ncuverify itself failed on a file, else 2 for wrong input anywhere, else 1 for a failed,
+    unevaluable or unexpectedly passing claim, else 3 for skipped (or not run), else 0. An expected
+    failure (xfailed) is no failure. The first that applies in the order 4, 2, 1, 3 wins."""
     results = list(results)
+    if any(r.internal_error for r in results):
+        return ExitCode.INTERNAL_ERROR
     if any(r.input_error for r in results):
         return ExitCode.BAD_INPUT
     verdicts = [c.verdict for r in results for c in r.claims]
@@ -454,3 +596,96 @@ def exit_code(results: Iterable[FileResult]) -> ExitCode:
     if any(v is Verdict.SKIPPED for v in verdicts) or any(r.not_run for r in results):
         return ExitCode.NOT_MEASURABLE
     return ExitCode.OK
+
+
+# The order in which exit codes win when several apply.
+_PRECEDENCE = (
+    ExitCode.INTERNAL_ERROR,
+    ExitCode.BAD_INPUT,
+    ExitCode.CLAIM_FAILED,
+    ExitCode.NOT_MEASURABLE,
+    ExitCode.OK,
+)
+
+
+def worst(*codes: ExitCode) -> ExitCode:
+    """The code that wins among codes (4, then 2, 1, 3, 0)."""
+    return min(codes, key=_PRECEDENCE.index, default=ExitCode.OK)
+
+
+def internal_error_line(error: BaseException) -> str:
+    """The one line that stands for a bug in ncuverify: what was raised, made printable and short, and
+    a new file that holds its traceback, to report it with."""
+    try:
+        message = one_line(str(error))
+    except Exception:  # an exception that cannot even say what it is
+        message = "(its message cannot be shown)"
+    if len(message) > _MAX_INTERNAL_MESSAGE:
+        message = message[:_MAX_INTERNAL_MESSAGE] + "..."
+    what = one_line(type(error).__name__) + (f": {message}" if message else "")
+    try:
+        saved = _save_traceback(error)
+    except OSError as problem:
+        return (
+            f"internal error: {what}, please report it (its traceback could not be saved: {problem.strerror})"
+        )
+    return f"internal error: {what}, please report it with {saved}"
+
+
+def _save_traceback(error: BaseException) -> str:
+    """A new file (readable by its owner only) holding the traceback of error; its path."""
+    handle, name = tempfile.mkstemp(prefix="ncuverify-internal-", suffix=".txt")
+    with os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace") as file:
+        file.write(f"ncuverify {__version__}, Python {platform.python_version()}\n")
+        file.write(printable("".join(traceback.format_exception(error))))
+    return name
+
+
+def expectation_files(paths: Iterable[Path]) -> list[Path]:
+    """The expectation files that paths stand for: a file for itself, a folder for its *.yaml and *.yml
+    files (sorted), each file once. InputError, one line per path, for a path that does not exist, a
+    folder that holds no expectation file, and anything that is not a regular file (a FIFO or a device
+    would hang or flood the reader)."""
+    found: dict[str, Path] = {}  # by real path: a file named twice (itself and its folder) is checked once
+    problems: list[str] = []
+    for path in paths:
+        if _is_folder(path):
+            inside = [f for pattern in EXPECTATION_PATTERNS for f in sorted(path.glob(pattern))]
+            if not inside:
+                shown = str(path) if str(path).endswith("/") else f"{path}/"
+                problems.append(f"{shown}: no expectation files (*.yaml, *.yml) in this folder")
+        else:
+            inside = [path]
+        for file in inside:
+            problem = _file_problem(file)
+            if problem is None:
+                found.setdefault(os.path.realpath(file), file)
+            else:
+                problems.append(f"{file}: {problem}")
+    if problems:
+        raise InputError("\n".join(printable(problem) for problem in problems))
+    return list(found.values())
+
+
+def _is_folder(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _file_problem(path: Path) -> str | None:
+    """Why path cannot be read as an expectation file (symbolic links followed), or None."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "no such expectation file or folder"
+    except OSError as error:
+        return f"cannot read it ({error.strerror})"
+    except ValueError:  # a NUL byte in the name
+        return "not a valid path"
+    if stat.S_ISDIR(mode):
+        return "is a folder, not an expectation file"
+    if not stat.S_ISREG(mode):
+        return "not a regular file"
+    return None

@@ -19,6 +19,7 @@ from ncuverify.judge import Verdict
 from ncuverify.pipeline import CheckOptions, FileResult, check_files
 from ncuverify.profile import NcuOptions
 from ncuverify.spec import load
+from ncuverify.text import one_line, printable
 
 _RESULTS = pytest.StashKey[dict[Path, FileResult]]()
 _FILES = pytest.StashKey[list[Path]]()  # every expectation file collected, in order
@@ -47,7 +48,7 @@ class ExpectationFile(pytest.File):
         try:
             spec = load(self.path)
         except InputError as error:
-            raise self.CollectError(str(error)) from None
+            raise self.CollectError(printable(str(error))) from None
         self.config.stash.setdefault(_FILES, []).append(self.path)
         for claim in spec.content.claims:
             yield ClaimItem.from_parent(self, name=claim.id)
@@ -60,10 +61,16 @@ class ClaimFailed(Exception):
 class ClaimItem(pytest.Item):
     def runtest(self) -> None:
         result = _file_result(self.config, self.path)
+        # Ids, figures, messages and ncu's text come from files: shown with their control characters
+        # and escape sequences made visible, never sent raw to the terminal.
+        if result.internal_error is not None:
+            raise ClaimFailed(one_line(result.internal_error))
         if result.input_error is not None:
-            raise ClaimFailed(result.input_error)
-        claim_result = next(r for r in result.claims if r.claim.id == self.name)
-        verdict, reason = claim_result.verdict, claim_result.reason or ""
+            raise ClaimFailed(printable(result.input_error))
+        claim_result = next((r for r in result.claims if r.claim.id == self.name), None)
+        if claim_result is None:
+            raise ClaimFailed(one_line(f"{self.path}: no verdict for claim {self.name}"))
+        verdict, reason = claim_result.verdict, one_line(claim_result.reason or "")
         if verdict in (Verdict.SKIPPED, Verdict.OTHER_ARCH):
             pytest.skip(reason)
         if verdict is Verdict.XFAILED:
@@ -76,7 +83,7 @@ class ClaimItem(pytest.Item):
             ]
             if self.name in result.explanations:
                 lines += claim_lines(self.name, result.explanations[self.name])
-            raise ClaimFailed("\n".join(lines))
+            raise ClaimFailed("\n".join(one_line(line) for line in lines))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, ClaimFailed):

@@ -1,4 +1,9 @@
-"""Stage 5: show the verdicts: one rich table per file and a summary line."""
+"""Stage 5: show the verdicts: one rich table per file and a summary line.
+
+Ids, names, figures, notes, paths and messages come from files a pull request can write, and from
+ncu: each reaches rich only as a Text (a plain string would be read as markup: `a[i]` would vanish,
+`[bold red]` would style the output), with control characters and escape sequences made visible.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +16,11 @@ from rich.text import Text
 
 from ncuverify.baseline import Change
 from ncuverify.build import KernelBuild
+from ncuverify.errors import ExitCode
 from ncuverify.explain import claim_lines
 from ncuverify.judge import ClaimResult, Verdict, describe, format_number
-from ncuverify.pipeline import FileResult
+from ncuverify.pipeline import FileResult, build_warnings, internal_error_line
+from ncuverify.text import one_line, printable
 
 VERDICT_STYLE = {
     Verdict.PASSED: "bold green",
@@ -24,6 +31,18 @@ VERDICT_STYLE = {
     Verdict.XPASSED: "bold red",
     Verdict.OTHER_ARCH: "dim",
 }
+
+
+def line_text(text: object, style: str = "") -> Text:
+    """Untrusted text as one line of rich Text: never markup, control characters and newlines escaped
+    or flattened."""
+    return Text(one_line(str(text)), style=style)
+
+
+def block_text(text: object, style: str = "") -> Text:
+    """Untrusted text of several lines (a compiler log, a list of problems) as rich Text: never markup,
+    control characters escaped, newlines kept."""
+    return Text(printable(str(text)), style=style)
 
 
 def document_column(result: ClaimResult) -> Text:
@@ -40,7 +59,7 @@ def document_column(result: ClaimResult) -> Text:
 
 
 def claims_table(result: FileResult, verbose: bool) -> Table:
-    table = Table(title=str(result.path), title_justify="left", show_lines=verbose, expand=False)
+    table = Table(title=line_text(result.path), title_justify="left", show_lines=verbose, expand=False)
     table.add_column("claim", overflow="fold")
     table.add_column("case")
     table.add_column("metric", overflow="fold", max_width=48)
@@ -53,19 +72,20 @@ def claims_table(result: FileResult, verbose: bool) -> Table:
         claim = claim_result.claim
         measured = format_number(claim_result.measured) if claim_result.measured is not None else "-"
         if claim_result.control_measured is not None:
-            measured += f"\ncontrol {claim.control}: {format_number(claim_result.control_measured)}"
-        source = f"{claim.cite.document} §{claim.cite.section}"
+            control = one_line(f"control {claim.control}: {format_number(claim_result.control_measured)}")
+            measured += f"\n{control}"
+        source = one_line(f"{claim.cite.document} §{claim.cite.section}")
         if verbose:
-            source += f"\n“{claim.cite.figure}”"
+            source += f"\n“{one_line(claim.cite.figure)}”"
         table.add_row(
-            claim.id,
-            claim.case or "-",
-            claim.metric,
-            describe(claim.expect),
-            measured,
+            line_text(claim.id),
+            line_text(claim.case or "-"),
+            line_text(claim.metric),
+            line_text(describe(claim.expect)),
+            Text(measured),
             Text(claim_result.verdict.value, style=VERDICT_STYLE[claim_result.verdict]),
             document_column(claim_result),
-            source,
+            Text(source),
         )
     return table
 
@@ -82,13 +102,17 @@ def reason_lines(result: FileResult, verbose: bool) -> list[Text]:
         elif claim_result.verdict is not Verdict.PASSED and claim_result.reason:
             style = VERDICT_STYLE[claim_result.verdict]
             lines.append(
-                Text.assemble((f"{claim_result.verdict.value} ", style), f"{claim.id}: {claim_result.reason}")
+                Text.assemble(
+                    (f"{claim_result.verdict.value} ", style), one_line(f"{claim.id}: {claim_result.reason}")
+                )
             )
         if verbose and claim.note:
-            lines.append(Text.assemble(("note ", "cyan"), f"{claim.id}: {claim.note}"))
+            lines.append(Text.assemble(("note ", "cyan"), one_line(f"{claim.id}: {claim.note}")))
     for reason, ids in skipped.items():
         what = ids[0] if len(ids) == 1 else f"{len(ids)} claims"
-        lines.append(Text.assemble(("skipped ", VERDICT_STYLE[Verdict.SKIPPED]), f"{what}: {reason}"))
+        lines.append(
+            Text.assemble(("skipped ", VERDICT_STYLE[Verdict.SKIPPED]), one_line(f"{what}: {reason}"))
+        )
     return lines
 
 
@@ -106,56 +130,80 @@ def summary(results: Sequence[FileResult], seconds: float) -> str:
         text += f", {counts[Verdict.OTHER_ARCH]} for other architectures"
     if bad_files:
         text += f", {bad_files} file{'s' if bad_files > 1 else ''} with input errors"
+    failed_files = sum(1 for r in results if r.internal_error)
+    if failed_files:
+        text += f", {failed_files} file{'s' if failed_files > 1 else ''} with internal errors"
     return f"{text} in {seconds:.1f} s"
 
 
 def print_file(console: Console, result: FileResult, verbose: bool) -> None:
+    if result.internal_error is not None:
+        console.print(line_text(f"{result.path}: {result.internal_error}", "bold red"), soft_wrap=True)
+        if not result.claims:
+            return
     if result.input_error is not None:
-        console.print(Text(f"{result.path}: input error", style="bold red"))
-        console.print(Text(result.input_error), soft_wrap=True)
+        console.print(line_text(f"{result.path}: input error", "bold red"), soft_wrap=True)
+        console.print(block_text(result.input_error), soft_wrap=True)
         return
     if result.not_run is not None:
-        console.print(Text(f"{result.path}: not run: {result.not_run}", style="yellow"), soft_wrap=True)
+        console.print(line_text(f"{result.path}: not run: {result.not_run}", "yellow"), soft_wrap=True)
         return
     if not result.claims:
-        console.print(Text(f"{result.path}: no claims to check"))
+        console.print(line_text(f"{result.path}: no claims to check"), soft_wrap=True)
         return
     reasons = {r.reason for r in result.claims}
     if all(r.verdict is Verdict.SKIPPED for r in result.claims) and len(reasons) == 1 and not verbose:
         # One cause for every claim (no GPU, no ncu): one line, not a table of the same words.
         line = f"{result.path}: {len(result.claims)} claims not measured: {reasons.pop()}"
-        console.print(Text(line, style="yellow"), soft_wrap=True)
+        console.print(line_text(line, "yellow"), soft_wrap=True)
         return
     console.print(claims_table(result, verbose))
     for line in reason_lines(result, verbose):
         console.print(line, soft_wrap=True)
     for claim_id, explanation in result.explanations.items():
         heading, *body = claim_lines(claim_id, explanation)
-        console.print(Text(heading, style="bold"), soft_wrap=True)
+        console.print(line_text(heading, "bold"), soft_wrap=True)
         for line in body:
-            console.print(Text(line), soft_wrap=True)
+            console.print(line_text(line), soft_wrap=True)
     for warning in result.warnings:
-        console.print(Text(f"warning: {warning}", style="bold yellow"), soft_wrap=True)
+        console.print(line_text(f"warning: {warning}", "bold yellow"), soft_wrap=True)
     if result.provenance is not None and (verbose or result.replayed):
         how = "replayed from a recording made" if result.replayed else "measured"
-        console.print(Text(f"{how} on {result.provenance.describe()}"), soft_wrap=True)
-    console.print(Text(f"{result.path.name}: {summary([result], result.seconds)}"))
+        console.print(line_text(f"{how} on {result.provenance.describe()}"), soft_wrap=True)
+    console.print(line_text(f"{result.path.name}: {summary([result], result.seconds)}"), soft_wrap=True)
 
 
-def print_run(console: Console, results: Sequence[FileResult], seconds: float, verbose: bool) -> None:
+def print_files(console: Console, results: Sequence[FileResult], verbose: bool) -> ExitCode:
+    """Each file's report. A file whose report cannot be rendered shows its internal error line
+    instead, and the other files are still shown: INTERNAL_ERROR then, else OK."""
+    status = ExitCode.OK
     for result in results:
-        print_file(console, result, verbose)
+        try:
+            print_file(console, result, verbose)
+        except Exception as error:  # a bug in rendering this file: the other files are still shown
+            console.print(
+                line_text(f"{result.path}: {internal_error_line(error)}", "bold red"), soft_wrap=True
+            )
+            status = ExitCode.INTERNAL_ERROR
+    return status
+
+
+def print_run(console: Console, results: Sequence[FileResult], seconds: float, verbose: bool) -> ExitCode:
+    """Every file's report (see print_files), then the run's summary."""
+    status = print_files(console, results, verbose)
     if len(results) > 1:
-        console.print(Text(f"ncuverify: {summary(results, seconds)} ({len(results)} files)", style="bold"))
+        line = f"ncuverify: {summary(results, seconds)} ({len(results)} files)"
+        console.print(line_text(line, "bold"), soft_wrap=True)
+    return status
 
 
 def print_build(console: Console, path: Path, built: dict[str, KernelBuild] | str) -> None:
     """The static facts of each kernel of a file, or why it did not build."""
     if isinstance(built, str):
-        console.print(Text(f"{path}: input error", style="bold red"))
-        console.print(Text(built), soft_wrap=True)
+        console.print(line_text(f"{path}: input error", "bold red"), soft_wrap=True)
+        console.print(block_text(built), soft_wrap=True)
         return
-    table = Table(title=str(path), title_justify="left")
+    table = Table(title=line_text(path), title_justify="left")
     for column in (
         "kernel",
         "entry",
@@ -177,11 +225,11 @@ def print_build(console: Console, path: Path, built: dict[str, KernelBuild] | st
         metrics = facts.metrics()
         mix = " ".join(f"{op}×{n}" for op, n in facts.mix().most_common(10)) or "-"
         table.add_row(
-            name,
-            kernel.entry,
-            kernel.arch,
+            line_text(name),
+            line_text(kernel.entry),
+            line_text(kernel.arch),
             *(
-                format_number(metrics[key]) if key in metrics else "-"
+                Text(format_number(metrics[key]) if key in metrics else "-")
                 for key in (
                     "static__registers_per_thread",
                     "static__stack_frame_bytes",
@@ -193,12 +241,14 @@ def print_build(console: Console, path: Path, built: dict[str, KernelBuild] | st
                     "static__sass_instructions",
                 )
             ),
-            mix,
+            line_text(mix),
         )
         problems += [f"{name}: {problem}" for problem in facts.discrepancies()]
     console.print(table)
     for problem in problems:
-        console.print(Text(problem, style="bold magenta"), soft_wrap=True)
+        console.print(line_text(problem, "bold magenta"), soft_wrap=True)
+    for warning in build_warnings(built):
+        console.print(line_text(f"warning: {warning}", "bold yellow"), soft_wrap=True)
 
 
 def print_changes(console: Console, changes: Sequence[Change]) -> None:
@@ -214,12 +264,12 @@ def print_changes(console: Console, changes: Sequence[Change]) -> None:
         moved = f"×{ratio:.3g}" if ratio is not None else f"+{format_number(change.after - change.before)}"
         verdict = Text("worse", style="bold red") if change.worse else Text("better", style="green")
         table.add_row(
-            change.file,
-            change.case,
-            change.metric,
-            format_number(change.before),
-            format_number(change.after),
-            moved,
+            line_text(change.file),
+            line_text(change.case),
+            line_text(change.metric),
+            Text(format_number(change.before)),
+            Text(format_number(change.after)),
+            Text(moved),
             verdict,
         )
     console.print(table)

@@ -32,3 +32,42 @@ def test_check_takes_folders_and_tables_compose():
 def test_static_only_without_a_gpu():
     results = ncuverify.check(DATA / "static.yaml", static_only=True, cache=False)
     assert set(results.claims["verdict"]) == {"passed"} and len(results.claims) == 6
+
+
+def test_a_path_that_names_no_expectation_file_is_an_input_error(tmp_path):
+    import pytest
+
+    from ncuverify.errors import InputError
+
+    with pytest.raises(
+        InputError, match=f"^{tmp_path}/: no expectation files \\(\\*.yaml, \\*.yml\\) in this folder$"
+    ):
+        ncuverify.check(tmp_path, cache=False)
+    with pytest.raises(InputError, match=r"absent\.yaml: no such expectation file or folder$"):
+        ncuverify.check([DATA / "static.yaml", tmp_path / "absent.yaml"], cache=False)
+
+
+def test_folders_give_their_yml_files_too(tmp_path):
+    (tmp_path / "static.yml").write_text((DATA / "static.yaml").read_text())
+    results = ncuverify.check(tmp_path, static_only=True, cache=False)
+    assert [f.path.name for f in results.files] == ["static.yml"]
+
+
+def test_a_file_on_which_ncuverify_fails_is_its_own_and_the_others_are_checked(monkeypatch):
+    from ncuverify import pipeline
+
+    real_prepare = pipeline._prepare
+
+    def crashing_on_sample(path, options, environment, keys):
+        if path.name == "sample.yaml":
+            raise RuntimeError("injected")
+        return real_prepare(path, options, environment, keys)
+
+    monkeypatch.setattr(pipeline, "_prepare", crashing_on_sample)
+    results = ncuverify.check(
+        [DATA / "sample.yaml", DATA / "static.yaml"], from_profile=FIXTURES, cache=False
+    )
+    assert results.exit_code == ExitCode.INTERNAL_ERROR
+    sample, _ = results.files
+    assert sample.internal_error.startswith("internal error: RuntimeError: injected, please report it with ")
+    assert set(results.claims["file"]) == {"static"} and len(results.claims) == 7

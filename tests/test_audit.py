@@ -1,7 +1,11 @@
+import re
 from pathlib import Path
 
 import pytest
 from conftest import DATA, EXPECTATIONS, FIXTURES, RECORDINGS, ROOT
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rich.console import Console
 from typer.testing import CliRunner
 
 from ncuverify import audit
@@ -96,3 +100,100 @@ def test_a_changed_kernel_is_flagged_on_replay(tmp_path: Path):
     )
     result = CliRunner().invoke(app, ["check", str(changed), "--from-profile", str(FIXTURES)])
     assert "warning: kernel scale changed since it was recorded" in result.stdout
+
+
+def test_the_audit_shows_a_files_markup_and_escape_sequences_as_text():
+    result = CliRunner().invoke(app, ["audit", "--arch", "sm_90", str(DATA / "hostile_text.yaml")])
+    assert "\x1b" not in result.stdout
+    for shown in (
+        "[bold red]x[/]",
+        "a[i].txt",
+        "\\x1b[2Jcleared",
+        "[blink]doc[/blink]",
+        "a[i] :smile: \\x1b[2J (1)",
+    ):
+        assert shown in result.stdout, shown
+    console = Console(record=True, width=300)
+    row = audit.AuditRow("[b]d", "\x1b[2J", "c", "[link=x]f[/link]", "1", audit.HOLDS, "\u202ewhy")
+    console.print(audit.table([row]))
+    shown = console.export_text()
+    assert all(s in shown for s in ("[b]d", "\\x1b[2J", "[link=x]f[/link]", "\\u202ewhy"))
+
+
+def test_the_audit_markdown_cannot_be_made_to_render_html_or_break_its_table():
+    row = audit.AuditRow(
+        "doc <script>",
+        "1",
+        "c",
+        "<img src=x onerror=alert(1)> a|b \\| c",
+        "x < 5, x <= 6",
+        audit.HOLDS,
+        "</td>\n&amp;",
+    )
+    text = audit.markdown([row], None, replayed=False)
+    line = next(line for line in text.splitlines() if line.startswith("| 1 |"))
+    assert line == (
+        "| 1 | `c` | &lt;img src=x onerror=alert(1)> a\\|b \\\\\\| c | x < 5, x <= 6 | holds | &lt;/td> &amp;amp; |"
+    )
+    assert "## doc &lt;script>" in text
+    assert line.count(" | ") == 5  # six cells, however the text tried to make more
+
+
+def test_a_file_whose_rows_cannot_be_made_is_one_line_and_the_others_are_audited(monkeypatch, tmp_path):
+    real_rows = audit.audit_rows
+
+    def broken_on_static(results):
+        if results[0].path.name == "static.yaml":
+            raise AttributeError("no rows")
+        return real_rows(results)
+
+    monkeypatch.setattr(audit, "audit_rows", broken_on_static)
+    out = tmp_path / "audit.md"
+    result = CliRunner().invoke(
+        app,
+        [
+            "audit",
+            str(DATA / "static.yaml"),
+            str(DATA / "sample.yaml"),
+            "--from-profile",
+            str(FIXTURES),
+            "--markdown",
+            str(out),
+        ],
+    )
+    assert result.exit_code == ExitCode.INTERNAL_ERROR
+    assert (
+        f"{DATA / 'static.yaml'}: internal error: AttributeError: no rows, please report it with"
+        in result.stdout
+    )
+    assert "audit: 7 holds, 1 does not hold here" in result.stdout  # sample.yaml's rows
+    assert "`stride32_sector_ratio`" in out.read_text()
+
+
+def test_a_section_in_superscript_digits_sorts_as_text():
+    assert sorted(["²", "2", "1" * 5000, "10"], key=audit._section_key) == ["2", "10", "1" * 5000, "²"]
+
+
+@given(
+    sections=st.lists(st.text(max_size=30), min_size=1, max_size=6),
+    texts=st.lists(st.text(max_size=40), min_size=4, max_size=4),
+)
+@settings(max_examples=60, deadline=None)
+def test_any_rows_sort_and_render_as_text_and_as_one_markdown_row_each(sections, texts):
+    document, figure, measured, reason = texts
+    rows = [
+        audit.AuditRow(document, section, "c", figure, measured, audit.HOLDS, reason) for section in sections
+    ]
+    ordered = audit.in_order(rows)
+    assert sorted(map(id, ordered)) == sorted(map(id, rows))
+    text = audit.markdown(ordered, None, replayed=False)
+    body = [line for line in text.splitlines() if line.startswith("| ") and "`c`" in line]
+    assert len(body) == len(rows)  # no cell spills onto a line of its own
+    for line in body:
+        cells = re.split(r"(?<!\\) \| ", line[2:-2].replace("\\\\", "\0"))
+        assert len(cells) == 6
+    assert all(ch not in text for ch in "\x00\x1b\x07\u202e")
+    assert re.search(r"<[A-Za-z/!?]", text) is None
+    console = Console(record=True, width=200)
+    console.print(audit.table(ordered))
+    assert all(ch not in console.export_text() for ch in "\x00\x1b\x07\u202e")

@@ -70,3 +70,30 @@ def test_other_yaml_is_left_alone(pytester):
         pytester,
     )
     result.assert_outcomes(passed=1)
+
+
+def test_a_file_on_which_ncuverify_fails_fails_its_claims_and_the_others_pass(pytester, monkeypatch):
+    from ncuverify import pipeline
+
+    folder = sandbox(pytester)
+    shutil.copy(DATA / "static.yaml", folder / "static.yaml")
+    real_prepare = pipeline._prepare
+
+    def crashing_on_static(path, options, environment, keys):
+        if path.name == "static.yaml":
+            raise RuntimeError("injected \x1b[2J")
+        return real_prepare(path, options, environment, keys)
+
+    monkeypatch.setattr(pipeline, "_prepare", crashing_on_static)
+    result = run_pytest(pytester, "expectations", "--ncuverify-from-profile", str(FIXTURES))
+    result.assert_outcomes(passed=8, failed=7)  # sample.yaml's 8; static.yaml's 7, each with the line
+    result.stdout.fnmatch_lines(["*internal error: RuntimeError: injected \\x1b[2J, please report it with *"])
+    assert "\x1b[2J" not in result.stdout.str()
+
+
+def test_failure_messages_show_markup_and_escape_sequences_as_text(pytester):
+    folder = sandbox(pytester, (DATA / "hostile_text.yaml").read_text())
+    result = run_pytest(pytester, "expectations", "--ncuverify-arch", "sm_90")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*source: [[]blink[]]doc[[]/blink[]] §1: a[[]i[]] :smile: \\x1b[[]2J"])
+    assert "\x1b" not in result.stdout.str() and folder.is_dir()

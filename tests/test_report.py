@@ -4,6 +4,7 @@ from rich.console import Console
 
 from ncuverify import report
 from ncuverify.baseline import Change
+from ncuverify.errors import ExitCode
 from ncuverify.judge import ClaimResult, Verdict
 from ncuverify.pipeline import FileResult
 from ncuverify.spec import Claim, Expectation
@@ -105,3 +106,132 @@ def test_a_failed_memory_claim_shows_what_ncu_says_and_where():
     assert "excessive wavefronts" in text
     # The claim that held has nothing to explain.
     assert "gather_one_request_per_warp: what ncu says" not in text
+
+
+HOSTILE = {
+    "markup": "[bold red]x[/]",
+    "index": "a[i]",
+    "link": "[link=https://example.com/x]click[/link]",
+    "clear": "\x1b[2J",
+    "title": "\x1b]0;owned\x07",
+    "bidi": "\u202eevil",
+}
+SHOWN = {
+    "markup": "[bold red]x[/]",
+    "index": "a[i]",
+    "link": "[link=https://example.com/x]click[/link]",
+    "clear": "\\x1b[2J",
+    "title": "\\x1b]0;owned\\x07",
+    "bidi": "\\u202eevil",
+}
+
+
+def hostile_result() -> FileResult:
+    """Every string a file or a tool gives, each carrying markup or an escape sequence."""
+    from ncuverify.explain import Explanation, RuleFinding, SourceLine
+
+    text = " ".join(HOSTILE.values())
+    hostile = Claim.model_construct(
+        id=f"id {text}",
+        case=f"case {text}",
+        metric=f"metric {text}",
+        expect=Expectation(equals=4),
+        control=f"control {text}",
+        cite=claim("c").cite.model_copy(update={"document": text, "section": text, "figure": text}),
+        note=f"note {text}",
+    )
+    results = [
+        ClaimResult(hostile, Verdict.FAILED, 5.0, f"reason {text}", control_measured=1.0),
+        ClaimResult(claim("s"), Verdict.SKIPPED, reason=f"skipped {text}"),
+    ]
+    ncu_says = Explanation(
+        kernel=f"kernel {text}",
+        topic="global",
+        rules=(RuleFinding("Uncoalesced", "SourceCounters", "OPT", f"rule {text}", None),),
+        lines=(SourceLine(f"src {text}.cu", 3, f"line {text}", 10.0, 1.0),),
+    )
+    return FileResult(
+        Path(f"file {text}.yaml"),
+        results,
+        warnings=[f"warning {text}"],
+        explanations={f"id {text}": ncu_says},
+    )
+
+
+def test_untrusted_text_is_shown_as_text():
+    console = Console(record=True, width=400)
+    assert report.print_run(console, [hostile_result()], 1.0, verbose=True) == 0
+    text = console.export_text()
+    assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text
+    for where in (
+        "file",
+        "id",
+        "case",
+        "metric",
+        "control",
+        "reason",
+        "skipped",
+        "note",
+        "warning",
+        "kernel",
+        "rule",
+        "line",
+    ):
+        for kind, shown in SHOWN.items():
+            assert f"{where} " in text and shown in text, (where, kind)
+    joined = " ".join(SHOWN.values())
+    assert f"file {joined}.yaml".replace("//", "/") in text  # the table's title (a path: // is /)
+    assert f"failed id {joined}: reason {joined}" in text
+    assert f"note id {joined}: note {joined}" in text
+    assert f"warning: warning {joined}" in text
+    assert f"skipped s: skipped {joined}" in text
+    assert f"what ncu says about kernel {joined}" in text and f"rule {joined}" in text
+
+
+def test_baseline_changes_from_a_hostile_baseline_are_text():
+    console = Console(record=True, width=1000)
+    text = " ".join(HOSTILE.values())
+    report.print_changes(console, [Change(f"f {text}", f"c {text}", f"m {text}", 1.0, 2.0, True)])
+    shown = console.export_text()
+    assert "\x1b" not in shown
+    for where in "fcm":
+        assert f"{where} {' '.join(SHOWN.values())}" in shown
+
+
+def test_an_internal_error_is_one_line_and_the_files_claims_are_still_shown():
+    result = FileResult(
+        Path("f.yaml"),
+        [ClaimResult(claim("p"), Verdict.PASSED, 4.0)],
+        internal_error="internal error: ValueError: x, please report it with /tmp/t.txt",
+    )
+    text = rendered(result, FileResult(Path("g.yaml"), [], internal_error="internal error: KeyError: y"))
+    assert "f.yaml: internal error: ValueError: x, please report it with /tmp/t.txt\n" in text
+    assert "g.yaml: internal error: KeyError: y\n" in text
+    assert "f.yaml: 1 passed, 0 failed, 0 errors, 0 skipped, 1 file with internal errors in" in text
+    assert "ncuverify: 1 passed, 0 failed, 0 errors, 0 skipped, 2 files with internal errors in" in text
+
+
+def test_a_file_that_cannot_be_rendered_shows_its_internal_error_and_the_others_are_shown(monkeypatch):
+    import re
+
+    real_table = report.claims_table
+
+    def broken_on_b(result, verbose):
+        if result.path.name == "b.yaml":
+            raise TypeError("cannot render \x1b[2J")
+        return real_table(result, verbose)
+
+    monkeypatch.setattr(report, "claims_table", broken_on_b)
+    console = Console(record=True, width=220)
+    files = [
+        FileResult(Path(f"{name}.yaml"), [ClaimResult(claim("p"), Verdict.PASSED, 4.0)]) for name in "abc"
+    ]
+    assert report.print_run(console, files, 1.0, verbose=False) == ExitCode.INTERNAL_ERROR
+    text = console.export_text()
+    assert "a.yaml: 1 passed" in text and "c.yaml: 1 passed" in text and "b.yaml: 1 passed" not in text
+    line = next(line for line in text.splitlines() if line.startswith("b.yaml: internal error"))
+    found = re.fullmatch(
+        r"b\.yaml: internal error: TypeError: cannot render \\x1b\[2J, please report it with (\S+)", line
+    )
+    assert found and "TypeError: cannot render" in Path(found[1]).read_text()
+    assert "ncuverify: 3 passed" in text  # the run's summary still counts every file
