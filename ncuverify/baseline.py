@@ -146,6 +146,10 @@ def parse_tolerance(text: str) -> tuple[str, Tolerance]:
         value = float(amount)
     except ValueError:
         value = -1.0
+    if not math.isfinite(value):  # nan compares false with everything: it would allow any change
+        raise InputError(
+            f"--tolerance {one_line(repr(text))}: the amount must be a finite number, e.g. gpu__time_duration.sum=rel:0.1"
+        )
     if not name or kind not in ("rel", "abs") or value < 0:
         raise InputError(
             f"--tolerance {text!r}: write NAME=rel:FRACTION or NAME=abs:AMOUNT, e.g. gpu__time_duration.sum=rel:0.1"

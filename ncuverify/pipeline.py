@@ -431,6 +431,8 @@ def _explained(
             )
     except (EnvironmentProblem, InputError) as problem:
         unexplained = {path for path, _ in wanted}
+        if profiled.replayed and isinstance(problem, InputError):  # a damaged recording is wrong input
+            return [replace(r, input_error=str(problem)) if r.path in unexplained else r for r in results]
         warning = f"no explanation from ncu: {problem}"
         return [replace(r, warnings=[*r.warnings, warning]) if r.path in unexplained else r for r in results]
     return [_with_explanations_isolated(r, wanted, found) for r in results]

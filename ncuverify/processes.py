@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,8 @@ from typing import IO
 # What is read back of a command's output: enough for any report ncuverify parses, and a bound on
 # what a hostile tool can make it hold in memory.
 MAX_OUTPUT_BYTES = 256 * 1024 * 1024
+# How long a killed group may take to be gone: its processes are reaped by init, which can lag.
+GROUP_END_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -80,10 +83,18 @@ def start_group(
 
 
 def kill_group(process: subprocess.Popen[bytes]) -> None:
-    """Kill the process and everything it started, then reap it. Safe to call more than once."""
+    """Kill the process and everything it started, reap it, and wait (at most GROUP_END_S) until no
+    process of its group is left, so that none writes anything afterwards. Safe to call more than once."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
     process.wait()
+    deadline = time.monotonic() + GROUP_END_S
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.05)
 
 
 def _read(file: IO[bytes]) -> str:

@@ -12,7 +12,6 @@ import csv
 import math
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -227,9 +226,8 @@ def planned_case(name: str, case: CaseSpec, build: KernelBuild, cubin_path: Path
 MAX_LOG_BYTES = 64 * 1024 * 1024
 MAX_STATUS_BYTES = 16 * 1024 * 1024
 MAX_OUTPUT_BYTES = 4 * 1024 * 1024  # of the runner's output, its end: where the errors are
-# How often a running process is looked at, and how long its killed group may take to be gone.
+# How often a running process is looked at.
 _POLL_S = 0.2
-_GROUP_END_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -413,7 +411,7 @@ def _wait(
             if time.monotonic() - changed > timeout_s:
                 return _Watched(True, progress)
     finally:  # Ctrl-C included: nothing of the group may outlive the run
-        _stop(process)
+        kill_group(process)
     return _Watched(False, _progress(_progress_text(progress_file), names))
 
 
@@ -431,19 +429,6 @@ def _progress(text: str | None, names: Sequence[str]) -> Progress | None:
     if progress is None or (progress.case is not None and progress.case not in names):
         return None
     return progress
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    """Kill the process's group and wait until no process of it is left (a killed process may take a
-    moment to go): none then writes into the work folder."""
-    kill_group(process)
-    deadline = time.monotonic() + _GROUP_END_S
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            return
-        time.sleep(0.05)
 
 
 def _read_log(path: Path) -> str:
