@@ -456,11 +456,22 @@ def merge(
 
 
 def _merged_identity(shards: Sequence[export.Shard], partial: bool) -> export.ShardOf | None:
-    """A whole run merged is the whole (1/1) of its suite; a partial merge is not (see to_json)."""
+    """A merged run is the whole (1/1) of its suite; a partial merge says which shares it lacks (or
+    that it cannot tell: shards of earlier versions), so that it never passes for a whole run later."""
     identities = [shard.shard for shard in shards]
-    if partial or not identities or None in identities:
-        return None
-    return export.ShardOf(1, 1, identities[0].suite)
+    known = [of for of in identities if of is not None]
+    if not known:
+        return export.ShardOf(
+            1, 1, export.suite_digest([r.path for s in shards for r in s.results]), ("?/?",)
+        )
+    missing = {m for of in known for m in of.missing}
+    if partial:
+        missing |= {f"{k}/{known[0].n}" for k in range(1, known[0].n + 1)} - {
+            f"{of.k}/{of.n}" for of in known
+        }
+        if None in identities:
+            missing.add("?/?")
+    return export.ShardOf(1, 1, known[0].suite, tuple(sorted(missing)))
 
 
 def _run_identity(shares: tuple[int, int] | None, paths: Sequence[Path]) -> export.ShardOf:

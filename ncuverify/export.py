@@ -56,6 +56,7 @@ class ShardOf:
     k: int
     n: int
     suite: str  # suite_digest of the run's expectation files
+    missing: tuple[str, ...] = ()  # a merge --partial: the shares it lacked ("2/3"), so it stays partial
 
     def __str__(self) -> str:
         return f"{self.k}/{self.n}"
@@ -199,11 +200,18 @@ def to_json(results: Sequence[FileResult], code: ExitCode | None = None, shard: 
     document = {
         "ncuverify": __version__,
         "exit_code": int(code),
-        "run": {"suite": shard.suite, "shard": [shard.k, shard.n]},
+        "run": _run_record(shard),
         "counts": {verdict.value: sum(r.count(verdict) for r in results) for verdict in Verdict},
         "files": [file_record(result) for result in results],
     }
     return json.dumps(document, indent=1)
+
+
+def _run_record(shard: ShardOf) -> dict[str, Any]:
+    record: dict[str, Any] = {"suite": shard.suite, "shard": [shard.k, shard.n]}
+    if shard.missing:
+        record["missing"] = list(shard.missing)
+    return record
 
 
 # --- reading back ------------------------------------------------------------------------------------
@@ -270,7 +278,7 @@ def _results(document: Any) -> tuple[list[FileResult], ShardOf | None]:
 
 
 def _shard_of(value: Any, where: str) -> ShardOf:
-    record = _object(value, where, {"suite", "shard"})
+    record = _object(value, where, {"suite", "shard"}, {"missing"})
     suite = _text(record["suite"], f"{where}.suite")
     if not re.fullmatch("[0-9a-f]{64}", suite):
         raise _Malformed(f"{where}.suite", f"{_shown(suite)} is not a suite's digest")
@@ -279,7 +287,13 @@ def _shard_of(value: Any, where: str) -> ShardOf:
         raise _Malformed(f"{where}.shard", "not a pair [K, N]")
     n = _integer(pair[1], f"{where}.shard[1]", 1, MAX_SHARDS)
     k = _integer(pair[0], f"{where}.shard[0]", 1, n)
-    return ShardOf(k, n, suite)
+    missing = [
+        _text(m, f"{where}.missing[{i}]")
+        for i, m in enumerate(_list(record.get("missing", []), f"{where}.missing"))
+    ]
+    if len(missing) > MAX_SHARDS or not all(re.fullmatch("[0-9?]{1,5}/[0-9?]{1,5}", m) for m in missing):
+        raise _Malformed(f"{where}.missing", "not a list of shares such as 2/3")
+    return ShardOf(k, n, suite, tuple(missing))
 
 
 _FILE_KEYS = {
@@ -548,6 +562,9 @@ def merge(shards: Sequence[Shard], partial: bool = False) -> tuple[list[FileResu
     if not shards:
         raise InputError("merge: no shards given")
     warnings = [_unchecked(shard, partial) for shard in shards if shard.shard is None]
+    warnings += [
+        _incomplete(shard, shard.shard, partial) for shard in shards if shard.shard and shard.shard.missing
+    ]
     runs = [(shard, shard.shard) for shard in shards if shard.shard is not None]
     if runs:
         _one_run(runs)
@@ -564,6 +581,13 @@ def merge(shards: Sequence[Shard], partial: bool = False) -> tuple[list[FileResu
                 )
             warnings.append(f"merge: {what}: the results are those of {count} shards of the run")
     return _merged(shards), warnings
+
+
+def _incomplete(shard: Shard, of: ShardOf, partial: bool) -> str:
+    what = f"{_name(shard.path)}: a partial merge, without shard{'s' if len(of.missing) > 1 else ''} {', '.join(of.missing)}"
+    if not partial:
+        raise InputError(f"{what} (merge --partial merges it anyway)")
+    return what
 
 
 def _unchecked(shard: Shard, partial: bool) -> str:

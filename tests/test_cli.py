@@ -788,6 +788,13 @@ def test_an_incomplete_set_of_shards_is_refused_unless_partial(tmp_path):
     assert partial.stdout.startswith(
         "warning: merge: shard 2/2 missing: the results are those of 1 of 2 shards of the run\n"
     )
+    # The partial merge says what it lacks, so that it never passes for a whole run later.
+    assert json.loads(out.read_text())["run"]["missing"] == ["2/2"]
+    again = invoke_command("merge", str(out))
+    assert (again.exit_code, again.stdout.strip()) == (
+        ExitCode.BAD_INPUT,
+        f"{out}: a partial merge, without shard 2/2 (merge --partial merges it anyway)",
+    )
     whole = invoke_command("merge", str(part), str(shard_of_sample(tmp_path, 2, 2)), "--json", str(out))
     assert whole.exit_code == ExitCode.OK and "warning" not in whole.stdout
     suite = export.suite_digest([DATA / "sample.yaml"])
