@@ -9,14 +9,20 @@ Grammar (parsed by hand, never by Python's eval, because expectation files are u
 
 A metric without ``@case`` is read from the claim's own case; ``gpu__time_duration.sum@contiguous``
 reads it from another case of the same file. ``sass('LDG\.E\.128')`` counts the SASS instructions of
-the case's kernel whose mnemonic matches the regular expression (see ncuverify.static).
+the case's kernel whose mnemonic matches the regular expression (see ncuverify.static). Patterns are
+RE2's: matched in time linear in the text, so no pattern can make a check hang.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+
+import re2
+
+from ncuverify.text import one_line
 
 _TOKEN = re.compile(
     r"\s*(?:(?P<number>\d[\d_]*(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)"
@@ -177,11 +183,45 @@ class _Parser:
         if closing.text != ")":
             raise self._fail(closing, "')'")
         text = pattern.text[1:-1]
-        try:
-            re.compile(text)
-        except re.error as error:
-            raise ExpressionError(f"sass pattern {text!r} is not a regular expression: {error}") from None
+        sass_regex(text)
         return text
+
+
+MAX_SASS_PATTERN = 256
+
+# RE2's reasons for the constructs a backtracking engine has and a linear-time one cannot have.
+_BACKTRACKING_ONLY = re.compile(
+    r"invalid escape sequence: \\[1-9]|invalid perl operator: \(\?(?:=|!|<=|<!|P)"
+)
+
+
+@functools.lru_cache(maxsize=1024)
+def sass_regex(pattern: str) -> re2._Regexp:
+    """A sass() pattern compiled by RE2; ExpressionError says why one cannot be."""
+    if len(pattern) > MAX_SASS_PATTERN:
+        raise ExpressionError(
+            f"sass pattern of {len(pattern)} characters is too long: at most {MAX_SASS_PATTERN}"
+        )
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print every refused pattern on stderr
+    options.never_capture = True  # a count needs no groups
+    try:
+        return re2.compile(pattern, options)
+    except re2.error as error:
+        raise ExpressionError(_refusal(pattern, error)) from None
+
+
+def _refusal(pattern: str, error: re2.error) -> str:
+    reason = error.args[0].decode("utf-8", "replace") if isinstance(error.args[0], bytes) else str(error)
+    shown = f"sass pattern '{one_line(pattern)}'"
+    engine = "ncuverify matches SASS with a linear-time engine (RE2)"
+    if _BACKTRACKING_ONLY.match(reason):
+        return f"{shown} is not supported: {engine}, which has no backreferences or lookaround"
+    try:
+        re.compile(pattern)
+    except (re.error, OverflowError, RecursionError):
+        return f"{shown} is not a regular expression: {one_line(reason)}"
+    return f"{shown} is not supported: {engine}, which refuses it: {one_line(reason)}"
 
 
 def parse(text: str) -> Expr:

@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from ncuverify.expression import ExpressionError, MetricRef, evaluate, parse, references, render
@@ -44,11 +46,11 @@ def test_references_keep_order_and_cases():
         ("a.sum@3", "a case name after '@'"),
         ("__import__('os')", "expected an operator at column 11"),
         ("sass(LDG)", "expected a quoted pattern"),
-        ("sass('(')", "is not a regular expression"),
+        ("sass('(')", "sass pattern '(' is not a regular expression: missing ): ("),
     ],
 )
 def test_syntax_errors_say_where(text, message):
-    with pytest.raises(ExpressionError, match=message.replace("(", r"\(").replace("$", r"\$")):
+    with pytest.raises(ExpressionError, match=re.escape(message)):
         parse(text)
 
 
@@ -91,3 +93,48 @@ def test_dunder_names_are_only_metric_names():
     with pytest.raises(KeyError):
         evaluate(parse("a.__class__.__bases__"), record)
     assert looked_up == ["a.__class__.__bases__"]
+
+
+ENGINE = "ncuverify matches SASS with a linear-time engine (RE2)"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            r"sass('(a)\1')",
+            rf"sass pattern '(a)\1' is not supported: {ENGINE}, which has no backreferences or lookaround",
+        ),
+        (
+            "sass('LDG(?=\\.E)')",
+            rf"sass pattern 'LDG(?=\.E)' is not supported: {ENGINE}, which has no backreferences or lookaround",
+        ),
+        (
+            "sass('(?<!U)LDG')",
+            f"sass pattern '(?<!U)LDG' is not supported: {ENGINE}, which has no backreferences or lookaround",
+        ),
+        (
+            "sass('(?P<x>L)(?P=x)')",
+            f"sass pattern '(?P<x>L)(?P=x)' is not supported: {ENGINE}, which has no backreferences or lookaround",
+        ),
+        (
+            "sass('LDG++')",
+            f"sass pattern 'LDG++' is not supported: {ENGINE}, which refuses it: bad repetition operator: ++",
+        ),
+        (
+            "sass('L{1001}')",
+            f"sass pattern 'L{{1001}}' is not supported: {ENGINE}, which refuses it: invalid repetition size: {{1001}}",
+        ),
+        ("sass('" + "L" * 257 + "')", "sass pattern of 257 characters is too long: at most 256"),
+        ("sass('\x1b[2J')", "sass pattern '\\x1b[2J' is not a regular expression"),
+    ],
+)
+def test_sass_patterns_a_linear_time_engine_cannot_match_are_refused(text, message):
+    with pytest.raises(ExpressionError) as error:
+        parse(text)
+    assert str(error.value).startswith(message)
+
+
+def test_a_pattern_that_backtracks_exponentially_is_accepted():
+    """(a*)*b hangs a backtracking engine; RE2 matches it in linear time, so it is a pattern like any other."""
+    assert list(references(parse("sass('(L*)*B')"))) == [MetricRef("sass:(L*)*B")]

@@ -42,10 +42,31 @@ def builds():
         ("BRA", "BRX", False),
         (r".*\.SYS", "LDG.E.128.CONSTANT", False),
         (r".*\.SYS", "LDG.E.SYS", True),
+        ("LDG$", "LDG.E", False),  # $ is the mnemonic's end, not a boundary's
+        ("LDG$", "LDG", True),
+        (r"LDG\b", "LDG.E", True),
+        (r"LDG\b", "LDGSTS", False),
+        ("LDG|STG", "STG.E", True),  # an alternation is one pattern, not spliced into a larger one
+        ("(?i)ldg", "LDG.E", True),
+        (r"\QLDG.E\E", "LDG.E.128", True),
+        (r"\QLDG.E\E", "LDGXE", False),
     ],
 )
 def test_sass_patterns_match_up_to_a_modifier_boundary(pattern, mnemonic, matches):
     assert sass_matches(pattern, mnemonic) is matches
+
+
+@pytest.mark.parametrize(
+    ("pattern", "mnemonic"),
+    [
+        ("(A*)*B", "A" * 4000),
+        ("(.*)*Q", "LDG.E.128.CONSTANT.EL.LTC128B.ZFILL.STRONG.GPU"),
+        (r"(\w|\w)*\.X", "LDGSTS" * 500),
+    ],
+)
+def test_patterns_that_backtrack_exponentially_match_in_linear_time(pattern, mnemonic):
+    """Python's re takes 2**len steps on these: were the engine a backtracking one, this would not end."""
+    assert sass_matches(pattern, mnemonic) is False
 
 
 def test_float4_copy_has_128_bit_loads_and_stores(builds):
