@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Discriminator,
@@ -53,7 +54,26 @@ DType = Literal[DTYPES]  # type: ignore[valid-type]
 SCALAR_TYPES = ("int32", "uint32", "int64", "uint64", "float32", "float64")
 
 _ARCH = r"^(sm|compute)_\d{2,3}[af]?$"
-_IDENT = r"^[A-Za-z_][A-Za-z0-9_-]*$"
+MAX_ID_LENGTH = 128
+_ID = re.compile(expression.ID, re.ASCII)
+
+
+def _id(value: str) -> str:
+    """Kernel, case, claim and buffer names: exactly what `metric@case` can name in an expression."""
+    if len(value) > MAX_ID_LENGTH:
+        raise ValueError(f"an id is at most {MAX_ID_LENGTH} characters; this one has {len(value)}")
+    if not _ID.fullmatch(value):
+        raise ValueError(
+            f"{value!r} is not an id: an id has only letters, digits and _, and does not start with a digit"
+        )
+    return value
+
+
+Id = Annotated[
+    str,
+    AfterValidator(_id),
+    WithJsonSchema({"type": "string", "pattern": f"^{expression.ID}$", "maxLength": MAX_ID_LENGTH}),
+]
 
 
 class _Strict(BaseModel):
@@ -108,8 +128,8 @@ class BufferArg(_Strict):
     value: float | None = Field(None, description="the value of a constant fill")
     seed: int = Field(0, ge=0)
     offset: int = Field(0, ge=0, description="elements between the allocation and the pointer passed")
-    name: str | None = Field(
-        None, pattern=_IDENT, description="read the buffer back after the launch, as buffer__NAME.mean etc."
+    name: Id | None = Field(
+        None, description="read the buffer back after the launch, as buffer__NAME.mean etc."
     )
 
     @model_validator(mode="after")
@@ -196,7 +216,7 @@ def _dim3(value: Any, what: str) -> Any:
 class CaseSpec(_Strict):
     """One launch: which kernel, its geometry and its arguments in order."""
 
-    kernel: str
+    kernel: Id
     grid: Dim3
     block: Dim3
     shared_bytes: int = Field(0, ge=0, le=227 * 1024, description="dynamic shared memory per block")
@@ -299,15 +319,15 @@ class ExpectedFailure(_Strict):
 class Claim(_Strict):
     """One checkable statement about a case."""
 
-    id: str = Field(pattern=_IDENT)
-    case: str | None = Field(None, description="the case unqualified metric names are read from")
+    id: Id
+    case: Id | None = Field(None, description="the case unqualified metric names are read from")
     metric: Annotated[str, _TEXT_OR_NUMBER] = Field(
         description="a metric name, a measure, or an expression over them"
     )
     expect: Expectation
     cite: Citation
     note: str | None = Field(None, description="why the assertion differs from the document")
-    control: str | None = Field(None, description="a case on which the same assertion must fail")
+    control: Id | None = Field(None, description="a case on which the same assertion must fail")
     xfail: ExpectedFailure | None = None
     arch: list[Annotated[str, Field(pattern=_ARCH)]] | None = Field(
         None, description="the architectures the claim is about; skipped on others"
@@ -367,8 +387,8 @@ class ExpectationFile(_Strict):
     regressions: dict[str, Tolerance] = Field(
         default_factory=dict, description="per measure, how much worse than a baseline is tolerated"
     )
-    kernels: dict[Annotated[str, Field(pattern=_IDENT)], KernelSpec] = Field(min_length=1)
-    cases: dict[Annotated[str, Field(pattern=_IDENT)], CaseSpec] = Field(min_length=1)
+    kernels: dict[Id, KernelSpec] = Field(min_length=1)
+    cases: dict[Id, CaseSpec] = Field(min_length=1)
     claims: list[Claim] = Field(min_length=1)
 
 
@@ -547,6 +567,8 @@ def _file_location(loc: tuple[str | int, ...]) -> Location:
         if isinstance(part, str) and not is_last and after_index and part in _UNION_TAGS:
             continue
         if isinstance(part, str) and part in _TYPE_NAMES and index > 0:
+            continue
+        if part == "[key]":  # a mapping's key was wrong: the key's own location names it
             continue
         where.append(part)
     return tuple(where)
