@@ -224,3 +224,29 @@ def test_build_command_without_a_target(no_gpu, tmp_path):
     result = CliRunner().invoke(app, ["build", str(path)])
     assert result.exit_code == ExitCode.BAD_INPUT
     assert "no architecture to build for" in result.stdout
+
+
+def test_a_pattern_that_would_hang_a_backtracking_engine_is_counted(no_gpu, tmp_path):
+    """Python's re takes minutes over LDG.E.128.CONSTANT, a mnemonic of the vector kernel, for this pattern."""
+    path = tmp_path / "backtracking.yaml"
+    path.write_text(
+        (DATA / "static.yaml")
+        .read_text()
+        .replace(r"metric: sass('.*\.SYS')", r"metric: sass('((\w|\w)*\.?)*Q')")
+    )
+    result = CliRunner().invoke(app, ["check", "--static-only", str(path)])
+    assert result.exit_code == ExitCode.OK, result.stdout
+    assert "6 passed, 0 failed, 0 errors, 0 skipped" in result.stdout
+
+
+def test_a_pattern_with_a_backreference_is_refused_before_anything_builds(no_gpu, tmp_path):
+    path = tmp_path / "backreference.yaml"
+    text = (DATA / "static.yaml").read_text().replace(r"metric: sass('.*\.SYS')", r"metric: sass('(LDG)\1')")
+    path.write_text(text)
+    line = next(n for n, row in enumerate(text.splitlines(), 1) if r"(LDG)\1" in row)
+    result = CliRunner().invoke(app, ["check", "--static-only", str(path)])
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert (
+        f"{path.name}:{line}: claims[2].metric: sass pattern '(LDG)\\1' is not supported: ncuverify matches "
+        "SASS with a linear-time engine (RE2), which has no backreferences or lookaround"
+    ) in " ".join(result.stdout.split())
