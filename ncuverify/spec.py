@@ -9,10 +9,12 @@ Every problem is reported at once, each with the file, the line and the field.
 from __future__ import annotations
 
 import difflib
+import functools
+import itertools
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -427,9 +429,10 @@ class Claim(_Strict):
             )
         return self
 
-    @property
+    @functools.cached_property
     def expression(self) -> expression.Expr:
-        """The metric as an expression over raw metrics (measures expanded)."""
+        """The metric as an expression over raw metrics (measures expanded); parsed once, as a claim is
+        read at every stage and its metric may be 4096 characters long (the model is frozen)."""
         return expand(expression.parse(self.metric))
 
     def metric_refs(self) -> list[expression.MetricRef]:
@@ -493,6 +496,8 @@ Location = tuple[str | int, ...]
 # What reading one file may cost: its size, how deep its lists and mappings nest (PyYAML's composer
 # recurses once a level) and, with MAX_YAML_NODES, how many values it holds once aliases are expanded.
 MAX_FILE_BYTES = 4 * 1024 * 1024
+MAX_KEY_LENGTH = MAX_TEXT_LENGTH
+MAX_PROBLEMS = 20  # a file's problems shown at once; finding more could take long, and say no more
 MAX_YAML_DEPTH = 64
 MAX_NUMBER_LENGTH = 100
 
@@ -684,6 +689,10 @@ class _YamlReader:
             raise InputError(f"line {line}: a key must be plain text")
         if node.tag not in (_PLAIN_TAG, _STR_TAG):
             raise InputError(f"line {line}: the tag {node.tag} is not allowed")
+        if len(node.value) > MAX_KEY_LENGTH:
+            raise InputError(
+                f"line {line}: a key of {len(node.value)} characters is longer than any ncuverify reads"
+            )
         if node.value == "<<" and node.tag == _PLAIN_TAG:
             raise InputError(
                 f"line {line}: '<<' merges mappings in YAML 1.1 only, and ncuverify reads YAML 1.2: write the keys out"
@@ -779,8 +788,8 @@ def load(path: Path) -> Spec:
         content = ExpectationFile.model_validate(data)
     except ValidationError as error:
         raise InputError(_describe(path, lines, _pydantic_problems(error))) from None
-    problems = list(_reference_problems(content))
-    problems += [(where, message) for where, message in _path_problems(content, path.parent)]
+    found = itertools.chain(_reference_problems(content), _path_problems(content, path.parent))
+    problems = list(itertools.islice(found, MAX_PROBLEMS + 1))  # found lazily: no more than are shown
     if problems:
         raise InputError(_describe(path, lines, problems))
     return Spec(path=path, content=content)
@@ -807,8 +816,8 @@ _ALL_FIELDS = sorted(
 )
 
 
-def _pydantic_problems(error: ValidationError) -> list[tuple[Location, str]]:
-    problems = []
+def _pydantic_problems(error: ValidationError) -> Iterator[tuple[Location, str]]:
+    """Each error pydantic found, as the file's location and a message; lazily, as only a few are shown."""
     for item in error.errors(include_url=False):
         # Union tags and validator names appear in loc; they are not keys of the file.
         where = _file_location(item["loc"])
@@ -826,8 +835,7 @@ def _pydantic_problems(error: ValidationError) -> list[tuple[Location, str]]:
             )
         else:
             message = _scalar_problem(item["type"], item.get("input")) or message
-        problems.append((where, message))
-    return problems
+        yield where, message
 
 
 _NUMBER_ERRORS = ("int_type", "float_type")
@@ -869,12 +877,14 @@ def _file_location(loc: tuple[str | int, ...]) -> Location:
 
 
 def _describe(path: Path, lines: dict[Location, int], problems: Iterable[tuple[Location, str]]) -> str:
-    rendered = []
+    rendered: dict[str, None] = {}
     for where, message in problems:
+        if len(rendered) == MAX_PROBLEMS:
+            return "\n".join([*rendered, f"{path}: and more problems; these are the first {MAX_PROBLEMS}"])
         line = _line_of(lines, where)
         field = _field_name(where)
-        rendered.append(f"{path}:{line}: {field + ': ' if field else ''}{message}")
-    return "\n".join(dict.fromkeys(rendered))
+        rendered.setdefault(f"{path}:{line}: {field + ': ' if field else ''}{message}")
+    return "\n".join(rendered)
 
 
 def _line_of(lines: dict[Location, int], where: Location) -> int:
@@ -891,8 +901,16 @@ def _field_name(where: Location) -> str:
     return text
 
 
+# difflib compares a name with every candidate, at a cost that grows with their lengths: bounded both.
+_SUGGEST_AMONG = 256
+_SUGGEST_LENGTH = 64
+
+
 def _suggest(name: str, known: Iterable[str]) -> str:
-    close = difflib.get_close_matches(name, list(known), n=1)
+    candidates = [candidate for candidate in known if len(candidate) <= _SUGGEST_LENGTH]
+    if len(name) > _SUGGEST_LENGTH or len(candidates) > _SUGGEST_AMONG:
+        return ""
+    close = difflib.get_close_matches(name, candidates, n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 

@@ -710,3 +710,24 @@ def test_a_pattern_re2_cannot_match_names_the_claim(tmp_path):
         f"{path}:{line}: claims[0].metric: sass pattern '(a)\\1' is not supported: ncuverify matches SASS with "
         "a linear-time engine (RE2), which has no backreferences or lookaround"
     )
+
+
+def test_many_problems_among_many_names_are_cut_short(tmp_path):
+    """Suggesting a near name compares it with every name, at a cost that grows with both lengths: a file
+    of many long, alike case names and claims naming none of them must not take hours to refuse."""
+    cases = "".join(f"  {'c' * 100}{i:08d}: {{kernel: copy, grid: 1, block: 32}}\n" for i in range(300))
+    claim = '  - {{id: x{0}, case: {1}x{0:07d}, metric: m, expect: {{equals: 1}}, cite: {{document: d, section: "1", figure: f}}}}\n'
+    claims = "".join(claim.format(i, "c" * 100) for i in range(500))
+    text = CASE_IDS.split("cases:\n")[0] + "cases:\n" + cases + "claims:\n" + claims
+    path = write(tmp_path, text)
+    lines = problems(path).splitlines()
+    assert len(lines) == 21
+    assert (
+        lines[0] == f"{path}:{line_of(text, 'id: x0,')}: claims[0].case: no case named '{'c' * 100}x0000000'"
+    )
+    assert lines[-1] == f"{path}: and more problems; these are the first 20"
+
+
+def test_a_key_longer_than_any_field_is_refused(tmp_path):
+    path = write(tmp_path, "? " + "k" * 5000 + "\n: 1\n")  # an explicit key: YAML bounds implicit ones
+    assert problems(path) == f"{path}: line 1: a key of 5000 characters is longer than any ncuverify reads"
