@@ -765,8 +765,11 @@ def read_text(path: Path) -> str:
     if not stat.S_ISREG(os.fstat(descriptor).st_mode):
         os.close(descriptor)
         raise InputError(f"{path}: not a regular file")
-    with os.fdopen(descriptor, "rb") as handle:
-        data = handle.read(MAX_FILE_BYTES + 1)
+    try:
+        with os.fdopen(descriptor, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as error:
+        raise InputError(f"{path}: cannot read it ({error.strerror})") from None
     if len(data) > MAX_FILE_BYTES:
         raise InputError(f"{path}: larger than {MAX_FILE_BYTES} bytes (4 MiB); refusing to read it")
     try:
@@ -1005,12 +1008,13 @@ PROJECT_MARKERS = (".git", "pyproject.toml", ".ncuverify-root")
 
 
 def project_root(folder: Path) -> Path:
-    """The nearest folder at or above the expectation file's that marks a project; else its own."""
-    folder = folder.resolve()
+    """The nearest folder at or above the expectation file's that marks a project; else its own. Found
+    along the path as written, then resolved: a folder that links out of the project leaves it."""
+    folder = Path(os.path.abspath(folder))
     for candidate in (folder, *folder.parents):
         if any((candidate / marker).exists() for marker in PROJECT_MARKERS):
-            return candidate
-    return folder
+            return candidate.resolve()
+    return folder.resolve()
 
 
 def _path_problems(content: ExpectationFile, folder: Path) -> Iterable[tuple[Location, str]]:

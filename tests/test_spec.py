@@ -731,3 +731,15 @@ def test_many_problems_among_many_names_are_cut_short(tmp_path):
 def test_a_key_longer_than_any_field_is_refused(tmp_path):
     path = write(tmp_path, "? " + "k" * 5000 + "\n: 1\n")  # an explicit key: YAML bounds implicit ones
     assert problems(path) == f"{path}: line 1: a key of 5000 characters is longer than any ncuverify reads"
+
+
+def test_a_folder_linking_out_of_the_project_is_not_read(tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".git").mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "config.yaml").write_text("token: s3cr3t\n")
+    (project / "expectations").symlink_to(elsewhere)
+    path = project / "expectations" / "config.yaml"
+    assert problems(path) == f"{path}: links to {elsewhere / 'config.yaml'}, outside the project ({project})"
