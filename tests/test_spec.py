@@ -541,7 +541,7 @@ KERNEL = "    entry: copy\n"
             'figure: "m@a-b is m@a - b"',
             "figure: " + "x" * 4097,
             "claims[0].cite.figure",
-            "String should have at most 4096 characters",
+            "a text is at most 4096 characters here; this one has 4097",
         ),
     ],
 )
@@ -743,3 +743,14 @@ def test_a_folder_linking_out_of_the_project_is_not_read(tmp_path):
     (project / "expectations").symlink_to(elsewhere)
     path = project / "expectations" / "config.yaml"
     assert problems(path) == f"{path}: links to {elsewhere / 'config.yaml'}, outside the project ({project})"
+
+
+def test_texts_are_bounded_by_length_only():
+    """Whatever characters a figure or note holds (a lone surrogate, a bidi override) are the report's to
+    show safely; the model bounds only their length."""
+    from ncuverify.spec import Citation, Claim, Expectation
+
+    text = "\u202eevil\u2066 \ud800 \ufffe \r\n\t end"
+    cite = Citation(document=text, section=text, figure=text)
+    claim = Claim(id="x", case="a", metric="m", expect=Expectation(equals=1), cite=cite, note=text)
+    assert claim.note == text and claim.cite.figure == text
