@@ -1,26 +1,38 @@
 """Stage 1: load an expectation file and validate it into typed values.
 
 The YAML is read with PyYAML's safe composer and turned into plain values by hand, so that every value
-keeps its line number (for error messages), duplicate keys are refused, and alias expansion is bounded.
-pydantic then validates the shape; references between kernels, cases and claims are checked last.
-Every problem is reported at once, each with the file, the line and the field.
+keeps its line number (for error messages), duplicate keys are refused, plain scalars are typed as
+YAML 1.2's core schema types them (not as YAML 1.1: 010 is not 8, yes is not true), and what reading
+costs is bounded: the file's size, its nesting and its values once aliases are expanded. pydantic then
+validates the shape, strictly where numbers belong; references between kernels, cases and claims are
+checked last. The problems are reported together (the first MAX_PROBLEMS), each with the file, the
+line and the field.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
+import itertools
+import os
 import re
-from collections.abc import Iterable
+import stat
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Discriminator,
     Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
     Tag,
     ValidationError,
     WithJsonSchema,
@@ -53,7 +65,49 @@ DType = Literal[DTYPES]  # type: ignore[valid-type]
 SCALAR_TYPES = ("int32", "uint32", "int64", "uint64", "float32", "float64")
 
 _ARCH = r"^(sm|compute)_\d{2,3}[af]?$"
-_IDENT = r"^[A-Za-z_][A-Za-z0-9_-]*$"
+_MACRO = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+MAX_ID_LENGTH = 128
+_ID = re.compile(expression.ID, re.ASCII)
+
+
+def _id(value: str) -> str:
+    """Kernel, case, claim and buffer names: exactly what `metric@case` can name in an expression."""
+    if len(value) > MAX_ID_LENGTH:
+        raise ValueError(f"an id is at most {MAX_ID_LENGTH} characters; this one has {len(value)}")
+    if not _ID.fullmatch(value):
+        raise ValueError(
+            f"{value!r} is not an id: an id has only letters, digits and _, and does not start with a digit"
+        )
+    return value
+
+
+Id = Annotated[
+    str,
+    AfterValidator(_id),
+    WithJsonSchema({"type": "string", "pattern": f"^{expression.ID}$", "maxLength": MAX_ID_LENGTH}),
+]
+
+
+MAX_TEXT_LENGTH = 4096
+
+# Where a number belongs, only a number: no boolean (lax pydantic reads true as 1), no text ("1024").
+# A float field takes an int.
+Int = StrictInt
+Float = StrictFloat
+Finite = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+
+
+def _bounded(value: str) -> str:
+    """pydantic's own max_length refuses a lone surrogate as no text at all; len() counts it."""
+    if len(value) > MAX_TEXT_LENGTH:
+        raise ValueError(f"a text is at most {MAX_TEXT_LENGTH} characters here; this one has {len(value)}")
+    return value
+
+
+Text = Annotated[
+    str, AfterValidator(_bounded), WithJsonSchema({"type": "string", "maxLength": MAX_TEXT_LENGTH})
+]
 
 
 class _Strict(BaseModel):
@@ -61,29 +115,78 @@ class _Strict(BaseModel):
 
 
 def _as_text(value: Any) -> Any:
-    """YAML reads `section: 2.2` as a number; a section or figure is text whatever it looks like."""
+    """YAML reads `section: 2.2` as a number; a section or figure is text whatever it looks like, and
+    the text is the one written (`section: 2.10`, not 2.1)."""
+    if isinstance(value, _Int | _Float):
+        return value.text
     return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
 
 
 # --- kernels ---------------------------------------------------------------------------------------------
 
 
+def _macro_name(value: str) -> str:
+    if len(value) > MAX_ID_LENGTH or not _MACRO.fullmatch(value):
+        raise ValueError(
+            f"{value[:MAX_ID_LENGTH]!r} is not a macro name: letters, digits and _, not first a digit, "
+            f"at most {MAX_ID_LENGTH} characters"
+        )
+    return value
+
+
+def _define_value(value: Any) -> Any:
+    """A define takes text and numbers alike, so `N: 010` could mean the text 010, 8 or 10: say which."""
+    if isinstance(value, Yaml11Text):
+        raise ValueError(_ambiguous(value))
+    if not isinstance(value, str | int | float | None):
+        raise ValueError("a define's value is text, a number, true, false or null")
+    if isinstance(value, str) and len(value) > MAX_TEXT_LENGTH:
+        raise ValueError(
+            f"a define's value is at most {MAX_TEXT_LENGTH} characters; this one has {len(value)}"
+        )
+    if isinstance(value, str) and _CONTROL.search(value):
+        raise ValueError(
+            "a define's value is one line: a newline in it would reach the compiler as a line of its own"
+        )
+    return value
+
+
+MacroName = Annotated[
+    str,
+    AfterValidator(_macro_name),
+    WithJsonSchema({"type": "string", "pattern": f"^{_MACRO.pattern}$", "maxLength": MAX_ID_LENGTH}),
+]
+DefineValue = Annotated[
+    str | Int | Float | bool | None,
+    BeforeValidator(_define_value),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string", "pattern": "^[^\\x00-\\x1f\\x7f]*$", "maxLength": MAX_TEXT_LENGTH},
+                {"type": ["number", "boolean", "null"]},
+            ]
+        }
+    ),
+]
+
+
 class KernelSpec(_Strict):
     """One kernel: where its source is, which entry point, and how to compile it."""
 
-    file: str | None = Field(None, description="a .cu file, relative to the expectation file")
+    file: Text | None = Field(None, description="a .cu file, relative to the expectation file")
     source: str | None = Field(None, description="inline CUDA C++ source")
     entry: str = Field(
         pattern=r"^[A-Za-z_][A-Za-z0-9_:]*(<.+>)?$",
+        max_length=MAX_TEXT_LENGTH,
         description='an extern "C" name, or a template instantiation such as copy_stride<32>',
     )
-    defines: dict[str, str | int | float | bool | None] = Field(default_factory=dict)
-    include_dirs: list[str] = Field(default_factory=list, description="relative to the expectation file")
+    defines: dict[MacroName, DefineValue] = Field(default_factory=dict)
+    include_dirs: list[Text] = Field(default_factory=list, description="relative to the expectation file")
     arch: str | None = Field(None, pattern=_ARCH, description="pin the target, e.g. sm_90")
-    lineinfo: bool = True
+    lineinfo: StrictBool = True
     std: Literal["c++11", "c++14", "c++17", "c++20"] = "c++17"
-    max_registers: int | None = Field(None, ge=1, le=255)
-    flags: list[str] = Field(default_factory=list, description="extra NVRTC options")
+    max_registers: Int | None = Field(None, ge=1, le=255)
+    flags: list[Text] = Field(default_factory=list, description="extra NVRTC options")
 
     @model_validator(mode="after")
     def _one_source(self) -> KernelSpec:
@@ -103,13 +206,15 @@ class BufferArg(_Strict):
     """A device buffer: `{buffer: float32, count: 1024, fill: random, seed: 1, offset: 1}`."""
 
     buffer: DType
-    count: int = Field(ge=1, le=2**36, description="elements the kernel sees (after the offset)")
+    count: Int = Field(ge=1, le=2**36, description="elements the kernel sees (after the offset)")
     fill: Literal["zeros", "constant", "iota", "random"] = "zeros"
-    value: float | None = Field(None, description="the value of a constant fill")
-    seed: int = Field(0, ge=0)
-    offset: int = Field(0, ge=0, description="elements between the allocation and the pointer passed")
-    name: str | None = Field(
-        None, pattern=_IDENT, description="read the buffer back after the launch, as buffer__NAME.mean etc."
+    value: Float | None = Field(None, description="the value of a constant fill")
+    seed: Int = Field(0, ge=0, le=2**64 - 1)
+    offset: Int = Field(
+        0, ge=0, le=2**36, description="elements between the allocation and the pointer passed"
+    )
+    name: Id | None = Field(
+        None, description="read the buffer back after the launch, as buffer__NAME.mean etc."
     )
 
     @model_validator(mode="after")
@@ -120,27 +225,27 @@ class BufferArg(_Strict):
 
 
 class Int32Arg(_Strict):
-    int32: int = Field(ge=-(2**31), le=2**31 - 1)
+    int32: Int = Field(ge=-(2**31), le=2**31 - 1)
 
 
 class UInt32Arg(_Strict):
-    uint32: int = Field(ge=0, le=2**32 - 1)
+    uint32: Int = Field(ge=0, le=2**32 - 1)
 
 
 class Int64Arg(_Strict):
-    int64: int = Field(ge=-(2**63), le=2**63 - 1)
+    int64: Int = Field(ge=-(2**63), le=2**63 - 1)
 
 
 class UInt64Arg(_Strict):
-    uint64: int = Field(ge=0, le=2**64 - 1)
+    uint64: Int = Field(ge=0, le=2**64 - 1)
 
 
 class Float32Arg(_Strict):
-    float32: float
+    float32: Float
 
 
 class Float64Arg(_Strict):
-    float64: float
+    float64: Float
 
 
 def _argument_kind(value: Any) -> str | None:
@@ -186,6 +291,9 @@ Dim3 = Annotated[
 def _dim3(value: Any, what: str) -> Any:
     if isinstance(value, int) and not isinstance(value, bool):
         value = [value]
+    for scalar in value if isinstance(value, list) else [value]:
+        if isinstance(scalar, Yaml11Text):
+            raise ValueError(_not_a_number(scalar))
     if not isinstance(value, list | tuple) or not 1 <= len(value) <= 3:
         raise ValueError(f"{what} is a number or a list of 1 to 3 numbers, e.g. [32, 8]")
     if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in value):
@@ -196,12 +304,12 @@ def _dim3(value: Any, what: str) -> Any:
 class CaseSpec(_Strict):
     """One launch: which kernel, its geometry and its arguments in order."""
 
-    kernel: str
+    kernel: Id
     grid: Dim3
     block: Dim3
-    shared_bytes: int = Field(0, ge=0, le=227 * 1024, description="dynamic shared memory per block")
+    shared_bytes: Int = Field(0, ge=0, le=227 * 1024, description="dynamic shared memory per block")
     args: list[Argument] = Field(default_factory=list)
-    repeat: int = Field(1, ge=1, le=100, description="launches to profile; each metric is their median")
+    repeat: Int = Field(1, ge=1, le=100, description="launches to profile; each metric is their median")
 
     @field_validator("grid", mode="before")
     @classmethod
@@ -238,16 +346,16 @@ class CaseSpec(_Strict):
 # --- claims ----------------------------------------------------------------------------------------------
 
 
-_TEXT_OR_NUMBER = WithJsonSchema({"type": ["string", "number"]})
+_TEXT_OR_NUMBER = WithJsonSchema({"type": ["string", "number"], "maxLength": MAX_TEXT_LENGTH})
 
 
 class Citation(_Strict):
     """Where a claim comes from: the document, its section and the figure it states."""
 
-    document: str
-    section: Annotated[str, _TEXT_OR_NUMBER]
-    figure: Annotated[str, _TEXT_OR_NUMBER] = Field(description="what the document states, in its words")
-    value: float | None = Field(None, description="the document's number, where it gives one")
+    document: Text
+    section: Annotated[Text, _TEXT_OR_NUMBER]
+    figure: Annotated[Text, _TEXT_OR_NUMBER] = Field(description="what the document states, in its words")
+    value: Float | None = Field(None, description="the document's number, where it gives one")
     holds: Annotated[
         Literal["yes", "approximately", "no"],
         WithJsonSchema({"anyOf": [{"enum": ["yes", "approximately", "no"]}, {"type": "boolean"}]}),
@@ -258,20 +366,24 @@ class Citation(_Strict):
     @field_validator("holds", mode="before")
     @classmethod
     def _holds_words(cls, value: Any) -> Any:
-        """true/false read as yes/no."""
-        return {True: "yes", False: "no"}.get(value, value) if isinstance(value, bool) else value
+        """true/false read as yes/no, and so do Yes, YES, No and NO, as YAML 1.1 read them."""
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        if isinstance(value, str) and value in ("Yes", "YES", "No", "NO"):
+            return value.lower()
+        return str(value) if isinstance(value, str) else value
 
 
 class Expectation(_Strict):
     """The assertion: exactly one of equals, at_least, at_most, between or approx (with rel or abs)."""
 
-    equals: float | None = None
-    at_least: float | None = None
-    at_most: float | None = None
-    between: tuple[float, float] | None = None
-    approx: float | None = None
-    rel: float | None = Field(None, gt=0)
-    abs: float | None = Field(None, gt=0)
+    equals: Finite | None = None
+    at_least: Finite | None = None
+    at_most: Finite | None = None
+    between: tuple[Finite, Finite] | None = None
+    approx: Finite | None = None
+    rel: Finite | None = Field(None, gt=0)
+    abs: Finite | None = Field(None, gt=0)
 
     @model_validator(mode="after")
     def _exactly_one(self) -> Expectation:
@@ -292,25 +404,27 @@ class Expectation(_Strict):
 class ExpectedFailure(_Strict):
     """A claim known not to hold (on some architectures), and why."""
 
-    reason: str
-    arch: list[Annotated[str, Field(pattern=_ARCH)]] | None = Field(None, description="where; all if absent")
+    reason: Text
+    arch: list[Annotated[str, Field(pattern=_ARCH)]] | None = Field(
+        None, min_length=1, description="where; all if absent"
+    )
 
 
 class Claim(_Strict):
     """One checkable statement about a case."""
 
-    id: str = Field(pattern=_IDENT)
-    case: str | None = Field(None, description="the case unqualified metric names are read from")
+    id: Id
+    case: Id | None = Field(None, description="the case unqualified metric names are read from")
     metric: Annotated[str, _TEXT_OR_NUMBER] = Field(
         description="a metric name, a measure, or an expression over them"
     )
     expect: Expectation
     cite: Citation
-    note: str | None = Field(None, description="why the assertion differs from the document")
-    control: str | None = Field(None, description="a case on which the same assertion must fail")
+    note: Text | None = Field(None, description="why the assertion differs from the document")
+    control: Id | None = Field(None, description="a case on which the same assertion must fail")
     xfail: ExpectedFailure | None = None
     arch: list[Annotated[str, Field(pattern=_ARCH)]] | None = Field(
-        None, description="the architectures the claim is about; skipped on others"
+        None, min_length=1, description="the architectures the claim is about; skipped on others"
     )
 
     _text = field_validator("metric", mode="before")(_as_text)
@@ -329,9 +443,10 @@ class Claim(_Strict):
             )
         return self
 
-    @property
+    @functools.cached_property
     def expression(self) -> expression.Expr:
-        """The metric as an expression over raw metrics (measures expanded)."""
+        """The metric as an expression over raw metrics (measures expanded); parsed once, as a claim is
+        read at every stage and its metric may be 4096 characters long (the model is frozen)."""
         return expand(expression.parse(self.metric))
 
     def metric_refs(self) -> list[expression.MetricRef]:
@@ -345,8 +460,8 @@ class Claim(_Strict):
 class Tolerance(_Strict):
     """How much worse than the baseline a measure may get: a fraction (rel) or an amount (abs)."""
 
-    rel: float | None = Field(None, ge=0)
-    abs: float | None = Field(None, ge=0)
+    rel: Float | None = Field(None, ge=0)
+    abs: Float | None = Field(None, ge=0)
 
     @model_validator(mode="after")
     def _one(self) -> Tolerance:
@@ -364,11 +479,11 @@ class ExpectationFile(_Strict):
     """The whole file, as validated."""
 
     arch: str | None = Field(None, pattern=_ARCH, description="build target when no GPU can be asked")
-    regressions: dict[str, Tolerance] = Field(
+    regressions: dict[Text, Tolerance] = Field(
         default_factory=dict, description="per measure, how much worse than a baseline is tolerated"
     )
-    kernels: dict[Annotated[str, Field(pattern=_IDENT)], KernelSpec] = Field(min_length=1)
-    cases: dict[Annotated[str, Field(pattern=_IDENT)], CaseSpec] = Field(min_length=1)
+    kernels: dict[Id, KernelSpec] = Field(min_length=1)
+    cases: dict[Id, CaseSpec] = Field(min_length=1)
     claims: list[Claim] = Field(min_length=1)
 
 
@@ -388,9 +503,146 @@ class Spec:
         return self.path.name
 
 
-# --- loading ---------------------------------------------------------------------------------------------
+# --- reading YAML ----------------------------------------------------------------------------------------
 
 Location = tuple[str | int, ...]
+
+# What reading one file may cost: its size, how deep its lists and mappings nest (PyYAML's composer
+# recurses once a level) and, with MAX_YAML_NODES, how many values it holds once aliases are expanded.
+MAX_FILE_BYTES = 4 * 1024 * 1024
+MAX_KEY_LENGTH = MAX_TEXT_LENGTH
+MAX_PROBLEMS = 20  # a file's problems shown at once; finding more could take long, and say no more
+MAX_YAML_DEPTH = 64
+MAX_NUMBER_LENGTH = 100
+
+# Plain scalars are typed by YAML 1.2's core schema, not by PyYAML's YAML 1.1 resolver, which reads
+# 010 as 8, 1:30 as 90 and yes as true. The loader tags every plain scalar so, and the reader types it.
+_PLAIN_TAG = "tag:ncuverify,2025:plain"
+_STR_TAG = "tag:yaml.org,2002:str"
+_NULL = re.compile(r"~|null|Null|NULL|")
+_TRUE = re.compile(r"true|True|TRUE")
+_FALSE = re.compile(r"false|False|FALSE")
+_DECIMAL = re.compile(r"[-+]?[0-9]+")
+_LEADING_ZERO = re.compile(r"[-+]?0[0-9]+")  # octal in YAML 1.1, decimal in 1.2: refused as a number
+_OCTAL = re.compile(r"0o[0-7]+")
+_HEXADECIMAL = re.compile(r"0x[0-9a-fA-F]+")
+_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
+_INFINITY = re.compile(r"[-+]?\.(?:inf|Inf|INF)")
+_NAN = re.compile(r"\.(?:nan|NaN|NAN)")
+_YAML11_TAGS = {f"tag:yaml.org,2002:{kind}" for kind in ("bool", "int", "float")}
+
+
+class _Int(int):
+    """An int read from YAML, with its text as written, for the fields that are text (`section: 2.10`)."""
+
+    text: str
+
+    def __new__(cls, value: int, text: str) -> _Int:
+        number = super().__new__(cls, value)
+        number.text = text
+        return number
+
+
+class _Float(float):
+    """A float read from YAML, with its text as written."""
+
+    text: str
+
+    def __new__(cls, value: float, text: str) -> _Float:
+        number = super().__new__(cls, value)
+        number.text = text
+        return number
+
+
+class Yaml11Text(str):
+    """A plain scalar YAML 1.2 reads as text and YAML 1.1 as something else (reading: what, or None where
+    only the leading zero of a number differs). It is text where text belongs and refused, saying why,
+    where a number or a boolean does."""
+
+    reading: bool | int | float | None
+
+    def __new__(cls, text: str, reading: bool | int | float | None) -> Yaml11Text:
+        scalar = super().__new__(cls, text)
+        scalar.reading = reading
+        return scalar
+
+
+def _plain_scalar(text: str, line: int) -> Any:
+    """A plain scalar typed as YAML 1.2's core schema types it."""
+    if _NULL.fullmatch(text):
+        return None
+    if _TRUE.fullmatch(text) or _FALSE.fullmatch(text):
+        return text[0] in "tT"
+    if len(text) > MAX_NUMBER_LENGTH and any(
+        form.fullmatch(text) for form in (_DECIMAL, _OCTAL, _HEXADECIMAL)
+    ):
+        raise InputError(f"line {line}: a number of {len(text)} characters is longer than ncuverify reads")
+    if _LEADING_ZERO.fullmatch(text):
+        return Yaml11Text(text, _yaml11_reading(text))
+    if _DECIMAL.fullmatch(text):
+        return _Int(int(text), text)
+    if _OCTAL.fullmatch(text) or _HEXADECIMAL.fullmatch(text):
+        return _Int(int(text[2:], 8 if text[1] == "o" else 16), text)
+    if _INFINITY.fullmatch(text):
+        return _Float(float("-inf") if text[0] == "-" else float("inf"), text)
+    if _NAN.fullmatch(text):
+        return _Float(float("nan"), text)
+    if _FLOAT.fullmatch(text):
+        return _Float(float(text), text)
+    reading = _yaml11_reading(text)
+    return text if reading is None else Yaml11Text(text, reading)
+
+
+def _yaml11_reading(text: str) -> bool | int | float | None:
+    """What PyYAML's YAML 1.1 resolver makes of a plain scalar, where that is a boolean or a number."""
+    if text in ("y", "Y", "n", "N"):  # booleans in YAML 1.1 itself, though PyYAML reads them as text
+        return text in "yY"
+    if len(text) > 64:
+        return None
+    tag = yaml.resolver.Resolver().resolve(yaml.ScalarNode, text, (True, False))
+    if tag not in _YAML11_TAGS:
+        return None
+    try:
+        value = yaml.constructor.SafeConstructor().construct_object(yaml.ScalarNode(tag, text))
+    except (ValueError, yaml.YAMLError):
+        return None
+    return value if isinstance(value, bool | int | float) else None
+
+
+def _yaml11_described(scalar: Yaml11Text) -> tuple[str, str]:
+    """What YAML 1.1 would read the scalar as, and what to write instead."""
+    value = scalar.reading
+    if isinstance(value, bool):
+        return ("true" if value else "false"), "a number"
+    if value is None:  # a leading zero YAML 1.1 does not read as octal (09)
+        return "text: a leading 0 means octal", str(int(scalar))
+    if _LEADING_ZERO.fullmatch(scalar):
+        return f"octal {value}", f"{value} or {int(scalar)}"
+    kind = "binary " if "0b" in scalar else "sexagesimal " if ":" in scalar else ""
+    return f"{kind}{value}", str(value)
+
+
+def _not_a_number(scalar: Yaml11Text) -> str:
+    reading, instead = _yaml11_described(scalar)
+    return f"{scalar} is not a number here (YAML 1.1 would read it as {reading}): write {instead}"
+
+
+def _not_a_boolean(scalar: Yaml11Text) -> str | None:
+    if not isinstance(scalar.reading, bool):
+        return None
+    word = "true" if scalar.reading else "false"
+    return f"{scalar} is not a boolean here (YAML 1.1 would read it as {word}): write {word}"
+
+
+def _ambiguous(scalar: Yaml11Text) -> str:
+    """For a field that takes text and numbers alike: which one the author meant is not known."""
+    reading, instead = _yaml11_described(scalar)
+    if isinstance(scalar.reading, bool):
+        instead = reading
+    return (
+        f"{scalar} is read differently by YAML 1.1 ({reading}) and YAML 1.2: write {instead}, "
+        f"or '{scalar}' in quotes for the text"
+    )
 
 
 @dataclass
@@ -400,24 +652,32 @@ class _YamlReader:
     lines: dict[Location, int]
     budget: int = MAX_YAML_NODES
 
-    def value(self, node: yaml.Node, where: Location) -> Any:
+    def value(self, node: yaml.Node, where: Location, depth: int = 0) -> Any:
+        self._spend()
+        line = node.start_mark.line + 1
+        if depth > MAX_YAML_DEPTH:  # an alias can nest what the text does not
+            raise InputError(
+                f"line {line}: lists and mappings nest deeper than {MAX_YAML_DEPTH} levels once aliases are expanded"
+            )
+        self.lines.setdefault(where, line)
+        if isinstance(node, yaml.MappingNode):
+            self._plain(node, "map", line)
+            return self._mapping(node, where, depth)
+        if isinstance(node, yaml.SequenceNode):
+            self._plain(node, "seq", line)
+            return [self.value(item, (*where, i), depth + 1) for i, item in enumerate(node.value)]
+        if node.tag == _PLAIN_TAG:
+            return _plain_scalar(node.value, line)
+        if node.tag == _STR_TAG:
+            return node.value
+        raise InputError(f"line {line}: the tag {node.tag} is not allowed")
+
+    def _spend(self) -> None:
         self.budget -= 1
         if self.budget < 0:
             raise InputError(
                 f"more than {MAX_YAML_NODES} values once aliases are expanded; refusing to read on"
             )
-        line = node.start_mark.line + 1
-        self.lines.setdefault(where, line)
-        if isinstance(node, yaml.MappingNode):
-            self._plain(node, "map", line)
-            return self._mapping(node, where)
-        if isinstance(node, yaml.SequenceNode):
-            self._plain(node, "seq", line)
-            return [self.value(item, (*where, i)) for i, item in enumerate(node.value)]
-        try:
-            return yaml.constructor.SafeConstructor().construct_object(node, deep=True)
-        except yaml.YAMLError as error:
-            raise InputError(f"line {line}: not valid here: {getattr(error, 'problem', error)}") from None
 
     @staticmethod
     def _plain(node: yaml.Node, kind: str, line: int) -> None:
@@ -425,30 +685,63 @@ class _YamlReader:
         if node.tag != f"tag:yaml.org,2002:{kind}":
             raise InputError(f"line {line}: the tag {node.tag} is not allowed")
 
-    def _mapping(self, node: yaml.MappingNode, where: Location) -> dict[str, Any]:
-        yaml.constructor.SafeConstructor().flatten_mapping(node)
+    def _mapping(self, node: yaml.MappingNode, where: Location, depth: int) -> dict[str, Any]:
         result: dict[str, Any] = {}
         for key_node, value_node in node.value:
-            key = self.value(key_node, (*where, "<key>"))
-            if not isinstance(key, str | int | float | bool):
-                raise InputError(f"line {key_node.start_mark.line + 1}: a key must be plain text")
-            key = str(key)
+            key = self._key(key_node)
             if key in result:
                 raise InputError(f"line {key_node.start_mark.line + 1}: duplicate key {key!r}")
             self.lines[(*where, key)] = key_node.start_mark.line + 1
-            result[key] = self.value(value_node, (*where, key))
+            result[key] = self.value(value_node, (*where, key), depth + 1)
         return result
+
+    def _key(self, node: yaml.Node) -> str:
+        """A key is text as written: `010:` is the key '010'."""
+        self._spend()
+        line = node.start_mark.line + 1
+        if not isinstance(node, yaml.ScalarNode):
+            raise InputError(f"line {line}: a key must be plain text")
+        if node.tag not in (_PLAIN_TAG, _STR_TAG):
+            raise InputError(f"line {line}: the tag {node.tag} is not allowed")
+        if len(node.value) > MAX_KEY_LENGTH:
+            raise InputError(
+                f"line {line}: a key of {len(node.value)} characters is longer than any ncuverify reads"
+            )
+        if node.value == "<<" and node.tag == _PLAIN_TAG:
+            raise InputError(
+                f"line {line}: '<<' merges mappings in YAML 1.1 only, and ncuverify reads YAML 1.2: write the keys out"
+            )
+        return str(node.value)
 
 
 class _Loader(yaml.SafeLoader):
-    """PyYAML's safe loader, reading 1e6 and 4.8e12 as numbers (YAML 1.2 does; 1.1 wants 4.8e+12)."""
+    """PyYAML's safe loader, used only to compose nodes: the reader types plain scalars (YAML 1.2), and
+    nesting and size are bounded here, while composing, before the composer's recursion can overflow."""
 
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.depth = 0
+        self.nodes = 0
 
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^[-+]?(?:[0-9][0-9_]*)?(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
-    list("-+0123456789."),
-)
+    def resolve(self, kind: type[yaml.Node], value: str | None, implicit: Any) -> str:
+        if kind is yaml.ScalarNode and implicit[0]:
+            return _PLAIN_TAG
+        return super().resolve(kind, value, implicit)
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+        line = self.peek_event().start_mark.line + 1
+        self.nodes += 1
+        if self.nodes > MAX_YAML_NODES:
+            raise InputError(f"line {line}: more than {MAX_YAML_NODES} values; refusing to read on")
+        if not self.check_event(yaml.SequenceStartEvent, yaml.MappingStartEvent):
+            return super().compose_node(parent, index)
+        self.depth += 1
+        if self.depth > MAX_YAML_DEPTH:
+            raise InputError(f"line {line}: lists and mappings nest deeper than {MAX_YAML_DEPTH} levels")
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
 
 def read_yaml(text: str) -> tuple[Any, dict[Location, int]]:
@@ -472,14 +765,36 @@ def read_yaml(text: str) -> tuple[Any, dict[Location, int]]:
     return _YamlReader(lines).value(root, ()), lines
 
 
-def load(path: Path) -> Spec:
-    """Read and validate an expectation file; raise InputError naming every problem with its line."""
+def read_text(path: Path) -> str:
+    """The text of an expectation file: a regular file inside its project, of at most MAX_FILE_BYTES."""
+    root = project_root(path.parent)
+    if path.exists() and not path.resolve().is_relative_to(root):
+        raise InputError(f"{path}: links to {path.resolve()}, outside the project ({root})")
     try:
-        text = path.read_text(encoding="utf-8")
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # opening a FIFO would wait for a writer
     except FileNotFoundError:
         raise InputError(f"{path}: no such expectation file") from None
-    except (OSError, UnicodeDecodeError) as error:
+    except OSError as error:
+        raise InputError(f"{path}: cannot read it ({error.strerror})") from None
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise InputError(f"{path}: not a regular file")
+    try:
+        with os.fdopen(descriptor, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as error:
+        raise InputError(f"{path}: cannot read it ({error.strerror})") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise InputError(f"{path}: larger than {MAX_FILE_BYTES} bytes (4 MiB); refusing to read it")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
         raise InputError(f"{path}: cannot read it ({error})") from None
+
+
+def load(path: Path) -> Spec:
+    """Read and validate an expectation file; raise InputError naming every problem with its line."""
+    text = read_text(path)
     try:
         data, lines = read_yaml(text)
     except InputError as error:
@@ -490,8 +805,8 @@ def load(path: Path) -> Spec:
         content = ExpectationFile.model_validate(data)
     except ValidationError as error:
         raise InputError(_describe(path, lines, _pydantic_problems(error))) from None
-    problems = list(_reference_problems(content))
-    problems += [(where, message) for where, message in _path_problems(content, path.parent)]
+    found = itertools.chain(_reference_problems(content), _path_problems(content, path.parent))
+    problems = list(itertools.islice(found, MAX_PROBLEMS + 1))  # found lazily: no more than are shown
     if problems:
         raise InputError(_describe(path, lines, problems))
     return Spec(path=path, content=content)
@@ -518,8 +833,8 @@ _ALL_FIELDS = sorted(
 )
 
 
-def _pydantic_problems(error: ValidationError) -> list[tuple[Location, str]]:
-    problems = []
+def _pydantic_problems(error: ValidationError) -> Iterator[tuple[Location, str]]:
+    """Each error pydantic found, as the file's location and a message; lazily, as only a few are shown."""
     for item in error.errors(include_url=False):
         # Union tags and validator names appear in loc; they are not keys of the file.
         where = _file_location(item["loc"])
@@ -530,8 +845,32 @@ def _pydantic_problems(error: ValidationError) -> list[tuple[Location, str]]:
             message = f"unknown key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
         elif item["type"] == "missing" and where:
             message = f"missing: {where[-1]!r} is required"
-        problems.append((where, message))
-    return problems
+        elif item["type"] == "too_short" and where and where[-1] == "arch":
+            outcome = "be expected to fail nowhere" if "xfail" in where else "never be judged"
+            message = (
+                f"[] names no architecture, so the claim would {outcome}: name one, or leave arch out for all"
+            )
+        else:
+            message = _scalar_problem(item["type"], item.get("input")) or message
+        yield where, message
+
+
+_NUMBER_ERRORS = ("int_type", "float_type")
+
+
+def _scalar_problem(error_type: str, given: Any) -> str | None:
+    """Why a scalar is not the number or boolean its field takes, where YAML explains it."""
+    if isinstance(given, Yaml11Text):
+        if error_type in _NUMBER_ERRORS:
+            return _not_a_number(given)
+        if error_type == "bool_type":
+            return _not_a_boolean(given)
+    elif isinstance(given, str) and error_type in _NUMBER_ERRORS:
+        if any(form.fullmatch(given) for form in (_DECIMAL, _OCTAL, _HEXADECIMAL, _FLOAT)):
+            return f"{given!r} is quoted, so it is text: write {given} without quotes for the number"
+    elif isinstance(given, _Float) and error_type == "int_type" and given.is_integer():
+        return f"{given.text} is not written as a whole number: write {int(given)}"
+    return None
 
 
 _UNION_TAGS = ("buffer", *SCALAR_TYPES)
@@ -548,17 +887,21 @@ def _file_location(loc: tuple[str | int, ...]) -> Location:
             continue
         if isinstance(part, str) and part in _TYPE_NAMES and index > 0:
             continue
+        if part == "[key]":  # a mapping's key was wrong: the key's own location names it
+            continue
         where.append(part)
     return tuple(where)
 
 
 def _describe(path: Path, lines: dict[Location, int], problems: Iterable[tuple[Location, str]]) -> str:
-    rendered = []
+    rendered: dict[str, None] = {}
     for where, message in problems:
+        if len(rendered) == MAX_PROBLEMS:
+            return "\n".join([*rendered, f"{path}: and more problems; these are the first {MAX_PROBLEMS}"])
         line = _line_of(lines, where)
         field = _field_name(where)
-        rendered.append(f"{path}:{line}: {field + ': ' if field else ''}{message}")
-    return "\n".join(dict.fromkeys(rendered))
+        rendered.setdefault(f"{path}:{line}: {field + ': ' if field else ''}{message}")
+    return "\n".join(rendered)
 
 
 def _line_of(lines: dict[Location, int], where: Location) -> int:
@@ -575,8 +918,16 @@ def _field_name(where: Location) -> str:
     return text
 
 
+# difflib compares a name with every candidate, at a cost that grows with their lengths: bounded both.
+_SUGGEST_AMONG = 256
+_SUGGEST_LENGTH = 64
+
+
 def _suggest(name: str, known: Iterable[str]) -> str:
-    close = difflib.get_close_matches(name, list(known), n=1)
+    candidates = [candidate for candidate in known if len(candidate) <= _SUGGEST_LENGTH]
+    if len(name) > _SUGGEST_LENGTH or len(candidates) > _SUGGEST_AMONG:
+        return ""
+    close = difflib.get_close_matches(name, candidates, n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
@@ -671,12 +1022,13 @@ PROJECT_MARKERS = (".git", "pyproject.toml", ".ncuverify-root")
 
 
 def project_root(folder: Path) -> Path:
-    """The nearest folder at or above the expectation file's that marks a project; else its own."""
-    folder = folder.resolve()
+    """The nearest folder at or above the expectation file's that marks a project; else its own. Found
+    along the path as written, then resolved: a folder that links out of the project leaves it."""
+    folder = Path(os.path.abspath(folder))
     for candidate in (folder, *folder.parents):
         if any((candidate / marker).exists() for marker in PROJECT_MARKERS):
-            return candidate
-    return folder
+            return candidate.resolve()
+    return folder.resolve()
 
 
 def _path_problems(content: ExpectationFile, folder: Path) -> Iterable[tuple[Location, str]]:
@@ -702,10 +1054,27 @@ SCHEMA_ID = "https://ncuverify.dev/schema/expectations.schema.json"
 
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of expectation files, from the model, for editors with a YAML language server."""
-    schema = ExpectationFile.model_json_schema()
+    schema = _keys_as_property_names(ExpectationFile.model_json_schema())
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
         "title": "ncuverify expectation file",
         **schema,
     }
+
+
+def _keys_as_property_names(schema: Any) -> Any:
+    """pydantic writes a mapping whose keys have a pattern as patternProperties, which lets a key that
+    does not match (a case named a-b) pass unflagged; propertyNames flags it."""
+    if isinstance(schema, list):
+        return [_keys_as_property_names(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    schema = {key: _keys_as_property_names(value) for key, value in schema.items()}
+    patterns = schema.get("patternProperties")
+    if isinstance(patterns, dict) and len(patterns) == 1:
+        ((pattern, values),) = patterns.items()
+        del schema["patternProperties"]
+        schema["additionalProperties"] = values
+        schema["propertyNames"] = {**schema.get("propertyNames", {}), "pattern": pattern}
+    return schema

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ncuverify.expression import SASS_PREFIX, MetricRef
+from ncuverify.expression import SASS_PREFIX, MetricRef, sass_regex
 
 STATIC_PREFIX = "static__"
 
@@ -102,8 +102,14 @@ def is_static(ref: MetricRef) -> bool:
 
 
 def sass_matches(pattern: str, mnemonic: str) -> bool:
-    """The pattern matches from the mnemonic's start up to a modifier boundary: LDG matches LDG.E, not LDGSTS."""
-    return re.match(f"(?:{pattern})(?=\\.|$)", mnemonic) is not None
+    """The pattern matches from the mnemonic's start up to a modifier boundary: LDG matches LDG.E, not LDGSTS.
+
+    RE2 matches in linear time. The pattern is compiled as written, never spliced into a larger one, and
+    tried up to each boundary in turn: `$` and `\\b` still see the whole mnemonic.
+    """
+    regex = sass_regex(pattern)
+    boundaries = [index for index, character in enumerate(mnemonic) if character == "."]
+    return any(regex.fullmatch(mnemonic, 0, end) is not None for end in (*boundaries, len(mnemonic)))
 
 
 # --- ptxas ---------------------------------------------------------------------------------------------------

@@ -3,11 +3,12 @@ parser end in a result or in their own clean error, never in an unhandled except
 
 import contextlib
 import math
+import re
 import string
 
 import yaml
 from conftest import DATA, FIXTURES
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from ncuverify import expression
@@ -121,3 +122,178 @@ def test_damaged_real_captures_parse_or_fail_cleanly(data):
     except EnvironmentProblem:
         return
     assert list(table.columns) == ["launch", "kernel", "metric", "value", "unit"]
+
+
+# --- the YAML reader ------------------------------------------------------------------------------------
+
+yaml_alphabet = st.sampled_from(
+    [*"[]{}:,-?&*!|>'\"#%@` \n\t\\", "010", "1:30", "yes", "<<", "~", "0x1F", "a", "1"]
+)
+
+
+@FUZZ
+@given(st.lists(yaml_alphabet, max_size=200).map("".join))
+def test_yaml_made_of_its_own_syntax_reads_or_fails_cleanly(text):
+    with contextlib.suppress(InputError):
+        read_yaml(text)
+
+
+@FUZZ
+@given(st.binary(max_size=400))
+def test_any_bytes_load_or_fail_cleanly(tmp_path_factory, data):
+    path = tmp_path_factory.mktemp("fuzz") / "claims.yaml"
+    path.write_bytes(data)
+    with contextlib.suppress(InputError):
+        load(path)
+
+
+@FUZZ
+@given(st.integers(1, 300), st.sampled_from(["[", "{a: ", "- ", "&x [", "{? "]))
+def test_any_nesting_reads_or_fails_cleanly(depth, opening):
+    closing = {"[": "]", "{a: ": "}", "- ": "", "&x [": "]", "{? ": "}"}[opening]
+    text = opening * depth + "1" + closing * depth
+    try:
+        read_yaml(text)
+    except InputError as error:
+        reasons = ("nest deeper than 64 levels", "not valid YAML", "a key must be plain text")
+        assert any(reason in str(error) for reason in reasons)
+        assert depth > 64 or "nest deeper" not in str(error)
+    else:
+        assert depth <= 64
+
+
+# YAML 1.2's core schema (https://yaml.org/spec/1.2.2/#1032-tag-resolution), written out independently.
+CORE_INT = re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+")
+CORE_FLOAT = re.compile(
+    r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)"
+)
+plain_scalars = st.from_regex(
+    r"[-+]?(0[bxo]?)?[0-9a-fA-F_:.]{0,8}([eE][-+]?[0-9]{1,3})?", fullmatch=True
+) | st.sampled_from(
+    ["yes", "No", "on", "OFF", "y", "n", "true", "False", "null", "~", ".inf", "-.Inf", ".NaN", "1:30", "0b1"]
+)
+
+
+@FUZZ
+@given(plain_scalars)
+def test_plain_scalars_are_typed_as_yaml_1_2_core_types_them(text):
+    try:
+        data, _ = read_yaml(f"a: {text}\n")
+    except InputError as error:
+        assert "is longer than ncuverify reads" in str(error) or "not valid YAML" in str(error)
+        return
+    value = data["a"]
+    if isinstance(value, bool):
+        assert text in ("true", "True", "TRUE", "false", "False", "FALSE")
+    elif isinstance(value, int):
+        assert CORE_INT.fullmatch(text) and not re.fullmatch(r"[-+]?0[0-9]+", text)
+    elif isinstance(value, float):
+        assert CORE_FLOAT.fullmatch(text)
+    elif value is not None:
+        assert isinstance(value, str)
+        assert not CORE_FLOAT.fullmatch(text) or re.fullmatch(r"[-+]?0[0-9]+", text)
+
+
+@FUZZ
+@given(plain_scalars)
+def test_a_number_field_takes_a_core_number_or_says_why_not(tmp_path_factory, text):
+    body = (
+        (DATA / "case_ids.yaml")
+        .read_text()
+        .replace("{buffer: float32, count: 32}, {", f"{{buffer: float32, count: {text}}}, {{", 1)
+    )
+    path = tmp_path_factory.mktemp("fuzz") / "claims.yaml"
+    path.write_text(body)
+    try:
+        count = load(path).content.cases["a"].args[0].count
+    except InputError as error:
+        assert str(error).startswith(str(path))
+        return
+    if text.startswith(("0x", "0o")):
+        assert count == int(text[2:], 16 if text[1] == "x" else 8)
+    else:
+        assert re.fullmatch(r"[-+]?(0|[1-9][0-9]*)", text) and count == int(text)
+
+
+# --- expressions -------------------------------------------------------------------------------------------
+
+expression_alphabet = st.sampled_from(
+    [*"()+-*/@.'\" \t_", "a", "sum", "1", "e5", "sass", "x1", "(" * 10, "- " * 10]
+)
+
+
+@FUZZ
+@given(st.lists(expression_alphabet, max_size=300).map("".join))
+def test_expressions_made_of_their_own_syntax_parse_or_fail_cleanly(text):
+    try:
+        parsed = expression.parse(text)
+    except expression.ExpressionError:
+        return
+    expression.render(parsed)
+    list(expression.references(parsed))
+
+
+ids = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,12}", fullmatch=True)
+metric_names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.]{0,20}", fullmatch=True).filter(lambda n: n != "sass")
+patterns = st.sampled_from(["LDG", r"LDG\.E\.128", "(LDL|STL)", "L'D", 'S"T', r".*\.SYS", "(A*)*B"])
+leaves = (
+    st.builds(expression.Number, st.floats(min_value=0, allow_nan=False, allow_infinity=False).map(abs))
+    | st.builds(expression.MetricRef, metric_names, st.none() | ids)
+    | st.builds(lambda p, c: expression.MetricRef(expression.SASS_PREFIX + p, c), patterns, st.none() | ids)
+)
+trees = st.recursive(
+    leaves,
+    lambda children: (
+        st.builds(expression.Negate, children)
+        | st.builds(expression.BinaryOp, st.sampled_from("+-*/"), children, children)
+    ),
+    max_leaves=30,
+)
+
+
+def depth(tree: expression.Expr) -> int:
+    deepest, pending = 0, [(tree, 1)]
+    while pending:
+        node, level = pending.pop()
+        deepest = max(deepest, level)
+        if isinstance(node, expression.Negate):
+            pending.append((node.operand, level + 1))
+        elif isinstance(node, expression.BinaryOp):
+            pending += [(node.left, level + 1), (node.right, level + 1)]
+    return deepest
+
+
+@FUZZ
+@given(trees)
+def test_rendered_expressions_parse_to_the_same_tree(tree):
+    assume(depth(tree) <= expression.MAX_NESTING)  # no deeper than parse accepts
+    assert expression.parse(expression.render(tree)) == tree
+
+
+@FUZZ
+@given(
+    st.lists(
+        st.tuples(metric_names, ids, st.sampled_from([" - ", "-", "+", " * ", "/", "- -"])),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_each_case_read_is_the_case_written(parts):
+    """However the operators around them are spaced, `name@case` reads exactly that case."""
+    text = "".join(f"{name}@{case}{operator}" for name, case, operator in parts) + "1"
+    refs = list(expression.references(expression.parse(text)))
+    assert [(ref.name, ref.case) for ref in refs] == [(name, case) for name, case, _ in parts]
+
+
+@FUZZ
+@given(st.lists(ids, min_size=1, max_size=4, unique=True))
+def test_cases_named_by_any_ids_are_read_as_named(tmp_path_factory, names):
+    content = yaml.safe_load((DATA / "case_ids.yaml").read_text())
+    case = content["cases"]["a"]
+    content["cases"] = {name: case for name in names}
+    content["claims"][0]["case"] = names[0]
+    content["claims"][0]["metric"] = "-".join(f"gpu__time_duration.sum@{name}" for name in names)
+    path = tmp_path_factory.mktemp("fuzz") / "claims.yaml"
+    path.write_text(yaml.safe_dump(content))
+    claim = load(path).content.claims[0]
+    assert [ref.case for ref in claim.metric_refs()] == names

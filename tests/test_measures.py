@@ -1,7 +1,7 @@
 import pytest
 from conftest import ROOT
 
-from ncuverify.expression import MetricRef, parse, references, render
+from ncuverify.expression import MetricRef, evaluate, parse, references, render
 from ncuverify.measures import MEASURES, expand
 
 
@@ -32,3 +32,13 @@ def test_raw_names_pass_through():
 def test_the_readme_lists_every_measure():
     readme = (ROOT / "README.md").read_text()
     assert [name for name in MEASURES if f"`{name}`" not in readme] == []
+
+
+def test_a_long_chain_of_measures_expands_without_recursion():
+    """Each measure expands in place, at the case it was read from, however long the chain."""
+    text = " + ".join(["global_ld_sectors_per_request@a"] * 120)
+    expanded = expand(parse(text))
+    refs = list(references(expanded))
+    assert len(refs) == 240 and {ref.case for ref in refs} == {"a"}
+    assert render(expanded).count("/") == 120
+    assert evaluate(expanded, lambda ref: 64.0 if "sectors" in ref.name else 2.0) == 120 * 32.0

@@ -34,3 +34,24 @@ def test_the_schema_catches_what_editors_should_flag():
     }
     messages = " ".join(e.message for e in validator.iter_errors(bad))
     assert "'extra' was unexpected" in messages and "'yes' is not of type 'boolean'" in messages
+
+
+def test_the_schema_flags_what_ncuverify_refuses():
+    validator = jsonschema.Draft202012Validator(json_schema())
+    content, _ = read_yaml((ROOT / "tests" / "data" / "case_ids.yaml").read_text())
+    assert list(validator.iter_errors(content)) == []
+    content["cases"]["a-b"] = {"kernel": "copy", "grid": 1, "block": 32}
+    content["kernels"]["copy"]["defines"] = {"N -DX": 1, "M": "1\n#include </etc/passwd>"}
+    content["cases"]["a"]["args"][0]["count"] = "1024"
+    content["claims"][0].update(arch=[], id="x" * 129)
+    content["claims"][0]["cite"]["figure"] = "x" * 4097
+    flagged = {tuple(error.absolute_path) for error in validator.iter_errors(content)}
+    assert flagged == {
+        ("cases",),  # the key a-b
+        ("kernels", "copy", "defines"),  # the key N -DX
+        ("kernels", "copy", "defines", "M"),
+        ("cases", "a", "args", 0),
+        ("claims", 0, "arch"),
+        ("claims", 0, "id"),
+        ("claims", 0, "cite", "figure"),
+    }

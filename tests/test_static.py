@@ -42,10 +42,31 @@ def builds():
         ("BRA", "BRX", False),
         (r".*\.SYS", "LDG.E.128.CONSTANT", False),
         (r".*\.SYS", "LDG.E.SYS", True),
+        ("LDG$", "LDG.E", False),  # $ is the mnemonic's end, not a boundary's
+        ("LDG$", "LDG", True),
+        (r"LDG\b", "LDG.E", True),
+        (r"LDG\b", "LDGSTS", False),
+        ("LDG|STG", "STG.E", True),  # an alternation is one pattern, not spliced into a larger one
+        ("(?i)ldg", "LDG.E", True),
+        (r"\QLDG.E\E", "LDG.E.128", True),
+        (r"\QLDG.E\E", "LDGXE", False),
     ],
 )
 def test_sass_patterns_match_up_to_a_modifier_boundary(pattern, mnemonic, matches):
     assert sass_matches(pattern, mnemonic) is matches
+
+
+@pytest.mark.parametrize(
+    ("pattern", "mnemonic"),
+    [
+        ("(A*)*B", "A" * 4000),
+        ("(.*)*Q", "LDG.E.128.CONSTANT.EL.LTC128B.ZFILL.STRONG.GPU"),
+        (r"(\w|\w)*\.X", "LDGSTS" * 500),
+    ],
+)
+def test_patterns_that_backtrack_exponentially_match_in_linear_time(pattern, mnemonic):
+    """Python's re takes 2**len steps on these: were the engine a backtracking one, this would not end."""
+    assert sass_matches(pattern, mnemonic) is False
 
 
 def test_float4_copy_has_128_bit_loads_and_stores(builds):
@@ -203,3 +224,29 @@ def test_build_command_without_a_target(no_gpu, tmp_path):
     result = CliRunner().invoke(app, ["build", str(path)])
     assert result.exit_code == ExitCode.BAD_INPUT
     assert "no architecture to build for" in result.stdout
+
+
+def test_a_pattern_that_would_hang_a_backtracking_engine_is_counted(no_gpu, tmp_path):
+    """Python's re takes minutes over LDG.E.128.CONSTANT, a mnemonic of the vector kernel, for this pattern."""
+    path = tmp_path / "backtracking.yaml"
+    path.write_text(
+        (DATA / "static.yaml")
+        .read_text()
+        .replace(r"metric: sass('.*\.SYS')", r"metric: sass('((\w|\w)*\.?)*Q')")
+    )
+    result = CliRunner().invoke(app, ["check", "--static-only", str(path)])
+    assert result.exit_code == ExitCode.OK, result.stdout
+    assert "6 passed, 0 failed, 0 errors, 0 skipped" in result.stdout
+
+
+def test_a_pattern_with_a_backreference_is_refused_before_anything_builds(no_gpu, tmp_path):
+    path = tmp_path / "backreference.yaml"
+    text = (DATA / "static.yaml").read_text().replace(r"metric: sass('.*\.SYS')", r"metric: sass('(LDG)\1')")
+    path.write_text(text)
+    line = next(n for n, row in enumerate(text.splitlines(), 1) if r"(LDG)\1" in row)
+    result = CliRunner().invoke(app, ["check", "--static-only", str(path)])
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert (
+        f"{path.name}:{line}: claims[2].metric: sass pattern '(LDG)\\1' is not supported: ncuverify matches "
+        "SASS with a linear-time engine (RE2), which has no backreferences or lookaround"
+    ) in " ".join(result.stdout.split())
