@@ -38,7 +38,7 @@ from ncuverify.pipeline import expectation_files, internal_error_line, worst
 from ncuverify.profile import NcuOptions
 from ncuverify.report import block_text, line_text
 from ncuverify.schedule import PassCounts
-from ncuverify.spec import Tolerance, json_schema
+from ncuverify.spec import ARCH_PATTERN, Tolerance, json_schema
 from ncuverify.text import one_line, printable
 
 # The longest time limit an option may set: a week; anything longer is a typo or an attack.
@@ -48,7 +48,6 @@ MAX_SHARDS = 10000
 _SHARD = re.compile(r"([0-9]{1,5})/([0-9]{1,5})")
 _GPU_INDEX = re.compile(r"[0-9]{1,3}")
 # A build target, as an expectation file's `arch` is written (sm_90, sm_90a, compute_80).
-_ARCH = re.compile(r"(sm|compute)_[0-9]{2,3}[af]?")
 
 
 class _Guarded(TyperGroup):
@@ -85,7 +84,7 @@ def _seconds(value: float) -> float:
 
 
 def _arch(value: str | None) -> str | None:
-    if value is not None and not _ARCH.fullmatch(value):
+    if value is not None and not re.fullmatch(ARCH_PATTERN, value, re.ASCII):
         raise typer.BadParameter(f"{one_line(repr(value))}: write a build target such as sm_90 or sm_90a")
     return value
 

@@ -69,6 +69,10 @@ def _listed(chip: str, ncu: str | None) -> frozenset[str] | str | None:
     return frozenset(word for word in words if _METRIC_BASE.fullmatch(word)) or None
 
 
+MAX_SUGGESTIONS = 20
+MAX_SUGGESTED_LENGTH = 128
+
+
 def unknown(names: set[str], arch: str, ncu: str | None = None) -> dict[str, str]:
     """The names ncu does not know on arch's chip, each with a suggestion ('' if none); {} where neither
     the package nor ncu has a list for that chip."""
@@ -81,6 +85,8 @@ def unknown(names: set[str], arch: str, ncu: str | None = None) -> dict[str, str
         base = name.split(".", 1)[0]
         if base in bases or name in _UNLISTED or name.startswith(_UNLISTED_PREFIXES):
             continue
-        close = difflib.get_close_matches(base, bases, n=1, cutoff=0.8)
+        # A suggestion costs a pass over thousands of names: only the first few unknown names get one.
+        wanted = len(problems) < MAX_SUGGESTIONS and len(base) <= MAX_SUGGESTED_LENGTH
+        close = difflib.get_close_matches(base, bases, n=1, cutoff=0.8) if wanted else []
         problems[name] = close[0] + name[len(base) :] if close else ""
     return problems

@@ -32,6 +32,7 @@ from ncuverify.build import KernelBuild
 from ncuverify.errors import InputError
 from ncuverify.processes import TimedOut, run_bounded
 from ncuverify.runner import CaseStatus, StatusError, read_statuses, statuses_json
+from ncuverify.spec import ARCH_PATTERN
 from ncuverify.text import one_line
 
 LOG = "ncu.log"
@@ -48,7 +49,6 @@ MAX_RUNS = 10_000
 # nvidia-smi answers in well under a second; one that does not is stuck.
 NVIDIA_SMI_TIMEOUT_S = 10.0
 # The build targets an expectation file may name (a recording's arch is built for on replay).
-_ARCH = re.compile(r"(sm|compute)_[0-9]{2,3}[af]?")
 _VERSION = re.compile(r"[0-9]+(\.[0-9]+)*")
 _MAX_FIELD = 64 * 1024
 
@@ -89,7 +89,7 @@ class Provenance:
         values: dict[str, Any] = {}
         for name in sorted(names - {"ncu_command", "kernels"}):
             values[name] = _field_string(data, name, optional=name in optional)
-        if not _ARCH.fullmatch(values["arch"]):
+        if not re.fullmatch(ARCH_PATTERN, values["arch"], re.ASCII):
             raise ValueError("arch: not a build target such as sm_90")
         command = data.get("ncu_command")
         if not (isinstance(command, list) and all(isinstance(word, str) for word in command)):

@@ -64,7 +64,7 @@ DTYPES = (
 DType = Literal[DTYPES]  # type: ignore[valid-type]
 SCALAR_TYPES = ("int32", "uint32", "int64", "uint64", "float32", "float64")
 
-_ARCH = r"^(sm|compute)_\d{2,3}[af]?$"
+ARCH_PATTERN = r"^(sm|compute)_\d{2,3}[af]?$"  # a build target: sm_90, sm_90a, compute_80
 _MACRO = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 MAX_ID_LENGTH = 128
@@ -182,7 +182,7 @@ class KernelSpec(_Strict):
     )
     defines: dict[MacroName, DefineValue] = Field(default_factory=dict)
     include_dirs: list[Text] = Field(default_factory=list, description="relative to the expectation file")
-    arch: str | None = Field(None, pattern=_ARCH, description="pin the target, e.g. sm_90")
+    arch: str | None = Field(None, pattern=ARCH_PATTERN, description="pin the target, e.g. sm_90")
     lineinfo: StrictBool = True
     std: Literal["c++11", "c++14", "c++17", "c++20"] = "c++17"
     max_registers: Int | None = Field(None, ge=1, le=255)
@@ -405,7 +405,7 @@ class ExpectedFailure(_Strict):
     """A claim known not to hold (on some architectures), and why."""
 
     reason: Text
-    arch: list[Annotated[str, Field(pattern=_ARCH)]] | None = Field(
+    arch: list[Annotated[str, Field(pattern=ARCH_PATTERN)]] | None = Field(
         None, min_length=1, description="where; all if absent"
     )
 
@@ -423,7 +423,7 @@ class Claim(_Strict):
     note: Text | None = Field(None, description="why the assertion differs from the document")
     control: Id | None = Field(None, description="a case on which the same assertion must fail")
     xfail: ExpectedFailure | None = None
-    arch: list[Annotated[str, Field(pattern=_ARCH)]] | None = Field(
+    arch: list[Annotated[str, Field(pattern=ARCH_PATTERN)]] | None = Field(
         None, min_length=1, description="the architectures the claim is about; skipped on others"
     )
 
@@ -478,7 +478,7 @@ class Tolerance(_Strict):
 class ExpectationFile(_Strict):
     """The whole file, as validated."""
 
-    arch: str | None = Field(None, pattern=_ARCH, description="build target when no GPU can be asked")
+    arch: str | None = Field(None, pattern=ARCH_PATTERN, description="build target when no GPU can be asked")
     regressions: dict[Text, Tolerance] = Field(
         default_factory=dict, description="per measure, how much worse than a baseline is tolerated"
     )
