@@ -246,7 +246,11 @@ EDITS = [
     (["files", 0, "claims", 0, "cite", "holds"], "maybe", "files[0].claims[0].cite.holds: Input should be"),
     (["files", 0, "claims", 0, "cite", "x\x1b[2J"], 1, "files[0].claims[0].cite: unknown key 'x\\x1b[2J'"),
     (["files", 0, "claims", 0, "metric"], "(a.sum", "files[0].claims[0].metric: expression '(a.sum' ends"),
-    (["files", 0, "claims", 0, "metric"], "(" * 5000 + "a", "files[0].claims[0].metric: the metric expression is"),
+    (
+        ["files", 0, "claims", 0, "metric"],
+        "(" * 5000 + "a",
+        "files[0].claims[0].metric: the metric expression is",
+    ),
     (["files", 0, "claims", 1, "id"], "@first", "files[0].claims[1].id: duplicate claim id"),
     (["files", 0, "seconds"], -1, "files[0].seconds: -1 is less than 0"),
     (["files", 0, "replayed"], "yes", "files[0].replayed: not true or false"),
