@@ -1,3 +1,5 @@
+import json
+
 import pytest
 import yaml
 from conftest import DATA
@@ -15,9 +17,9 @@ def counted(monkeypatch):
     calls = []
     real = build._run_nvrtc
 
-    def counting(unit, templates, options):
+    def counting(unit, templates, options, timeout_s):
         calls.append(unit.source_name)
-        return real(unit, templates, options)
+        return real(unit, templates, options, timeout_s)
 
     monkeypatch.setattr(build, "_run_nvrtc", counting)
     return calls
@@ -90,6 +92,113 @@ def test_clean_removes_the_entries_and_keeps_the_marked_folder(tmp_path):
     assert cache.clean() == 1
     assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == [MARKER]
     assert cache.clean() == 0
+
+
+# --- the include graph is the key --------------------------------------------------------------------------------
+
+
+def test_a_header_in_a_sibling_folder_is_part_of_the_key(tmp_path, counted):
+    import shutil
+
+    project = tmp_path / "project"
+    shutil.copytree(DATA / "includes" / "project", project)
+    path = project / "expectations" / "scale.yaml"
+    cache = CompileCache(tmp_path / "cache")
+    build.build_spec(load(path), "sm_90", cache)
+    build.build_spec(load(path), "sm_90", cache)
+    assert len(counted) == 1
+    # kernels/scale.cu reaches it as ../common/factor.cuh: outside its own folder and include_dirs.
+    (project / "common" / "factor.cuh").write_text("#pragma once\n#define FACTOR 3.0f\n")
+    build.build_spec(load(path), "sm_90", cache)
+    assert len(counted) == 2
+
+
+# --- damaged entries ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def entry(tmp_path, counted):
+    """A cache holding the entry of static.yaml's program, and that entry's file."""
+    cache = CompileCache(tmp_path / "cache")
+    build.build_spec(load(DATA / "static.yaml"), "sm_90", cache)
+    (path,) = (tmp_path / "cache").glob("*.json")
+    return cache, path
+
+
+def rebuilt_with(cache, counted) -> tuple[str, ...]:
+    before = len(counted)
+    builds = build.build_spec(load(DATA / "static.yaml"), "sm_90", cache)
+    assert len(counted) == before + 1
+    (warnings,) = {b.warnings for b in builds.values()}
+    return warnings
+
+
+def test_a_tampered_entry_is_compiled_again_with_a_warning(entry, counted):
+    cache, path = entry
+    record = json.loads(path.read_text())
+    record["log"] = record["log"].replace("Used ", "Used 1")  # more registers than ptxas said
+    path.write_text(json.dumps(record))
+    assert rebuilt_with(cache, counted) == (
+        f"static.yaml:inline: the compile cache's entry {path} is damaged (its digest does not match its content); "
+        "compiled again",
+    )
+    before = len(counted)
+    build.build_spec(load(DATA / "static.yaml"), "sm_90", cache)  # the entry was written again: trusted now
+    assert len(counted) == before
+
+
+@pytest.mark.parametrize(
+    "damage, reason",
+    [
+        (lambda record: "{not json", "is damaged (not JSON)"),
+        (lambda record: "[1, 2]", "is damaged (not a JSON object)"),
+        (lambda record: json.dumps({**record, "lowered": ["x"]}), "is damaged (a field of the wrong type)"),
+        (lambda record: json.dumps({**record, "cubin": "***"}), "is damaged (the cubin is not base64)"),
+    ],
+)
+def test_a_damaged_entry_is_never_trusted(entry, counted, damage, reason):
+    cache, path = entry
+    record = json.loads(path.read_text())
+    text = damage(record)
+    if text.startswith("{") and not text.startswith(
+        "{not"
+    ):  # keep the digest right: only the content is wrong
+        altered = json.loads(text)
+        altered["digest"] = cache_module._content_digest(path.stem, altered)
+        text = json.dumps(altered)
+    path.write_text(text)
+    assert rebuilt_with(cache, counted) == (
+        f"static.yaml:inline: the compile cache's entry {path} {reason}; compiled again",
+    )
+
+
+def test_an_entry_that_is_a_link_is_not_followed(entry, counted, tmp_path):
+    cache, path = entry
+    target = tmp_path / "elsewhere.json"
+    target.write_text(path.read_text())
+    path.unlink()
+    path.symlink_to(target)
+    assert rebuilt_with(cache, counted) == (
+        f"static.yaml:inline: the compile cache's entry {path} is a symbolic link; compiled again",
+    )
+
+
+def test_an_entry_of_an_earlier_format_is_compiled_again_quietly(entry, counted):
+    cache, path = entry
+    record = json.loads(path.read_text())
+    path.write_text(json.dumps({k: v for k, v in record.items() if k not in ("format", "digest")}))
+    assert rebuilt_with(cache, counted) == ()
+
+
+def test_a_cache_that_cannot_be_written_is_said_so(tmp_path, counted):
+    (tmp_path / "file").write_text("")
+    cache = CompileCache(tmp_path / "file" / "cache")
+    builds = build.build_spec(load(DATA / "static.yaml"), "sm_90", cache)
+    (warnings,) = {b.warnings for b in builds.values()}
+    assert warnings == (
+        f"static.yaml:inline: the compile cache in {tmp_path / 'file' / 'cache'} cannot be written "
+        "(Not a directory); compiled without it",
+    )
 
 
 # --- the folder --------------------------------------------------------------------------------------------------

@@ -320,3 +320,20 @@ def test_both_tools_run_within_the_limit(tool, monkeypatch):
     with pytest.raises(TimedOut):
         static.tool_outputs(b"\x7fELF", timeout_s=0.5)
     assert list(scratch.iterdir()) == []
+
+
+def test_a_tool_past_its_limit_is_an_input_error_of_the_build(monkeypatch):
+    from ncuverify import build
+    from ncuverify.errors import InputError
+    from ncuverify.processes import TimedOut
+
+    def hung(cubin, timeout_s):
+        raise TimedOut(["/opt/cuda/bin/nvdisasm", "-c"], timeout_s)
+
+    monkeypatch.setattr(build, "tool_outputs", hung)
+    with pytest.raises(InputError) as error:
+        build_spec(load(DATA / "static.yaml"), "sm_90")
+    assert str(error.value) == (
+        f"{DATA / 'static.yaml'}: static.yaml:inline: cannot read the static facts of the build: nvdisasm did not "
+        "finish within 120 s; stopped"
+    )
