@@ -425,7 +425,8 @@ def _compile(
         if lookup.damage is not None:
             warnings.append(f"{unit.source_name}: {lookup.damage}; compiled again")
     if compiled is None:
-        compiled = _run_nvrtc(unit, templates, options, limits.timeout_s)
+        readable = [str(root) for root in (roots.project, *roots.allowed, *roots.toolkit)]
+        compiled = _run_nvrtc(unit, templates, options, readable, limits.timeout_s)
         if cache is not None and (problem := cache.put(entry_key, compiled)) is not None:
             warnings.append(f"{unit.source_name}: {problem}")
     log, cubin, lowered = compiled.log, compiled.cubin, compiled.lowered
@@ -465,9 +466,11 @@ def _graph_identity(graph: Iterable[includes.IncludedFile]) -> list[tuple[str, s
     return [(file.root, file.relative, file.sha256) for file in graph]
 
 
-def _run_nvrtc(unit: _Unit, templates: list[str], options: list[str], timeout_s: float) -> Compiled:
+def _run_nvrtc(
+    unit: _Unit, templates: list[str], options: list[str], readable: list[str], timeout_s: float
+) -> Compiled:
     """Compile in a worker process, then read the cubin with cuobjdump and nvdisasm."""
-    result = _in_worker(unit, templates, options, timeout_s)
+    result = _in_worker(unit, templates, options, readable, timeout_s)
     if result["status"] == "error":
         raise InputError(f"{unit.source_name}: {result['call']} failed: {result['message']}")
     if result["status"] == "failed":
@@ -525,14 +528,18 @@ def _worker_command(request_file: Path) -> list[str]:
     return [sys.executable, "-m", "ncuverify.compile_worker", str(request_file)]
 
 
-def _in_worker(unit: _Unit, templates: list[str], options: list[str], timeout_s: float) -> dict:
+def _in_worker(
+    unit: _Unit, templates: list[str], options: list[str], readable: list[str], timeout_s: float
+) -> dict:
     """Run the compile in `python -m ncuverify.compile_worker`, in an empty folder of its own that is
-    removed afterwards; the worker's process group is killed at the time limit."""
+    removed afterwards, reading only under `readable` where the system allows; the worker's process
+    group is killed at the time limit."""
     request = {
         "source": base64.b64encode(unit.source_bytes).decode(),
         "name": unit.nvrtc_name,
         "options": options,
         "names": templates,
+        "readable": readable,
     }
     with tempfile.TemporaryDirectory(prefix="ncuverify-compile-") as scratch:
         request_file = Path(scratch) / "request.json"

@@ -1,17 +1,24 @@
 """Compiles one NVRTC program in a process of its own, so that a compile that runs past its limit (a
 preprocessor that expands without bound, a header that includes itself) can be stopped by killing it.
 
-Run as `python -m ncuverify.compile_worker REQUEST.json` in an empty folder (NVRTC looks for the quoted
-includes of an inline source in the current folder); prints one JSON object on standard output:
-{"status": "compiled", "log", "cubin" (base64), "lowered"}, {"status": "failed", "log"} where the
-program does not compile, or {"status": "error", "call", "message"} where an NVRTC call fails. It
+Run as `python -m ncuverify.compile_worker REQUEST.json` in an empty folder; prints one JSON object on
+standard output: {"status": "compiled", "log", "cubin" (base64), "lowered"}, {"status": "failed",
+"log"} where the program does not compile, or {"status": "error", "call", "message"} where an NVRTC
+call fails; each with "confined", whether the process could read only the folders it was given. It
 imports nothing else of ncuverify, so that it starts quickly.
+
+The include walk (ncuverify.includes) decides what a program may read; where Linux offers Landlock
+(5.13 and later), the worker also has the kernel refuse it every other file, before NVRTC runs: a
+second wall, should anything the walk did not foresee make NVRTC open a file outside (a CUDA header
+that includes a project header the walk did not reach, say).
 """
 
 from __future__ import annotations
 
 import base64
+import ctypes
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -90,11 +97,91 @@ def _lowered_name(program: object, entry: str) -> str:
     return name.decode()
 
 
+# --- Landlock -------------------------------------------------------------------------------------------------
+
+# The system calls' numbers are the same on every architecture (they came after Linux 5.1 unified them).
+_CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
+_CREATE_RULESET_VERSION = 1
+_RULE_PATH_BENEATH = 1
+_PR_SET_NO_NEW_PRIVS = 38
+_READ_FILE, _READ_DIR = 1 << 2, 1 << 3
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64)]
+
+
+class _PathBeneathAttr(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def confine(readable: list[str]) -> str | None:
+    """Let this process read only under the given folders, and write nowhere it opens anew (what is
+    open stays usable: standard output). None where that is done, else why it could not be."""
+    if not sys.platform.startswith("linux"):
+        return "not Linux"
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    abi = libc.syscall(_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION))
+    if abi < 1:
+        return f"no Landlock here ({os.strerror(ctypes.get_errno())})"
+    # Every right of ABI 1 but executing (dlopen maps NVRTC's builtins), and those of later ABIs that
+    # concern files: reparenting (2) and truncating (3).
+    handled = (
+        sum(1 << bit for bit in range(1, 13)) | (1 << 13 if abi >= 2 else 0) | (1 << 14 if abi >= 3 else 0)
+    )
+    attr = _RulesetAttr(handled)
+    ruleset = libc.syscall(
+        _CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)), ctypes.c_uint32(0)
+    )
+    if ruleset < 0:
+        return f"no Landlock ruleset ({os.strerror(ctypes.get_errno())})"
+    try:
+        for folder in readable:
+            try:
+                descriptor = os.open(folder, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue  # not there: nothing to read in it either
+            rule = _PathBeneathAttr(_READ_FILE | _READ_DIR, descriptor)
+            added = libc.syscall(
+                _ADD_RULE,
+                ctypes.c_int(ruleset),
+                ctypes.c_int(_RULE_PATH_BENEATH),
+                ctypes.byref(rule),
+                ctypes.c_uint32(0),
+            )
+            os.close(descriptor)
+            if added != 0:
+                return f"a Landlock rule was refused ({os.strerror(ctypes.get_errno())})"
+        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            return f"no_new_privs refused ({os.strerror(ctypes.get_errno())})"
+        if libc.syscall(_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
+            return f"Landlock refused ({os.strerror(ctypes.get_errno())})"
+    finally:
+        os.close(ruleset)
+    return None
+
+
+def _nvrtc_folders() -> list[str]:
+    """The folders of the NVRTC libraries this process loaded: it loads its builtins from there as it
+    compiles."""
+    from cuda.bindings import nvrtc
+
+    nvrtc.nvrtcVersion()  # loads the library
+    with open("/proc/self/maps") as maps:
+        paths = {line.split(None, 5)[-1].strip() for line in maps if "libnvrtc" in line}
+    return sorted({os.path.dirname(path) for path in paths if path.startswith("/")})
+
+
 def main(argv: list[str]) -> int:
     request = json.loads(Path(argv[1]).read_text())
+    readable = list(request.get("readable", []))
+    problem = confine([*readable, *_nvrtc_folders()]) if readable else "no folders given"
     result = compile_program(
         base64.b64decode(request["source"]), request["name"], request["options"], request["names"]
     )
+    result["confined"] = problem is None
     sys.stdout.write(json.dumps(result))
     return 0
 

@@ -17,9 +17,9 @@ def counted(monkeypatch):
     calls = []
     real = build._run_nvrtc
 
-    def counting(unit, templates, options, timeout_s):
+    def counting(unit, templates, options, readable, timeout_s):
         calls.append(unit.source_name)
-        return real(unit, templates, options, timeout_s)
+        return real(unit, templates, options, readable, timeout_s)
 
     monkeypatch.setattr(build, "_run_nvrtc", counting)
     return calls
