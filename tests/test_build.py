@@ -527,3 +527,18 @@ def test_a_project_header_that_a_cuda_header_picks_up_cannot_read_outside(repo, 
     (root / "kernels" / "version").write_text('#include "/proc/self/environ"\n')
     message = refused(kernel_file(root, f"#include <cuda/std/cstdint>\n{KERNEL}"))
     assert 'cannot open source file "/proc/self/environ": Permission denied' in message
+
+
+def test_check_exits_2_on_an_include_outside_and_shows_none_of_it(repo):
+    from typer.testing import CliRunner
+
+    from ncuverify.cli import app
+    from ncuverify.errors import ExitCode
+
+    root, _ = repo
+    spec = kernel_file(root, f'#include "../../outside/secret.h"\n{KERNEL}')
+    spec.path.write_text("arch: sm_90\n" + spec.path.read_text().replace("m.sum", "static__barriers"))
+    result = CliRunner().invoke(app, ["check", "--static-only", str(spec.path)])
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert '#include "../../outside/secret.h": lies outside the project' in " ".join(result.stdout.split())
+    assert SECRET not in result.stdout
