@@ -414,21 +414,7 @@ def _compile(
     templates = [k.entry for _, k in kernels if k.is_template]
     options = nvrtc_options(unit)
     graph = _include_graph(unit, roots)
-    entry_key = compile_cache.key(
-        unit.source_bytes, templates, options, nvrtc_version(), _graph_identity(graph)
-    )
-    warnings: list[str] = []
-    compiled = None
-    if cache is not None:
-        lookup = cache.get(entry_key)
-        compiled = lookup.compiled
-        if lookup.damage is not None:
-            warnings.append(f"{unit.source_name}: {lookup.damage}; compiled again")
-    if compiled is None:
-        readable = [str(root) for root in (roots.project, *roots.allowed, *roots.toolkit)]
-        compiled = _run_nvrtc(unit, templates, options, readable, limits.timeout_s)
-        if cache is not None and (problem := cache.put(entry_key, compiled)) is not None:
-            warnings.append(f"{unit.source_name}: {problem}")
+    compiled, warnings = _through_cache(unit, templates, options, graph, cache, roots, limits)
     log, cubin, lowered = compiled.log, compiled.cubin, compiled.lowered
     entries = entry_functions(log)
     missing = [k.entry for _, k in kernels if lowered.get(k.entry, k.entry) not in entries]
@@ -454,6 +440,34 @@ def _compile(
         )
         for name, kernel in kernels
     }
+
+
+def _through_cache(
+    unit: _Unit,
+    templates: list[str],
+    options: list[str],
+    graph: tuple[includes.IncludedFile, ...],
+    cache: CompileCache | None,
+    roots: includes.Roots,
+    limits: BuildLimits,
+) -> tuple[Compiled, list[str]]:
+    """The program's compilation, from the cache where it holds a sound entry; and the warnings on
+    the way (a damaged entry, a cache that cannot be written)."""
+    entry_key = compile_cache.key(
+        unit.source_bytes, templates, options, nvrtc_version(), _graph_identity(graph)
+    )
+    warnings: list[str] = []
+    if cache is not None:
+        lookup = cache.get(entry_key)
+        if lookup.compiled is not None:
+            return lookup.compiled, warnings
+        if lookup.damage is not None:
+            warnings.append(f"{unit.source_name}: {lookup.damage}; compiled again")
+    readable = [str(root) for root in (roots.project, *roots.allowed, *roots.toolkit)]
+    compiled = _run_nvrtc(unit, templates, options, readable, limits.timeout_s)
+    if cache is not None and (problem := cache.put(entry_key, compiled)) is not None:
+        warnings.append(f"{unit.source_name}: {problem}")
+    return compiled, warnings
 
 
 def _include_graph(unit: _Unit, roots: includes.Roots) -> tuple[includes.IncludedFile, ...]:
