@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 import tempfile
 from collections import Counter
 from collections.abc import Iterable
@@ -16,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from ncuverify.expression import SASS_PREFIX, MetricRef, sass_regex
+from ncuverify.processes import run_bounded
 
 STATIC_PREFIX = "static__"
 
@@ -173,16 +173,20 @@ def find_tool(name: str) -> str | None:
     return found or shutil.which(name)
 
 
-def _run_on_cubin(tool: str, arguments: list[str], cubin: bytes) -> str:
+# How long cuobjdump or nvdisasm may take on one cubin (they take well under a second).
+TOOL_TIMEOUT_S = 120.0
+
+
+def _run_on_cubin(tool: str, arguments: list[str], cubin: bytes, timeout_s: float = TOOL_TIMEOUT_S) -> str:
+    """The tool's output on the cubin; RuntimeError where it fails, TimedOut past the limit (its
+    process group is killed, and the cubin's temporary folder removed either way)."""
     with tempfile.TemporaryDirectory(prefix="ncuverify-") as scratch:
         path = Path(scratch) / "kernel.cubin"
         path.write_bytes(cubin)
-        completed = subprocess.run([tool, *arguments, str(path)], capture_output=True, text=True, check=False)
-    if completed.returncode != 0:
-        raise RuntimeError(
-            f"{Path(tool).name} failed: {completed.stderr.strip() or completed.stdout.strip()}"
-        )
-    return completed.stdout
+        finished = run_bounded([tool, *arguments, str(path)], timeout_s, cwd=Path(scratch))
+    if finished.returncode != 0:
+        raise RuntimeError(f"{Path(tool).name} failed: {finished.stderr.strip() or finished.stdout.strip()}")
+    return finished.stdout
 
 
 _FUNCTION = re.compile(r"^\s*Function (\S+):\s*$")
@@ -226,11 +230,12 @@ def _without_padding(instructions: list[Instruction]) -> list[Instruction]:
     return instructions[:end]
 
 
-def tool_outputs(cubin: bytes) -> tuple[str, str | None]:
-    """cuobjdump's resource usage ("" without cuobjdump) and nvdisasm's text (None without nvdisasm)."""
+def tool_outputs(cubin: bytes, timeout_s: float = TOOL_TIMEOUT_S) -> tuple[str, str | None]:
+    """cuobjdump's resource usage ("" without cuobjdump) and nvdisasm's text (None without nvdisasm),
+    each run within timeout_s."""
     cuobjdump, nvdisasm = find_tool("cuobjdump"), find_tool("nvdisasm")
-    resources = _run_on_cubin(cuobjdump, ["--dump-resource-usage"], cubin) if cuobjdump else ""
-    disassembly = _run_on_cubin(nvdisasm, ["-c"], cubin) if nvdisasm else None
+    resources = _run_on_cubin(cuobjdump, ["--dump-resource-usage"], cubin, timeout_s) if cuobjdump else ""
+    disassembly = _run_on_cubin(nvdisasm, ["-c"], cubin, timeout_s) if nvdisasm else None
     return resources, disassembly
 
 

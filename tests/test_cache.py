@@ -1,9 +1,13 @@
+import json
+
 import pytest
 import yaml
 from conftest import DATA
 
 from ncuverify import build
-from ncuverify.cache import CompileCache
+from ncuverify import cache as cache_module
+from ncuverify.cache import MARKER, CompileCache
+from ncuverify.errors import InputError
 from ncuverify.spec import load
 
 
@@ -13,9 +17,9 @@ def counted(monkeypatch):
     calls = []
     real = build._run_nvrtc
 
-    def counting(unit, templates, options):
+    def counting(unit, templates, options, readable, timeout_s):
         calls.append(unit.source_name)
-        return real(unit, templates, options)
+        return real(unit, templates, options, readable, timeout_s)
 
     monkeypatch.setattr(build, "_run_nvrtc", counting)
     return calls
@@ -82,8 +86,212 @@ def test_a_damaged_entry_is_compiled_again(tmp_path, counted):
     assert len(counted) == 2
 
 
-def test_clean_empties_the_cache(tmp_path):
+def test_clean_removes_the_entries_and_keeps_the_marked_folder(tmp_path):
     cache = CompileCache(tmp_path / "cache")
     build.build_spec(load(DATA / "static.yaml"), "sm_90", cache)
     assert cache.clean() == 1
-    assert not (tmp_path / "cache").exists()
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == [MARKER]
+    assert cache.clean() == 0
+
+
+# --- the include graph is the key --------------------------------------------------------------------------------
+
+
+def test_a_header_in_a_sibling_folder_is_part_of_the_key(tmp_path, counted):
+    import shutil
+
+    project = tmp_path / "project"
+    shutil.copytree(DATA / "includes" / "project", project)
+    path = project / "expectations" / "scale.yaml"
+    cache = CompileCache(tmp_path / "cache")
+    build.build_spec(load(path), "sm_90", cache)
+    build.build_spec(load(path), "sm_90", cache)
+    assert len(counted) == 1
+    # kernels/scale.cu reaches it as ../common/factor.cuh: outside its own folder and include_dirs.
+    (project / "common" / "factor.cuh").write_text("#pragma once\n#define FACTOR 3.0f\n")
+    build.build_spec(load(path), "sm_90", cache)
+    assert len(counted) == 2
+
+
+# --- damaged entries ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def entry(tmp_path, counted):
+    """A cache holding the entry of static.yaml's program, and that entry's file."""
+    cache = CompileCache(tmp_path / "cache")
+    build.build_spec(load(DATA / "static.yaml"), "sm_90", cache)
+    (path,) = (tmp_path / "cache").glob("*.json")
+    return cache, path
+
+
+def rebuilt_with(cache, counted) -> tuple[str, ...]:
+    before = len(counted)
+    builds = build.build_spec(load(DATA / "static.yaml"), "sm_90", cache)
+    assert len(counted) == before + 1
+    (warnings,) = {b.warnings for b in builds.values()}
+    return warnings
+
+
+def test_a_tampered_entry_is_compiled_again_with_a_warning(entry, counted):
+    cache, path = entry
+    record = json.loads(path.read_text())
+    record["log"] = record["log"].replace("Used ", "Used 1")  # more registers than ptxas said
+    path.write_text(json.dumps(record))
+    assert rebuilt_with(cache, counted) == (
+        f"static.yaml:inline: the compile cache's entry {path} is damaged (its digest does not match its content); "
+        "compiled again",
+    )
+    before = len(counted)
+    build.build_spec(load(DATA / "static.yaml"), "sm_90", cache)  # the entry was written again: trusted now
+    assert len(counted) == before
+
+
+@pytest.mark.parametrize(
+    "damage, reason",
+    [
+        (lambda record: "{not json", "is damaged (not JSON)"),
+        (lambda record: "[1, 2]", "is damaged (not a JSON object)"),
+        (lambda record: json.dumps({**record, "lowered": ["x"]}), "is damaged (a field of the wrong type)"),
+        (lambda record: json.dumps({**record, "cubin": "***"}), "is damaged (the cubin is not base64)"),
+    ],
+)
+def test_a_damaged_entry_is_never_trusted(entry, counted, damage, reason):
+    cache, path = entry
+    record = json.loads(path.read_text())
+    text = damage(record)
+    if text.startswith("{") and not text.startswith(
+        "{not"
+    ):  # keep the digest right: only the content is wrong
+        altered = json.loads(text)
+        altered["digest"] = cache_module._content_digest(path.stem, altered)
+        text = json.dumps(altered)
+    path.write_text(text)
+    assert rebuilt_with(cache, counted) == (
+        f"static.yaml:inline: the compile cache's entry {path} {reason}; compiled again",
+    )
+
+
+def test_an_entry_that_is_a_link_is_not_followed(entry, counted, tmp_path):
+    cache, path = entry
+    target = tmp_path / "elsewhere.json"
+    target.write_text(path.read_text())
+    path.unlink()
+    path.symlink_to(target)
+    assert rebuilt_with(cache, counted) == (
+        f"static.yaml:inline: the compile cache's entry {path} is a symbolic link; compiled again",
+    )
+
+
+def test_an_entry_of_an_earlier_format_is_compiled_again_quietly(entry, counted):
+    cache, path = entry
+    record = json.loads(path.read_text())
+    path.write_text(json.dumps({k: v for k, v in record.items() if k not in ("format", "digest")}))
+    assert rebuilt_with(cache, counted) == ()
+
+
+def test_a_cache_that_cannot_be_written_is_said_so(tmp_path, counted):
+    (tmp_path / "file").write_text("")
+    cache = CompileCache(tmp_path / "file" / "cache")
+    builds = build.build_spec(load(DATA / "static.yaml"), "sm_90", cache)
+    (warnings,) = {b.warnings for b in builds.values()}
+    assert warnings == (
+        f"static.yaml:inline: the compile cache in {tmp_path / 'file' / 'cache'} cannot be written "
+        "(Not a directory); compiled without it",
+    )
+
+
+# --- the folder --------------------------------------------------------------------------------------------------
+
+
+def test_entries_go_into_a_marked_folder(tmp_path):
+    cache = CompileCache(tmp_path / "deep" / "cache")
+    build.build_spec(load(DATA / "static.yaml"), "sm_90", cache)
+    assert (tmp_path / "deep" / "cache" / MARKER).read_text() == cache_module.MARKER_TEXT
+
+
+def test_the_marker_is_not_written_through_a_link(tmp_path):
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    (folder / MARKER).symlink_to(tmp_path / "victim")
+    cache_module.prepare_folder(folder)
+    assert not (tmp_path / "victim").exists()
+
+
+def test_clean_refuses_a_folder_without_the_marker(tmp_path):
+    folder = tmp_path / "home"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine")
+    (folder / ("a" * 64 + ".json")).write_text("{}")
+    with pytest.raises(InputError) as error:
+        CompileCache(folder).clean()
+    assert str(error.value) == (
+        f"{folder}: not an ncuverify cache folder (no CACHEDIR.TAG written by ncuverify); refusing to delete anything in it"
+    )
+    assert sorted(p.name for p in folder.iterdir()) == ["a" * 64 + ".json", "notes.txt"]
+    (folder / MARKER).write_text("Signature: 8a477f597d28d172789f06886806bc55\n# another tool's cache\n")
+    with pytest.raises(InputError):
+        CompileCache(folder).clean()
+
+
+def test_clean_spares_what_ncuverify_did_not_write(tmp_path):
+    folder = cache_module.prepare_folder(tmp_path / "cache")
+    outside = tmp_path / "outside.json"
+    outside.write_text("keep")
+    ours = ["b" * 64 + ".json", "c" * 64 + ".json.partial-123-ab12"]
+    foreign = ["notes.txt", "abc.json", "B" * 64 + ".json", "d" * 64 + ".json.bak"]
+    for name in ours + foreign:
+        (folder / name).write_text("x")
+    (folder / ("e" * 64 + ".json")).symlink_to(outside)  # named like an entry, but a link: left alone
+    (folder / "sub").mkdir()
+    (folder / "sub" / ("f" * 64 + ".json")).write_text("x")
+    (folder / "profile").mkdir()
+    (folder / "profile" / "passes.json").write_text("{}")
+    (folder / "profile" / "mine.txt").write_text("x")
+    assert CompileCache(folder).clean() == 1
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        [MARKER, *foreign, "e" * 64 + ".json", "sub", "profile"]
+    )
+    assert outside.read_text() == "keep"
+    assert sorted(p.name for p in (folder / "profile").iterdir()) == ["mine.txt"]
+    assert (folder / "sub" / ("f" * 64 + ".json")).exists()
+
+
+def test_clean_removes_the_profile_folder_when_it_empties(tmp_path):
+    folder = cache_module.prepare_folder(tmp_path / "cache")
+    (folder / "profile").mkdir()
+    (folder / "profile" / "passes.json").write_text("{}")
+    assert CompileCache(folder).clean() == 0
+    assert sorted(p.name for p in folder.iterdir()) == [MARKER]
+
+
+@pytest.mark.parametrize(
+    "variables, expected",
+    [
+        ({"NCUVERIFY_CACHE_DIR": "/c/n", "XDG_CACHE_HOME": "/c/x", "HOME": "/h"}, "/c/n"),
+        ({"NCUVERIFY_CACHE_DIR": "", "XDG_CACHE_HOME": "/c/x", "HOME": "/h"}, "/c/x/ncuverify"),
+        ({"NCUVERIFY_CACHE_DIR": "", "XDG_CACHE_HOME": "", "HOME": "/h"}, "/h/.cache/ncuverify"),
+        ({"XDG_CACHE_HOME": "relative", "HOME": "/h"}, "/h/.cache/ncuverify"),
+    ],
+)
+def test_the_cache_folder_comes_from_the_environment(monkeypatch, variables, expected):
+    for name in ("NCUVERIFY_CACHE_DIR", "XDG_CACHE_HOME", "HOME"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    assert str(cache_module.default_folder()) == expected
+
+
+def test_no_home_folder_is_no_crash(monkeypatch):
+    import os
+    import tempfile
+    from pathlib import Path
+
+    for name in ("NCUVERIFY_CACHE_DIR", "XDG_CACHE_HOME", "HOME"):
+        monkeypatch.delenv(name, raising=False)
+
+    def no_home(cls):
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", classmethod(no_home))
+    assert cache_module.default_folder() == Path(tempfile.gettempdir()) / f"ncuverify-cache-{os.getuid()}"

@@ -1,5 +1,7 @@
 """Static facts: ptxas report, cubin resource table, SASS. Needs NVRTC, nvdisasm and cuobjdump (wheels), no GPU."""
 
+from pathlib import Path
+
 import pytest
 from conftest import DATA
 from typer.testing import CliRunner
@@ -250,3 +252,88 @@ def test_a_pattern_with_a_backreference_is_refused_before_anything_builds(no_gpu
         f"{path.name}:{line}: claims[2].metric: sass pattern '(LDG)\\1' is not supported: ncuverify matches "
         "SASS with a linear-time engine (RE2), which has no backreferences or lookaround"
     ) in " ".join(result.stdout.split())
+
+
+# --- the tools' runs -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def tool(tmp_path, monkeypatch):
+    """A stand-in for cuobjdump or nvdisasm, written per test, and an empty temporary folder to watch."""
+    import tempfile
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+
+    def write(script: str):
+        path = tmp_path / "fake-tool"
+        path.write_text(f"#!/bin/sh\n{script}\n")
+        path.chmod(0o755)
+        return str(path), scratch
+
+    return write
+
+
+def test_a_tool_that_does_not_end_is_stopped(tool, tmp_path):
+    from ncuverify.processes import TimedOut
+    from ncuverify.static import _run_on_cubin
+
+    # The tool leaves a child behind that would outlive it.
+    path, scratch = tool(f"sleep 300 & echo $! > {tmp_path}/child\nsleep 300")
+    with pytest.raises(TimedOut, match=r"fake-tool did not finish within 0\.5 s; stopped"):
+        _run_on_cubin(path, ["-c"], b"\x7fELF", timeout_s=0.5)
+    assert ended(int((tmp_path / "child").read_text()))
+    assert list(scratch.iterdir()) == []
+
+
+def ended(pid: int) -> bool:
+    """Whether the process is gone (or a zombie), waiting a moment for a SIGKILL to land."""
+    import time
+
+    for _ in range(100):
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return True
+        if state == "Z":
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_tool_that_fails_says_why(tool):
+    from ncuverify.static import _run_on_cubin
+
+    path, scratch = tool("echo 'fake-tool: not a cubin' >&2; exit 1")
+    with pytest.raises(RuntimeError, match="fake-tool failed: fake-tool: not a cubin"):
+        _run_on_cubin(path, [], b"junk")
+    assert list(scratch.iterdir()) == []
+
+
+def test_both_tools_run_within_the_limit(tool, monkeypatch):
+    from ncuverify import static
+    from ncuverify.processes import TimedOut
+
+    path, scratch = tool("sleep 300")
+    monkeypatch.setattr(static, "find_tool", lambda name: path)
+    with pytest.raises(TimedOut):
+        static.tool_outputs(b"\x7fELF", timeout_s=0.5)
+    assert list(scratch.iterdir()) == []
+
+
+def test_a_tool_past_its_limit_is_an_input_error_of_the_build(monkeypatch):
+    from ncuverify import build
+    from ncuverify.errors import InputError
+    from ncuverify.processes import TimedOut
+
+    def hung(cubin, timeout_s):
+        raise TimedOut(["/opt/cuda/bin/nvdisasm", "-c"], timeout_s)
+
+    monkeypatch.setattr(build, "tool_outputs", hung)
+    with pytest.raises(InputError) as error:
+        build_spec(load(DATA / "static.yaml"), "sm_90")
+    assert str(error.value) == (
+        f"{DATA / 'static.yaml'}: static.yaml:inline: cannot read the static facts of the build: nvdisasm did not "
+        "finish within 120 s; stopped"
+    )

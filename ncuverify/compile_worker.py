@@ -1,0 +1,190 @@
+"""Compiles one NVRTC program in a process of its own, so that a compile that runs past its limit (a
+preprocessor that expands without bound, a header that includes itself) can be stopped by killing it.
+
+Run as `python -m ncuverify.compile_worker REQUEST.json` in an empty folder; prints one JSON object on
+standard output: {"status": "compiled", "log", "cubin" (base64), "lowered"}, {"status": "failed",
+"log"} where the program does not compile, or {"status": "error", "call", "message"} where an NVRTC
+call fails; each with "confined", whether the process could read only the folders it was given. It
+imports nothing else of ncuverify, so that it starts quickly.
+
+The include walk (ncuverify.includes) decides what a program may read; where Linux offers Landlock
+(5.13 and later), the worker also has the kernel refuse it every other file, before NVRTC runs: a
+second wall, should anything the walk did not foresee make NVRTC open a file outside (a CUDA header
+that includes a project header the walk did not reach, say).
+"""
+
+from __future__ import annotations
+
+import base64
+import ctypes
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+# A log longer than this (a preprocessor's errors repeated without end) is cut: enough to show
+# what went wrong, and a bound on what the worker hands back.
+MAX_LOG_CHARS = 1024 * 1024
+
+
+class _CallFailed(Exception):
+    def __init__(self, call: str, message: str) -> None:
+        super().__init__(call, message)
+        self.call, self.message = call, message
+
+
+def compile_program(source: bytes, name: str, options: list[str], names: list[str]) -> dict[str, Any]:
+    """Compile with NVRTC: the cubin, the log and the mangled names of the name expressions."""
+    from cuda.bindings import nvrtc
+
+    try:
+        result, program = nvrtc.nvrtcCreateProgram(source, name.encode(), 0, [], [])
+        _check(result, "nvrtcCreateProgram")
+        try:
+            for entry in names:
+                _check(nvrtc.nvrtcAddNameExpression(program, entry.encode())[0], "nvrtcAddNameExpression")
+            encoded = [option.encode() for option in options]
+            (status,) = nvrtc.nvrtcCompileProgram(program, len(encoded), encoded)
+            log = _program_log(program)
+            if status != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+                return {"status": "failed", "log": log}
+            cubin = _program_cubin(program)
+            lowered = {entry: _lowered_name(program, entry) for entry in names}
+        finally:
+            nvrtc.nvrtcDestroyProgram(program)
+    except _CallFailed as failed:
+        return {"status": "error", "call": failed.call, "message": failed.message}
+    return {"status": "compiled", "log": log, "cubin": base64.b64encode(cubin).decode(), "lowered": lowered}
+
+
+def _check(result: object, call: str) -> None:
+    from cuda.bindings import nvrtc
+
+    if result != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        _, text = nvrtc.nvrtcGetErrorString(result)
+        raise _CallFailed(call, text.decode(errors="replace"))
+
+
+def _program_log(program: object) -> str:
+    from cuda.bindings import nvrtc
+
+    result, size = nvrtc.nvrtcGetProgramLogSize(program)
+    _check(result, "nvrtcGetProgramLogSize")
+    buffer = b" " * size
+    _check(nvrtc.nvrtcGetProgramLog(program, buffer)[0], "nvrtcGetProgramLog")
+    log = buffer.rstrip(b"\0").decode(errors="replace")
+    if len(log) > MAX_LOG_CHARS:
+        log = log[:MAX_LOG_CHARS] + f"\n... (the log is cut at {MAX_LOG_CHARS} characters)"
+    return log
+
+
+def _program_cubin(program: object) -> bytes:
+    from cuda.bindings import nvrtc
+
+    result, size = nvrtc.nvrtcGetCUBINSize(program)
+    _check(result, "nvrtcGetCUBINSize")
+    buffer = b" " * size
+    _check(nvrtc.nvrtcGetCUBIN(program, buffer)[0], "nvrtcGetCUBIN")
+    return buffer
+
+
+def _lowered_name(program: object, entry: str) -> str:
+    from cuda.bindings import nvrtc
+
+    result, name = nvrtc.nvrtcGetLoweredName(program, entry.encode())
+    _check(result, "nvrtcGetLoweredName")
+    return name.decode()
+
+
+# --- Landlock -------------------------------------------------------------------------------------------------
+
+# The system calls' numbers are the same on every architecture (they came after Linux 5.1 unified them).
+_CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
+_CREATE_RULESET_VERSION = 1
+_RULE_PATH_BENEATH = 1
+_PR_SET_NO_NEW_PRIVS = 38
+_READ_FILE, _READ_DIR = 1 << 2, 1 << 3
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64)]
+
+
+class _PathBeneathAttr(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def confine(readable: list[str]) -> str | None:
+    """Let this process read only under the given folders, and write nowhere it opens anew (what is
+    open stays usable: standard output). None where that is done, else why it could not be."""
+    if not sys.platform.startswith("linux"):
+        return "not Linux"
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    abi = libc.syscall(_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION))
+    if abi < 1:
+        return f"no Landlock here ({os.strerror(ctypes.get_errno())})"
+    # Every right of ABI 1 but executing (dlopen maps NVRTC's builtins), and those of later ABIs that
+    # concern files: reparenting (2) and truncating (3).
+    handled = (
+        sum(1 << bit for bit in range(1, 13)) | (1 << 13 if abi >= 2 else 0) | (1 << 14 if abi >= 3 else 0)
+    )
+    attr = _RulesetAttr(handled)
+    ruleset = libc.syscall(
+        _CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)), ctypes.c_uint32(0)
+    )
+    if ruleset < 0:
+        return f"no Landlock ruleset ({os.strerror(ctypes.get_errno())})"
+    try:
+        for folder in readable:
+            try:
+                descriptor = os.open(folder, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue  # not there: nothing to read in it either
+            rule = _PathBeneathAttr(_READ_FILE | _READ_DIR, descriptor)
+            added = libc.syscall(
+                _ADD_RULE,
+                ctypes.c_int(ruleset),
+                ctypes.c_int(_RULE_PATH_BENEATH),
+                ctypes.byref(rule),
+                ctypes.c_uint32(0),
+            )
+            os.close(descriptor)
+            if added != 0:
+                return f"a Landlock rule was refused ({os.strerror(ctypes.get_errno())})"
+        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            return f"no_new_privs refused ({os.strerror(ctypes.get_errno())})"
+        if libc.syscall(_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
+            return f"Landlock refused ({os.strerror(ctypes.get_errno())})"
+    finally:
+        os.close(ruleset)
+    return None
+
+
+def _nvrtc_folders() -> list[str]:
+    """The folders of the NVRTC libraries this process loaded: it loads its builtins from there as it
+    compiles."""
+    from cuda.bindings import nvrtc
+
+    nvrtc.nvrtcVersion()  # loads the library
+    with open("/proc/self/maps") as maps:
+        paths = {line.split(None, 5)[-1].strip() for line in maps if "libnvrtc" in line}
+    return sorted({os.path.dirname(path) for path in paths if path.startswith("/")})
+
+
+def main(argv: list[str]) -> int:
+    request = json.loads(Path(argv[1]).read_text())
+    readable = list(request.get("readable", []))
+    problem = confine([*readable, *_nvrtc_folders()]) if readable else "no folders given"
+    result = compile_program(
+        base64.b64decode(request["source"]), request["name"], request["options"], request["names"]
+    )
+    result["confined"] = problem is None
+    sys.stdout.write(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
