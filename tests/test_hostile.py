@@ -1,0 +1,189 @@
+"""An attacker's pull request, end to end: a secret in the environment and a file outside the project,
+kernels that try every way to read them, and every output ncuverify can write. Neither secret may
+appear anywhere, and every file is refused with exit 2, never a traceback."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from ncuverify.errors import ExitCode
+
+SECRET_VALUE = "env-secret-7f3a9c1e"
+SECRET_TEXT = "file-secret-b62d04aa"
+
+# Each kernel tries one way out of the project; {outside} is the folder holding the secret file.
+ATTACKS = {
+    "absolute": '#include "{outside}/secret.h"\n',
+    "climbing": '#include "../../outside/secret.h"\n',
+    "angled": "#include <{outside}/secret.h>\n",
+    "environ": '#include "/proc/self/environ"\n',
+    "computed": '#define WHERE "/proc/self/environ"\n#include WHERE\n',
+    "symlink": '#include "link.h"\n',
+    "continued": '#inc\\\nlude "{outside}/secret.h"\n',
+}
+FLAG_ATTACKS = {
+    "include_flag": ["-I{outside}"],
+    "include_path": ["--include-path={outside}"],
+    "pre_include": ["--pre-include={outside}/secret.h"],
+}
+KERNEL = 'extern "C" __global__ void k(float* out) { out[threadIdx.x] = 1.0f; }\n'
+
+
+def expectation(name: str, flags: list[str]) -> str:
+    flag_list = "[" + ", ".join(f'"{flag}"' for flag in flags) + "]"
+    return f"""arch: sm_90
+kernels:
+  k: {{file: kernels/{name}.cu, entry: k, flags: {flag_list}}}
+cases:
+  c: {{kernel: k, grid: 1, block: 32, args: [{{buffer: float32, count: 32}}]}}
+claims:
+  - id: registers
+    case: c
+    metric: static__registers_per_thread
+    expect: {{at_least: 1}}
+    cite: {{document: d, section: "1", figure: f}}
+"""
+
+
+@pytest.fixture
+def attack(tmp_path: Path) -> tuple[Path, list[Path]]:
+    """A project (its root marked) with one expectation file per attack, and a secret beside it."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.h").write_text(f"{SECRET_TEXT}\n")
+    project = tmp_path / "project"
+    kernels = project / "expectations" / "kernels"
+    kernels.mkdir(parents=True)
+    (project / ".ncuverify-root").write_text("")
+    (kernels / "link.h").symlink_to(outside / "secret.h")
+    files = []
+    for name, directive in ATTACKS.items():
+        (kernels / f"{name}.cu").write_text(directive.format(outside=outside) + KERNEL)
+        files.append(project / "expectations" / f"{name}.yaml")
+        files[-1].write_text(expectation(name, []))
+    for name, flags in FLAG_ATTACKS.items():
+        (kernels / f"{name}.cu").write_text('#include "secret.h"\n' + KERNEL)
+        files.append(project / "expectations" / f"{name}.yaml")
+        files[-1].write_text(expectation(name, [flag.format(outside=outside) for flag in flags]))
+    return project, files
+
+
+def run(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    environment = {
+        **os.environ,
+        "NCUVERIFY_TEST_SECRET": SECRET_VALUE,
+        "PYTHONPATH": str(ROOT),
+        "TMPDIR": str(cwd),  # internal-error traceback files, if any, land where the test reads them
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "ncuverify", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=environment,
+        timeout=600,
+    )
+
+
+def everything_written(root: Path, before: set[Path] = frozenset()) -> str:
+    """The text of every plain file under root but those in before (links are not followed: the
+    planted link into the secret is the attacker's, not something ncuverify wrote)."""
+    files = [p for p in sorted(root.rglob("*")) if p.is_file() and not p.is_symlink() and p not in before]
+    return "\n".join(p.read_text(errors="replace") for p in files)
+
+
+def files_under(root: Path) -> set[Path]:
+    return set(root.rglob("*"))
+
+
+def assert_no_secret(text: str) -> None:
+    assert SECRET_VALUE not in text
+    assert SECRET_TEXT not in text
+
+
+def test_check_refuses_every_way_out_and_leaks_nothing(attack, tmp_path):
+    project, files = attack
+    planted = files_under(project)
+    outputs = tmp_path / "outputs"
+    outputs.mkdir()
+    result = run(
+        "check",
+        "--static-only",
+        "--no-cache",
+        *files,
+        "--json",
+        outputs / "r.json",
+        "--junit-xml",
+        outputs / "r.xml",
+        "--markdown",
+        outputs / "r.md",
+        cwd=project,
+    )
+    assert result.returncode == ExitCode.BAD_INPUT, result.stdout + result.stderr
+    shown = result.stdout + result.stderr
+    assert "Traceback" not in shown and "internal error" not in shown
+    for path in files:
+        assert f"{path}: input error" in result.stdout.replace("\n", "")
+    assert_no_secret(shown)
+    assert_no_secret(everything_written(outputs))
+    assert_no_secret(everything_written(project, planted))
+
+
+def test_lint_and_build_leak_nothing_either(attack):
+    project, files = attack
+    planted = files_under(project)
+    for command in ("lint", "build"):
+        result = run(command, "--arch", "sm_90", "--no-cache", *files, cwd=project)
+        assert result.returncode == ExitCode.BAD_INPUT, result.stdout + result.stderr
+        assert "Traceback" not in result.stdout + result.stderr
+        assert_no_secret(result.stdout + result.stderr)
+    assert_no_secret(everything_written(project, planted))
+
+
+def test_an_allowed_folder_beside_the_project_may_be_included(attack, tmp_path):
+    """A team whose kernels include a checkout beside the project allows it on the command line, never
+    from the expectation file."""
+    project, files = attack
+    allowed = tmp_path / "outside"
+    (allowed / "secret.h").write_text("#define ALLOWED_HEADER 1\n")
+    beside = project / "expectations" / "beside.yaml"
+    beside.write_text(
+        expectation("include_flag", []).replace("flags: []", "include_dirs: [../../outside], flags: []")
+    )
+    refused = run("check", "--static-only", "--no-cache", beside, cwd=project)
+    assert refused.returncode == ExitCode.BAD_INPUT
+    assert f"{beside}: kernels.k.include_dirs: ../../outside lies outside the project" in " ".join(
+        refused.stdout.split()
+    )
+    for attempt in (beside, next(p for p in files if p.stem == "include_flag")):
+        result = run("check", "--static-only", "--no-cache", "--allow-include", allowed, attempt, cwd=project)
+        assert result.returncode == ExitCode.OK, result.stdout + result.stderr
+
+
+@pytest.mark.gpu
+def test_on_the_gpu_the_attacks_are_refused_and_the_other_files_measured(gpu_environment, attack, tmp_path):
+    """With the profiler in the run, the attackers' files are still refused before anything is
+    launched, and the honest file beside them is profiled and judged as usual."""
+    from conftest import DATA
+
+    project, files = attack
+    outputs = tmp_path / "outputs"
+    outputs.mkdir()
+    result = run(
+        "check", *files, DATA / "sample.yaml", "--json", outputs / "r.json", "--save-profile",
+        outputs / "profile", cwd=project,
+    )  # fmt: skip
+    assert result.returncode == ExitCode.BAD_INPUT, result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    assert_no_secret(result.stdout + result.stderr)
+    assert_no_secret(everything_written(outputs))
+    sample = next(
+        r for r in json.loads((outputs / "r.json").read_text())["files"] if r["path"].endswith("sample.yaml")
+    )
+    assert sample["input_error"] is None
+    assert {claim["verdict"] for claim in sample["claims"]} == {"passed"}
