@@ -77,7 +77,7 @@ def run(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     environment = {
         **os.environ,
         "NCUVERIFY_TEST_SECRET": SECRET_VALUE,
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
         "TMPDIR": str(cwd),  # internal-error traceback files, if any, land where the test reads them
     }
     return subprocess.run(
