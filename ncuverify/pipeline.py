@@ -5,6 +5,7 @@ file's internal error: the other files are still judged."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import platform
 import shutil
@@ -145,9 +146,7 @@ def check_files(
     prepared: list[_Prepared | FileResult] = []
     try:
         environment = environment or Environment.probe(options.ncu.executable)
-        keys: set[str] = set()
-        for path in paths:
-            prepared.append(_prepare_isolated(path, options, environment, keys))
+        _prepare_all(paths, options, environment, prepared)
         waiting = [p for p in prepared if isinstance(p, _Prepared) and p.waiting]
         with _work_dir(options.save_profile) as work_dir:
             profiled = _profile_isolated(waiting, options, environment, work_dir)
@@ -166,9 +165,28 @@ def check_file(path: Path, options: CheckOptions, environment: Environment | Non
     return check_files([path], options, environment)[0]
 
 
-def _prepare(
-    path: Path, options: CheckOptions, environment: Environment, keys: set[str]
-) -> _Prepared | FileResult:
+def _prepare_all(
+    paths: list[Path], options: CheckOptions, environment: Environment, prepared: list[_Prepared | FileResult]
+) -> None:
+    """Every file prepared, appended to prepared in order. Files are built side by side: a build waits
+    on its compiler and disassembler processes, so threads keep every core busy. On Ctrl-C, prepared
+    holds the files before the first unfinished one; those still compiling stop within their limit."""
+    keys: set[str] = set()
+    file_keys = [_unique(path.stem, keys) for path in paths]  # in order, whatever finishes first
+    workers = max(1, min(len(paths), os.cpu_count() or 1))
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ncuverify-build")
+    try:
+        futures = [
+            pool.submit(_prepare_isolated, path, key, options, environment)
+            for path, key in zip(paths, file_keys, strict=True)
+        ]
+        for future in futures:
+            prepared.append(future.result())
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _prepare(path: Path, key: str, options: CheckOptions, environment: Environment) -> _Prepared | FileResult:
     """Load, build and judge the static claims of one file; a FileResult if nothing is left to profile."""
     started = time.monotonic()
     _say(options, f"{path.name}: reading")
@@ -176,9 +194,8 @@ def _prepare(
         spec = load(path)
         if options.shard is not None:
             spec = share_of(spec, *options.shard)
-        stem = _unique(spec.path.stem, set(keys))
         from_profile = options.from_profile
-        provenance = recording.load_provenance(from_profile, stem) if from_profile else None
+        provenance = recording.load_provenance(from_profile, key) if from_profile else None
         arch = provenance.arch if provenance else target_arch(spec, options, environment)
         if arch is not None:
             check_metric_names(spec, arch, environment.ncu)
@@ -186,7 +203,6 @@ def _prepare(
         builds = build_spec(spec, arch, options.cache, options.build) if arch is not None else None
     except InputError as error:
         return FileResult(path, [], input_error=str(error), seconds=time.monotonic() - started)
-    key = _unique(spec.path.stem, keys)
     applicable = [claim for claim in spec.content.claims if applies_to(claim, arch)]
     judged = other_arch([claim for claim in spec.content.claims if claim not in applicable], arch)
     static_claims, profiler_claims = split_claims(applicable)
@@ -208,10 +224,10 @@ def _prepare(
 
 
 def _prepare_isolated(
-    path: Path, options: CheckOptions, environment: Environment, keys: set[str]
+    path: Path, key: str, options: CheckOptions, environment: Environment
 ) -> _Prepared | FileResult:
     try:
-        return _prepare(path, options, environment, keys)
+        return _prepare(path, key, options, environment)
     except Exception as error:  # a bug, not the file's fault: the other files go on
         return FileResult(path, [], internal_error=internal_error_line(error))
 

@@ -58,10 +58,10 @@ def test_a_file_on_which_ncuverify_fails_is_its_own_and_the_others_are_checked(m
 
     real_prepare = pipeline._prepare
 
-    def crashing_on_sample(path, options, environment, keys):
+    def crashing_on_sample(path, key, options, environment):
         if path.name == "sample.yaml":
             raise RuntimeError("injected")
-        return real_prepare(path, options, environment, keys)
+        return real_prepare(path, key, options, environment)
 
     monkeypatch.setattr(pipeline, "_prepare", crashing_on_sample)
     results = ncuverify.check(

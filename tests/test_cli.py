@@ -98,13 +98,11 @@ def test_ctrl_c_keeps_what_finished_and_marks_the_rest(no_gpu, monkeypatch, tmp_
     import json
 
     real_prepare = pipeline._prepare
-    calls = []
 
-    def interrupted_on_the_second_file(path, options, environment, keys):
-        calls.append(path)
-        if len(calls) == 2:
+    def interrupted_on_the_second_file(path, key, options, environment):
+        if path.name == "sample.yaml":  # files are built side by side: name the one Ctrl-C stops
             raise KeyboardInterrupt
-        return real_prepare(path, options, environment, keys)
+        return real_prepare(path, key, options, environment)
 
     monkeypatch.setattr(pipeline, "_prepare", interrupted_on_the_second_file)
     out = tmp_path / "results.json"
@@ -316,10 +314,10 @@ def second_file_crashes(monkeypatch):
     """pipeline._prepare raises, as a bug would, on sample.yaml only."""
     real_prepare = pipeline._prepare
 
-    def crashing_on_sample(path, options, environment, keys):
+    def crashing_on_sample(path, key, options, environment):
         if path.name == "sample.yaml":
             raise RuntimeError("injected fault \x1b]0;title\x07")
-        return real_prepare(path, options, environment, keys)
+        return real_prepare(path, key, options, environment)
 
     monkeypatch.setattr(pipeline, "_prepare", crashing_on_sample)
 

@@ -79,10 +79,10 @@ def test_a_file_on_which_ncuverify_fails_fails_its_claims_and_the_others_pass(py
     shutil.copy(DATA / "static.yaml", folder / "static.yaml")
     real_prepare = pipeline._prepare
 
-    def crashing_on_static(path, options, environment, keys):
+    def crashing_on_static(path, key, options, environment):
         if path.name == "static.yaml":
             raise RuntimeError("injected \x1b[2J")
-        return real_prepare(path, options, environment, keys)
+        return real_prepare(path, key, options, environment)
 
     monkeypatch.setattr(pipeline, "_prepare", crashing_on_static)
     result = run_pytest(pytester, "expectations", "--ncuverify-from-profile", str(FIXTURES))
