@@ -150,7 +150,8 @@ def check(
     case_timeout: Annotated[
         float,
         typer.Option(
-            help="stop a case that runs longer than this many seconds under the profiler", callback=_seconds
+            help="stop an ncu process that makes no progress (a case, or ncu itself) for this many seconds",
+            callback=_seconds,
         ),
     ] = 300.0,
     save_profile: Annotated[
