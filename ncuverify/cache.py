@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ncuverify.errors import InputError
+from ncuverify.files import CannotRead, NotRegular, SymbolicLink, TooLarge, read_plain
 
 FORMAT = 2  # entries of another format are compiled again (without a warning: they are not damaged)
 # An entry larger than this is not read: a cubin and its disassembly are a few MiB.
@@ -229,18 +230,15 @@ class _Stale(Exception):
 def _read_entry(path: Path) -> str:
     """An entry's text; ValueError for one that is not a plain file or is too large to be one."""
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as error:
-        if error.errno == getattr(os, "ELOOP", None) or os.path.islink(path):
-            raise ValueError("is a symbolic link") from None
-        raise
-    with os.fdopen(descriptor, "rb") as file:
-        status = os.fstat(file.fileno())
-        if not stat.S_ISREG(status.st_mode):
-            raise ValueError("is not a regular file")
-        if status.st_size > MAX_ENTRY_BYTES:
-            raise ValueError(f"is larger than {MAX_ENTRY_BYTES // (1024 * 1024)} MiB")
-        data = file.read(MAX_ENTRY_BYTES + 1)
+        data = read_plain(path, MAX_ENTRY_BYTES, follow_links=False)
+    except SymbolicLink:
+        raise ValueError("is a symbolic link") from None
+    except CannotRead as problem:
+        raise problem.error from None
+    except NotRegular:
+        raise ValueError("is not a regular file") from None
+    except TooLarge:
+        raise ValueError(f"is larger than {MAX_ENTRY_BYTES // (1024 * 1024)} MiB") from None
     try:
         return data.decode()
     except UnicodeDecodeError:

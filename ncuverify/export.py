@@ -15,9 +15,7 @@ import dataclasses
 import hashlib
 import json
 import math
-import os
 import re
-import stat
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
@@ -30,6 +28,7 @@ from pydantic import ValidationError
 from ncuverify import __version__
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.explain import Explanation, RuleFinding, SourceLine, claim_lines
+from ncuverify.files import CannotRead, NotRegular, TooLarge, Unreadable, open_plain, read_plain
 from ncuverify.judge import ClaimResult, Verdict, describe, format_number
 from ncuverify.pipeline import FileResult, exit_code
 from ncuverify.profile import MEASUREMENT_COLUMNS, Measurements
@@ -82,29 +81,23 @@ def _suite_entry(path: Path) -> tuple[str, str]:
 def _content_digest(path: Path) -> str:
     """sha256 of a regular file's bytes; "" for anything else (a FIFO would block, a device never end)."""
     try:
-        with _open_regular(path) as stream:
+        with open_plain(path) as stream:
             return hashlib.file_digest(stream, "sha256").hexdigest()
-    except (OSError, ValueError):
+    except (OSError, Unreadable):
         return ""
-
-
-def _open_regular(path: Path) -> Any:
-    """The file open for reading in binary; ValueError where it is not a regular file. Opened without
-    blocking and checked after opening, so a FIFO put in its place cannot make the reader wait."""
-    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-        os.close(descriptor)
-        raise ValueError("not a regular file")
-    return os.fdopen(descriptor, "rb")
 
 
 def read_json(path: Path, limit: int) -> Any:
     """The JSON value in a regular file of at most limit bytes of UTF-8: OSError where the file cannot
     be opened or read, ValueError saying what is wrong with it otherwise."""
-    with _open_regular(path) as stream:
-        data = stream.read(limit + 1)
-    if len(data) > limit:
-        raise ValueError(f"larger than {limit // 2**20} MiB")
+    try:
+        data = read_plain(path, limit)
+    except CannotRead as problem:
+        raise problem.error from None
+    except NotRegular:
+        raise ValueError("not a regular file") from None
+    except TooLarge:
+        raise ValueError(f"larger than {limit // 2**20} MiB") from None
     try:
         text = data.decode()
     except UnicodeDecodeError as error:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ncuverify.errors import InputError
+from ncuverify.files import CannotRead, NotRegular, TooLarge, read_plain
 from ncuverify.text import one_line
 
 MIB = 1024 * 1024
@@ -473,16 +474,10 @@ def read_bounded(path: Path, max_bytes: int) -> bytes:
     """A regular file's bytes, refusing (InputError) one larger than max_bytes, a special file, or a
     symbolic link (resolve the path first)."""
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as error:
-        raise InputError(f"cannot be read ({error.strerror})") from None
-    with os.fdopen(descriptor, "rb") as file:
-        status = os.fstat(file.fileno())
-        if not stat.S_ISREG(status.st_mode):
-            raise InputError("not a regular file")
-        if status.st_size > max_bytes:
-            raise InputError(f"larger than {max_bytes // MIB} MiB; refusing to read it")
-        data = file.read(max_bytes + 1)
-    if len(data) > max_bytes:
-        raise InputError(f"larger than {max_bytes // MIB} MiB; refusing to read it")
-    return data
+        return read_plain(path, max_bytes, follow_links=False)
+    except CannotRead as problem:  # a symbolic link among them: the OS refuses to open one
+        raise InputError(f"cannot be read ({problem.error.strerror})") from None
+    except NotRegular:
+        raise InputError("not a regular file") from None
+    except TooLarge:
+        raise InputError(f"larger than {max_bytes // MIB} MiB; refusing to read it") from None

@@ -21,7 +21,6 @@ import json
 import os
 import re
 import shutil
-import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, datetime
@@ -30,6 +29,7 @@ from typing import Any
 
 from ncuverify.build import KernelBuild
 from ncuverify.errors import InputError
+from ncuverify.files import CannotRead, NotRegular, SymbolicLink, TooLarge, read_plain
 from ncuverify.processes import TimedOut, run_bounded
 from ncuverify.runner import CaseStatus, StatusError, read_statuses, statuses_json
 from ncuverify.spec import ARCH_PATTERN
@@ -263,20 +263,17 @@ def read_text(path: Path, root: Path, limit: int) -> str:
     symbolic link, of at most limit bytes; InputError naming the file otherwise."""
     _check_inside(path, root)
     try:
-        # O_NONBLOCK: opening a named pipe must not wait for a writer (it is refused just below).
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except OSError as error:
-        if error.errno == errno.ELOOP:
-            raise InputError(f"{path}: a symbolic link; a recording holds plain files") from None
-        raise InputError(f"{path}: cannot be read ({error.strerror})") from None
-    with os.fdopen(descriptor, "rb") as file:
-        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-            raise InputError(f"{path}: not a plain file; a recording holds plain files")
-        data = file.read(limit + 1)
-    if len(data) > limit:
-        raise InputError(f"{path}: larger than {limit} bytes; no recording holds such a file")
+        data = read_plain(path, limit, follow_links=False)
+    except SymbolicLink:
+        raise InputError(f"{path}: a symbolic link; a recording holds plain files") from None
+    except CannotRead as problem:
+        if isinstance(problem.error, FileNotFoundError):
+            raise InputError(f"{path}: no such file") from None
+        raise InputError(f"{path}: cannot be read ({problem.error.strerror})") from None
+    except NotRegular:
+        raise InputError(f"{path}: not a plain file; a recording holds plain files") from None
+    except TooLarge:
+        raise InputError(f"{path}: larger than {limit} bytes; no recording holds such a file") from None
     return data.decode(errors="replace")
 
 

@@ -21,13 +21,13 @@ import contextlib
 import json
 import math
 import os
-import stat
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ncuverify.cache import prepare_folder
+from ncuverify.files import CannotRead, NotRegular, TooLarge, read_plain
 from ncuverify.text import one_line
 
 START_S = 2.5  # one ncu process: ncu itself, then the runner's Python and CUDA start-up
@@ -135,14 +135,14 @@ class PassCounts:
 def _read_counts(path: Path) -> dict[str, int]:
     """The counts in a file written by PassCounts.save; OSError where it cannot be read, ValueError
     saying what is wrong with it otherwise."""
-    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO in its place must not block
-    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-        os.close(descriptor)
-        raise ValueError("not a regular file")
-    with os.fdopen(descriptor, "rb") as stream:
-        data = stream.read(MAX_PASSES_FILE_BYTES + 1)
-    if len(data) > MAX_PASSES_FILE_BYTES:
-        raise ValueError(f"larger than {MAX_PASSES_FILE_BYTES // 2**20} MiB")
+    try:
+        data = read_plain(path, MAX_PASSES_FILE_BYTES)
+    except CannotRead as problem:
+        raise problem.error from None
+    except NotRegular:
+        raise ValueError("not a regular file") from None
+    except TooLarge:
+        raise ValueError(f"larger than {MAX_PASSES_FILE_BYTES // 2**20} MiB") from None
     try:
         known = json.loads(data.decode())
     except RecursionError:

@@ -16,7 +16,6 @@ import functools
 import itertools
 import os
 import re
-import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +41,7 @@ from pydantic import (
 
 from ncuverify import expression
 from ncuverify.errors import InputError
+from ncuverify.files import CannotRead, NotRegular, TooLarge, read_plain
 from ncuverify.measures import expand
 from ncuverify.static import STATIC_METRICS, STATIC_PREFIX
 
@@ -771,21 +771,15 @@ def read_text(path: Path) -> str:
     if path.exists() and not path.resolve().is_relative_to(root):
         raise InputError(f"{path}: links to {path.resolve()}, outside the project ({root})")
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # opening a FIFO would wait for a writer
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such expectation file") from None
-    except OSError as error:
-        raise InputError(f"{path}: cannot read it ({error.strerror})") from None
-    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-        os.close(descriptor)
-        raise InputError(f"{path}: not a regular file")
-    try:
-        with os.fdopen(descriptor, "rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as error:
-        raise InputError(f"{path}: cannot read it ({error.strerror})") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise InputError(f"{path}: larger than {MAX_FILE_BYTES} bytes (4 MiB); refusing to read it")
+        data = read_plain(path, MAX_FILE_BYTES)
+    except CannotRead as problem:
+        if isinstance(problem.error, FileNotFoundError):
+            raise InputError(f"{path}: no such expectation file") from None
+        raise InputError(f"{path}: cannot read it ({problem.error.strerror})") from None
+    except NotRegular:
+        raise InputError(f"{path}: not a regular file") from None
+    except TooLarge:
+        raise InputError(f"{path}: larger than {MAX_FILE_BYTES} bytes (4 MiB); refusing to read it") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -1,0 +1,92 @@
+"""Reading a file that may be hostile: only a regular file, optionally never through a symbolic link,
+of a bounded size.
+
+Every file ncuverify reads from a project, a recording, the cache or the command line goes through
+read_plain (or open_plain, to stream one). Refusals raise one type, Unreadable, whose subclasses say
+which refusal it was so that each reader keeps its own message; str() of each is a short phrase.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+from typing import BinaryIO
+
+
+class Unreadable(Exception):
+    """A file that was not read; reason is a short phrase saying why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class CannotRead(Unreadable):
+    """The OS refused to open or read the file; error is its error, reason its text."""
+
+    def __init__(self, error: OSError, reason: str | None = None) -> None:
+        super().__init__(reason or error.strerror or str(error))
+        self.error = error
+
+
+class SymbolicLink(CannotRead):
+    """The path is a symbolic link and links were not to be followed (the OS refused to open it)."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(error, "a symbolic link")
+
+
+class NotRegular(Unreadable):
+    """A folder, FIFO, device or socket: opening or reading one could block or never end."""
+
+    def __init__(self) -> None:
+        super().__init__("not a regular file")
+
+
+class TooLarge(Unreadable):
+    """A regular file of more than max_bytes."""
+
+    def __init__(self, max_bytes: int) -> None:
+        super().__init__(f"larger than {max_bytes} bytes")
+        self.max_bytes = max_bytes
+
+
+def open_plain(path: Path, follow_links: bool = True) -> BinaryIO:
+    """The regular file at path, open for reading in binary. Opened without blocking and checked
+    after opening, so a FIFO put in its place cannot make the reader wait for a writer."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    if not follow_links:
+        flags |= os.O_NOFOLLOW
+    try:
+        descriptor = os.open(path, flags)
+    except OSError as error:
+        # Linux says ELOOP for a final link under O_NOFOLLOW; other systems say something else.
+        if not follow_links and (error.errno == errno.ELOOP or os.path.islink(path)):
+            raise SymbolicLink(error) from None
+        raise CannotRead(error) from None
+    try:
+        regular = stat.S_ISREG(os.fstat(descriptor).st_mode)
+    except OSError as error:
+        os.close(descriptor)
+        raise CannotRead(error) from None
+    if not regular:
+        os.close(descriptor)
+        raise NotRegular()
+    return os.fdopen(descriptor, "rb")
+
+
+def read_plain(path: Path, max_bytes: int, follow_links: bool = True) -> bytes:
+    """The bytes of the regular file at path, of at most max_bytes; Unreadable otherwise. Never reads
+    more than max_bytes + 1 bytes, whatever the file claims or becomes while it is read."""
+    with open_plain(path, follow_links) as file:
+        try:
+            if os.fstat(file.fileno()).st_size > max_bytes:
+                raise TooLarge(max_bytes)
+            data = file.read(max_bytes + 1)
+        except OSError as error:
+            raise CannotRead(error) from None
+    if len(data) > max_bytes:
+        raise TooLarge(max_bytes)
+    return data
