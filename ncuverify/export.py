@@ -28,12 +28,12 @@ from pydantic import ValidationError
 from ncuverify import __version__
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.explain import Explanation, RuleFinding, SourceLine, claim_lines
-from ncuverify.files import CannotRead, NotRegular, TooLarge, Unreadable, open_plain, read_plain
+from ncuverify.files import CannotRead, NotRegular, TooLarge, Unreadable, read_plain
 from ncuverify.judge import ClaimResult, Verdict, describe, format_number
 from ncuverify.pipeline import FileResult, exit_code
 from ncuverify.profile import MEASUREMENT_COLUMNS, Measurements
 from ncuverify.recording import Provenance
-from ncuverify.spec import Claim, project_root
+from ncuverify.spec import MAX_FILE_BYTES, Claim, project_root
 from ncuverify.text import one_line, printable
 
 # What a claim's verdict is for a CI system reading JUnit.
@@ -79,11 +79,11 @@ def _suite_entry(path: Path) -> tuple[str, str]:
 
 
 def _content_digest(path: Path) -> str:
-    """sha256 of a regular file's bytes; "" for anything else (a FIFO would block, a device never end)."""
+    """sha256 of a regular file's bytes; "" for anything else (a FIFO would block, a device never end)
+    and for a file larger than any expectation file may be (it is refused when the run reads it)."""
     try:
-        with open_plain(path) as stream:
-            return hashlib.file_digest(stream, "sha256").hexdigest()
-    except (OSError, Unreadable):
+        return hashlib.sha256(read_plain(path, MAX_FILE_BYTES)).hexdigest()
+    except Unreadable:
         return ""
 
 
