@@ -17,7 +17,7 @@ from typing import Any
 
 from ncuverify import __version__
 from ncuverify.errors import InputError
-from ncuverify.export import read_json
+from ncuverify.files import read_json
 from ncuverify.pipeline import FileResult
 from ncuverify.spec import Tolerance
 from ncuverify.text import one_line

@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from ncuverify import __version__
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.explain import Explanation, RuleFinding, SourceLine, claim_lines
-from ncuverify.files import CannotRead, NotRegular, TooLarge, Unreadable, read_plain
+from ncuverify.files import Unreadable, parse_json, read_json, read_plain
 from ncuverify.judge import ClaimResult, Verdict, describe, format_number
 from ncuverify.pipeline import FileResult, exit_code
 from ncuverify.profile import MEASUREMENT_COLUMNS, Measurements
@@ -85,34 +85,6 @@ def _content_digest(path: Path) -> str:
         return hashlib.sha256(read_plain(path, MAX_FILE_BYTES)).hexdigest()
     except Unreadable:
         return ""
-
-
-def read_json(path: Path, limit: int) -> Any:
-    """The JSON value in a regular file of at most limit bytes of UTF-8: OSError where the file cannot
-    be opened or read, ValueError saying what is wrong with it otherwise."""
-    try:
-        data = read_plain(path, limit)
-    except CannotRead as problem:
-        raise problem.error from None
-    except NotRegular:
-        raise ValueError("not a regular file") from None
-    except TooLarge:
-        raise ValueError(f"larger than {limit // 2**20} MiB") from None
-    try:
-        text = data.decode()
-    except UnicodeDecodeError as error:
-        raise ValueError(f"not UTF-8 text (byte {error.start})") from None
-    return parse_json(text)
-
-
-def parse_json(text: str) -> Any:
-    """JSON text as Python values; ValueError saying why where it is not JSON."""
-    try:
-        return json.loads(text)
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
-    except ValueError as error:
-        raise ValueError(f"not JSON: {error}") from None
 
 
 # --- writing -----------------------------------------------------------------------------------------

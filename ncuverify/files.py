@@ -9,10 +9,11 @@ which refusal it was so that each reader keeps its own message; str() of each is
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 
 class Unreadable(Exception):
@@ -90,3 +91,31 @@ def read_plain(path: Path, max_bytes: int, follow_links: bool = True) -> bytes:
     if len(data) > max_bytes:
         raise TooLarge(max_bytes)
     return data
+
+
+def read_json(path: Path, limit: int) -> Any:
+    """The JSON value in a regular file of at most limit bytes of UTF-8: OSError where the file cannot
+    be opened or read, ValueError saying what is wrong with it otherwise."""
+    try:
+        data = read_plain(path, limit)
+    except CannotRead as problem:
+        raise problem.error from None
+    except NotRegular:
+        raise ValueError("not a regular file") from None
+    except TooLarge:
+        raise ValueError(f"larger than {limit // 2**20} MiB") from None
+    try:
+        text = data.decode()
+    except UnicodeDecodeError as error:
+        raise ValueError(f"not UTF-8 text (byte {error.start})") from None
+    return parse_json(text)
+
+
+def parse_json(text: str) -> Any:
+    """JSON text as Python values; ValueError saying why where it is not JSON."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    except ValueError as error:
+        raise ValueError(f"not JSON: {error}") from None

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ncuverify.cache import prepare_folder
-from ncuverify.files import CannotRead, NotRegular, TooLarge, read_plain
+from ncuverify.files import read_json
 from ncuverify.text import one_line
 
 START_S = 2.5  # one ncu process: ncu itself, then the runner's Python and CUDA start-up
@@ -135,20 +135,7 @@ class PassCounts:
 def _read_counts(path: Path) -> dict[str, int]:
     """The counts in a file written by PassCounts.save; OSError where it cannot be read, ValueError
     saying what is wrong with it otherwise."""
-    try:
-        data = read_plain(path, MAX_PASSES_FILE_BYTES)
-    except CannotRead as problem:
-        raise problem.error from None
-    except NotRegular:
-        raise ValueError("not a regular file") from None
-    except TooLarge:
-        raise ValueError(f"larger than {MAX_PASSES_FILE_BYTES // 2**20} MiB") from None
-    try:
-        known = json.loads(data.decode())
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
-    except ValueError as error:  # not UTF-8, not JSON
-        raise ValueError(f"not JSON: {error}") from None
+    known = read_json(path, MAX_PASSES_FILE_BYTES)
     if not isinstance(known, dict):
         raise ValueError("not an object of metric sets and their passes")
     if len(known) > MAX_METRIC_SETS:
