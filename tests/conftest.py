@@ -1,8 +1,10 @@
 import os
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
+from hypothesis import strategies as st
 
 from ncuverify.pipeline import Environment
 
@@ -25,3 +27,35 @@ def gpu_environment() -> Environment:
     if environment.problem is not None:
         pytest.skip(f"needs an NVIDIA GPU and Nsight Compute: {environment.problem}")
     return environment
+
+
+# Any JSON value, small: what a hostile results, baseline or pass-count file can hold.
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+def ended(pid: int) -> bool:
+    """Whether the process is gone (or a zombie), waiting a moment for a SIGKILL to land."""
+    for _ in range(100):
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return True
+        if state == "Z":
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def assert_group_ends(group: int) -> None:
+    """The group was killed: once its killed members are reaped (by init, at its pace), it is gone."""
+    for _ in range(600):
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"process group {group} is still there")

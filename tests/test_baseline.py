@@ -5,9 +5,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import DATA, FIXTURES
+from conftest import DATA, FIXTURES, JSON_VALUES
 from hypothesis import given, settings
-from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from ncuverify import baseline
@@ -179,13 +178,6 @@ def test_values_json_cannot_hold_are_not_saved(results, tmp_path: Path):
     saved = baseline.snapshot([replace(result, measurements=Measurements(frame=frame))])
     row = frame.iloc[0]
     assert row["metric"] not in saved["files"]["sample"].get(row["case"], {})
-
-
-JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
-    max_leaves=20,
-)
 
 
 @settings(max_examples=150, deadline=None)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import DATA
+from conftest import DATA, ended
 
 from ncuverify.build import BuildLimits, build_spec, nvrtc_options
 from ncuverify.errors import InputError
@@ -353,21 +353,6 @@ def scratch(tmp_path, monkeypatch):
     folder.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(folder))
     return folder
-
-
-def ended(pid: int) -> bool:
-    """Whether the process is gone (or a zombie), waiting a moment for a SIGKILL to land."""
-    import time
-
-    for _ in range(100):
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            return True
-        if state == "Z":
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def processes_mentioning(text: str) -> list[int]:

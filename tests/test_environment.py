@@ -1,12 +1,10 @@
 """What the machine offers, and the probes of it (ncu --version, --query-metrics), which cannot hang."""
 
 import json
-import os
-import time
 from pathlib import Path
 
 import pytest
-from conftest import DATA
+from conftest import DATA, assert_group_ends
 
 from ncuverify import pipeline
 from ncuverify.pipeline import Environment
@@ -36,17 +34,6 @@ STALLING_NCU = DATA / "fake_ncu" / "stalling_ncu"
 
 def probe_groups(notes: Path) -> list[int]:
     return [json.loads(line)["pgid"] for line in notes.read_text().splitlines()]
-
-
-def assert_group_ends(group: int) -> None:
-    """The group was killed: once its killed members are reaped (by init, at its pace), it is gone."""
-    for _ in range(600):
-        try:
-            os.killpg(group, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"process group {group} is still there")
 
 
 def test_a_child_holding_ncu_s_output_does_not_keep_the_version_probe_waiting(tmp_path, monkeypatch):

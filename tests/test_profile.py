@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import DATA, FIXTURES
+from conftest import DATA, FIXTURES, assert_group_ends
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -293,19 +293,6 @@ def assert_no_process_of(group: int) -> None:
     """No process of the group is left: run_ncu returns only once the killed group is gone."""
     with pytest.raises(ProcessLookupError):
         os.killpg(group, 0)
-
-
-def assert_group_ends(group: int) -> None:
-    """The group was killed: once its killed members are reaped (by init, at its pace), it is gone."""
-    import time
-
-    for _ in range(600):
-        try:
-            os.killpg(group, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"process group {group} is still there")
 
 
 def test_an_ncu_that_never_starts_the_runner_is_stopped_and_its_cases_say_why(tmp_path, monkeypatch):

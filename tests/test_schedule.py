@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import JSON_VALUES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -174,13 +175,6 @@ def test_a_folder_that_cannot_be_written_is_a_warning(tmp_path: Path):
     assert warning.startswith(
         f"{tmp_path}/cache/profile/passes.json: the replay passes could not be remembered ("
     )
-
-
-JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
-    max_leaves=20,
-)
 
 
 @settings(max_examples=150, deadline=None)

@@ -1,9 +1,7 @@
 """Static facts: ptxas report, cubin resource table, SASS. Needs NVRTC, nvdisasm and cuobjdump (wheels), no GPU."""
 
-from pathlib import Path
-
 import pytest
-from conftest import DATA
+from conftest import DATA, ended
 from typer.testing import CliRunner
 
 from ncuverify import pipeline
@@ -285,21 +283,6 @@ def test_a_tool_that_does_not_end_is_stopped(tool, tmp_path):
         _run_on_cubin(path, ["-c"], b"\x7fELF", timeout_s=0.5)
     assert ended(int((tmp_path / "child").read_text()))
     assert list(scratch.iterdir()) == []
-
-
-def ended(pid: int) -> bool:
-    """Whether the process is gone (or a zombie), waiting a moment for a SIGKILL to land."""
-    import time
-
-    for _ in range(100):
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            return True
-        if state == "Z":
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_a_tool_that_fails_says_why(tool):
