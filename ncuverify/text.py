@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import re
 
-# C0 controls but tab and newline, DEL, C1 controls, bidirectional embeddings, overrides and isolates,
-# lone surrogates, and the two noncharacters XML forbids.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]")
+# C0 controls but tab and newline, DEL, C1 controls, the Unicode line and paragraph separators (a line
+# break to some readers: they would split a table row), bidirectional embeddings, overrides and
+# isolates, lone surrogates, and the two noncharacters XML forbids.
+_UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]"
+)
 
 
 def printable(text: str) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import DATA, FIXTURES
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -292,6 +292,7 @@ def test_junit_of_any_text_is_xml(text):
 
 @settings(max_examples=100, deadline=None)
 @given(PRINTED)
+@example("\u2028")  # a line separator, which splits a line for some readers
 def test_markdown_of_any_text_renders_no_markup_from_it(text):
     assert_safe_markdown(export.to_markdown([hostile(text)]))
 
