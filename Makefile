@@ -1,5 +1,5 @@
 # `make check`: set up, then check every expectation file.
-# `make test`: set up, then lint, check the static claims and run the test suite.
+# `make test`: set up, then lint and type-check, check the static claims and run the test suite.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -27,6 +27,7 @@ check: setup
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 format: setup
 	$(BIN)/ruff format .

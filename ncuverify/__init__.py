@@ -8,7 +8,7 @@ results.claims        # a pandas DataFrame, one row per claim
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str):  # imported on first use: the profiled runner needs none of it
+def __getattr__(name: str) -> object:  # imported on first use: the profiled runner needs none of it
     if name in ("check", "Results"):
         from ncuverify import api
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ncuverify import __version__
 from ncuverify.errors import InputError
@@ -54,8 +54,9 @@ def snapshot(results: Sequence[FileResult]) -> dict[str, Any]:
             continue
         cases = files.setdefault(result.path.stem, {})
         for row in result.measurements.frame.itertuples(index=False):
-            if math.isfinite(row.value):
-                cases.setdefault(str(row.case), {})[str(row.metric)] = float(row.value)
+            value = cast(float, row.value)  # the table's values are floats, NaN where ncu said n/a
+            if math.isfinite(value):
+                cases.setdefault(str(row.case), {})[str(row.metric)] = float(value)
     provenance = next((r.provenance for r in results if r.provenance is not None), None)
     return {
         "ncuverify": __version__,

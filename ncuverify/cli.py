@@ -9,6 +9,7 @@ terminal report, so that one that fails loses none of the others.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -53,7 +54,8 @@ _GPU_INDEX = re.compile(r"[0-9]{1,3}")
 class _Guarded(TyperGroup):
     """The root command: what a command raises ends as one line and its exit code, never a traceback."""
 
-    def invoke(self, ctx: typer.Context) -> Any:
+    # typer hands every command its own Context, a subclass of the one the base class names
+    def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
         try:
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, typer.TyperException, BrokenPipeError):
@@ -677,7 +679,7 @@ def write_results(
         "--markdown": lambda: export.to_markdown(results),
     }
     written = [
-        write_output(console, option, path, lambda p, render=renderers[option]: _write_text(p, render()))
+        write_output(console, option, path, functools.partial(_write_rendered, render=renderers[option]))
         for option, path in outputs.items()
         if path is not None
     ]
@@ -697,6 +699,10 @@ def write_output(console: Console, option: str, path: Path, write: Callable[[Pat
         _say_internal_error(error, option or str(path))
         return ExitCode.INTERNAL_ERROR
     return ExitCode.OK
+
+
+def _write_rendered(path: Path, render: Callable[[], str]) -> None:
+    _write_text(path, render())
 
 
 def _write_text(path: Path, text: str) -> None:

@@ -7,6 +7,7 @@ import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ncuverify.errors import EnvironmentProblem
 from ncuverify.processes import TimedOut, run_bounded
@@ -50,7 +51,7 @@ def gpu_count() -> int:
         from cuda.bindings import driver
 
         _ok(driver.cuInit(0))
-        return int(_ok(driver.cuDeviceGetCount()))  # type: ignore[call-overload]
+        return int(_ok(driver.cuDeviceGetCount()))
     except Exception:  # no driver library, or no device: no GPU to profile on
         return 0
 
@@ -103,7 +104,7 @@ def ncu_version(executable: str) -> str | None:
     return None
 
 
-def _ok(result: tuple) -> object:
+def _ok(result: tuple[Any, ...]) -> Any:
     from cuda.bindings import driver
 
     error, *values = result

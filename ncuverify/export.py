@@ -20,7 +20,7 @@ import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 from pydantic import ValidationError
@@ -137,7 +137,7 @@ def file_record(result: FileResult) -> dict[str, Any]:
                     "case": _label(row.case),
                     "kernel": _label(row.kernel),
                     "metric": _label(row.metric),
-                    "value": _number(row.value),
+                    "value": _number(cast(float, row.value)),
                     "unit": _label(row.unit),
                 }
             )
@@ -469,7 +469,10 @@ def _list(value: Any, where: str) -> list[Any]:
 
 
 def _object(
-    value: Any, where: str, required: set[str] | None = None, optional: set[str] = frozenset()
+    value: Any,
+    where: str,
+    required: set[str] | None = None,
+    optional: frozenset[str] | set[str] = frozenset(),
 ) -> dict[str, Any]:
     """A JSON object; with required, one holding those keys, and none but those and the optional."""
     if not isinstance(value, dict):

@@ -80,6 +80,13 @@ class MetricRef:
 
 
 @dataclass(frozen=True)
+class CaseMetric(MetricRef):
+    """A metric of a claim, its case made explicit (the claim's own where the expression names none)."""
+
+    case: str
+
+
+@dataclass(frozen=True)
 class Negate:
     operand: Expr
 

@@ -80,7 +80,7 @@ def unknown(names: set[str], arch: str, ncu: str | None = None) -> dict[str, str
     bases = known_bases(chip, ncu) if chip is not None else None
     if bases is None:
         return {}
-    problems = {}
+    problems: dict[str, str] = {}
     for name in sorted(names):
         base = name.split(".", 1)[0]
         if base in bases or name in _UNLISTED or name.startswith(_UNLISTED_PREFIXES):

@@ -469,10 +469,12 @@ def _to_explain(results: list[FileResult], keys: dict[Path, str]) -> dict[tuple[
     for result in results:
         for claim_result in result.claims:
             claim = claim_result.claim
-            names = [ref.name for ref in claim.metric_refs() if profile.is_ncu_metric(ref)]
-            topic = explain.topic_of(names)
+            refs = [ref for ref in claim.metric_refs() if profile.is_ncu_metric(ref)]
+            topic = explain.topic_of(ref.name for ref in refs)
             if claim_result.verdict is Verdict.FAILED and topic is not None and result.path in keys:
-                wanted[result.path, claim.id] = (session.qualified(keys[result.path], claim.case), topic)
+                # the claim's own case, else (all its metrics name theirs) the case of its first one
+                case = claim.case or refs[0].case
+                wanted[result.path, claim.id] = (session.qualified(keys[result.path], case), topic)
     return wanted
 
 

@@ -154,8 +154,8 @@ def print_file(console: Console, result: FileResult, verbose: bool) -> None:
     reasons = {r.reason for r in result.claims}
     if all(r.verdict is Verdict.SKIPPED for r in result.claims) and len(reasons) == 1 and not verbose:
         # One cause for every claim (no GPU, no ncu): one line, not a table of the same words.
-        line = f"{result.path}: {len(result.claims)} claims not measured: {reasons.pop()}"
-        console.print(line_text(line, "yellow"), soft_wrap=True)
+        said = f"{result.path}: {len(result.claims)} claims not measured: {reasons.pop()}"
+        console.print(line_text(said, "yellow"), soft_wrap=True)
         return
     console.print(claims_table(result, verbose))
     for line in reason_lines(result, verbose):
@@ -163,8 +163,8 @@ def print_file(console: Console, result: FileResult, verbose: bool) -> None:
     for claim_id, explanation in result.explanations.items():
         heading, *body = claim_lines(claim_id, explanation)
         console.print(line_text(heading, "bold"), soft_wrap=True)
-        for line in body:
-            console.print(line_text(line), soft_wrap=True)
+        for body_line in body:
+            console.print(line_text(body_line), soft_wrap=True)
     for warning in result.warnings:
         console.print(line_text(f"warning: {warning}", "bold yellow"), soft_wrap=True)
     if result.provenance is not None and (verbose or result.replayed):

@@ -274,7 +274,8 @@ def host_contents(arg: dict[str, Any]) -> np.ndarray | None:
         return np.arange(count, dtype=np.int64).astype(dtype)
     generator = np.random.default_rng(arg.get("seed", 0))
     if dtype.kind == "f":
-        return generator.random(count, dtype=np.float32 if dtype.itemsize <= 4 else np.float64).astype(dtype)
+        values = generator.random(count, dtype=np.float32 if dtype.itemsize <= 4 else np.float64)
+        return np.asarray(values).astype(dtype)
     high = min(RANDOM_INT_LIMIT, int(np.iinfo(dtype).max) + 1)
     return generator.integers(0, high, size=count, dtype=np.int64).astype(dtype)
 

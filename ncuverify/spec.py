@@ -41,6 +41,7 @@ from pydantic import (
 
 from ncuverify import expression
 from ncuverify.errors import InputError
+from ncuverify.expression import CaseMetric, MetricRef
 from ncuverify.files import CannotRead, NotRegular, TooLarge, read_plain
 from ncuverify.measures import expand
 from ncuverify.static import STATIC_METRICS, STATIC_PREFIX
@@ -449,12 +450,14 @@ class Claim(_Strict):
         read at every stage and its metric may be 4096 characters long (the model is frozen)."""
         return expand(expression.parse(self.metric))
 
-    def metric_refs(self) -> list[expression.MetricRef]:
+    def metric_refs(self) -> list[CaseMetric]:
         """The metrics this claim reads, each with its case made explicit."""
-        return [
-            expression.MetricRef(ref.name, ref.case or self.case)
-            for ref in expression.references(self.expression)
-        ]
+        return [CaseMetric(ref.name, self._case_of(ref)) for ref in expression.references(self.expression)]
+
+    def _case_of(self, ref: MetricRef) -> str:
+        case = ref.case or self.case
+        assert case is not None  # validated: a claim without a case names one in every metric
+        return case
 
 
 class Tolerance(_Strict):
@@ -728,18 +731,23 @@ class _Loader(yaml.SafeLoader):
             return _PLAIN_TAG
         return super().resolve(kind, value, implicit)
 
+    def _composed(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+        node = super().compose_node(parent, index)
+        assert node is not None  # called only where an event starts a node
+        return node
+
     def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
         line = self.peek_event().start_mark.line + 1
         self.nodes += 1
         if self.nodes > MAX_YAML_NODES:
             raise InputError(f"line {line}: more than {MAX_YAML_NODES} values; refusing to read on")
         if not self.check_event(yaml.SequenceStartEvent, yaml.MappingStartEvent):
-            return super().compose_node(parent, index)
+            return self._composed(parent, index)
         self.depth += 1
         if self.depth > MAX_YAML_DEPTH:
             raise InputError(f"line {line}: lists and mappings nest deeper than {MAX_YAML_DEPTH} levels")
         try:
-            return super().compose_node(parent, index)
+            return self._composed(parent, index)
         finally:
             self.depth -= 1
 
