@@ -13,6 +13,7 @@ from ncuverify import cache as compile_cache
 from ncuverify import pipeline
 from ncuverify.errors import ExitCode
 from ncuverify.profile import NcuOptions
+from ncuverify.results import FileResult, exit_code
 from ncuverify.schedule import PassCounts
 
 
@@ -20,11 +21,11 @@ from ncuverify.schedule import PassCounts
 class Results:
     """One run: every file's result, and the same as tables."""
 
-    files: list[pipeline.FileResult]
+    files: list[FileResult]
 
     @property
     def exit_code(self) -> ExitCode:
-        return pipeline.exit_code(self.files)
+        return exit_code(self.files)
 
     @property
     def claims(self) -> pd.DataFrame:

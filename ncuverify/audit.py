@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from rich.table import Table
 from rich.text import Text
 
-from ncuverify.judge import ClaimResult, Verdict, describe, format_number
-from ncuverify.pipeline import FileResult
-from ncuverify.recording import Provenance
+from ncuverify.judge import describe, format_number
+from ncuverify.provenance import Provenance
+from ncuverify.results import ClaimResult, FileResult, Verdict
 from ncuverify.text import one_line
 
 _NUMBER = re.compile(r"[0-9]{1,18}")

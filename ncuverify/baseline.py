@@ -18,7 +18,7 @@ from typing import Any, cast
 from ncuverify import __version__
 from ncuverify.errors import InputError
 from ncuverify.files import read_json
-from ncuverify.pipeline import FileResult
+from ncuverify.results import FileResult
 from ncuverify.spec import Tolerance
 from ncuverify.text import one_line
 

@@ -35,9 +35,10 @@ from ncuverify.build import BuildLimits
 from ncuverify.cache import CompileCache
 from ncuverify.environment import gpu_count
 from ncuverify.errors import ExitCode, InputError
-from ncuverify.pipeline import expectation_files, internal_error_line, worst
+from ncuverify.pipeline import expectation_files, internal_error_line
 from ncuverify.profile import NcuOptions
 from ncuverify.report import block_text, line_text
+from ncuverify.results import FileResult, exit_code, worst
 from ncuverify.schedule import PassCounts
 from ncuverify.spec import ARCH_PATTERN, Tolerance, json_schema
 from ncuverify.text import one_line, printable
@@ -252,7 +253,7 @@ def check(
     )
     started = time.monotonic()
     results = _check_files(paths, options)
-    code = pipeline.exit_code(results)
+    code = exit_code(results)
     changes = None
     if before is not None:
         try:
@@ -306,7 +307,7 @@ def baseline_save(
     shown = report.print_run(console, results, time.monotonic() - started, verbose=False)
     if written is ExitCode.OK:
         console.print(line_text(f"baseline written to {output}"), soft_wrap=True)
-    raise typer.Exit(int(worst(pipeline.exit_code(results), written, shown)))
+    raise typer.Exit(int(worst(exit_code(results), written, shown)))
 
 
 @app.command()
@@ -350,11 +351,11 @@ def audit(
     status = worst(status, report.print_files(console, problems, verbose=False))
     console.print(claims_audit.table(rows))
     console.print(line_text(f"audit: {claims_audit.counts_line(rows)}"), soft_wrap=True)
-    raise typer.Exit(int(worst(pipeline.exit_code(results), status)))
+    raise typer.Exit(int(worst(exit_code(results), status)))
 
 
 def _audit_rows(
-    console: Console, results: Sequence[pipeline.FileResult]
+    console: Console, results: Sequence[FileResult]
 ) -> tuple[list[claims_audit.AuditRow], ExitCode]:
     """Every file's rows; a file whose rows cannot be made shows its internal error line instead."""
     rows: list[claims_audit.AuditRow] = []
@@ -451,7 +452,7 @@ def merge(
     shards = [export.read_shard(path) for path in results]
     merged, warnings = export.merge(shards, partial=partial)
     _print_warnings(console, warnings)
-    code = pipeline.exit_code(merged)
+    code = exit_code(merged)
     written = write_results(console, merged, code, outputs, _merged_identity(shards, partial))
     shown = report.print_run(console, merged, sum(r.seconds for r in merged), verbose)
     raise typer.Exit(int(worst(code, written, shown)))
@@ -667,7 +668,7 @@ def _reason(error: Exception) -> str:
 
 def write_results(
     console: Console,
-    results: Sequence[pipeline.FileResult],
+    results: Sequence[FileResult],
     code: ExitCode,
     outputs: Mapping[str, Path | None],
     identity: export.ShardOf | None = None,
@@ -774,7 +775,7 @@ def _print_warnings(console: Console, warnings: Sequence[str]) -> None:
         console.print(line_text(f"warning: {warning}", "bold yellow"), soft_wrap=True)
 
 
-def _check_files(files: list[Path], options: pipeline.CheckOptions) -> list[pipeline.FileResult]:
+def _check_files(files: list[Path], options: pipeline.CheckOptions) -> list[FileResult]:
     """Every file's result; after Ctrl-C, those that finished, and the rest marked as not run. On a
     terminal a line under the output says what is being done; elsewhere nothing is added."""
     console = _console()

@@ -29,10 +29,10 @@ from ncuverify import __version__
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.explain import Explanation, RuleFinding, SourceLine, claim_lines
 from ncuverify.files import Unreadable, parse_json, read_json, read_plain
-from ncuverify.judge import ClaimResult, Verdict, describe, format_number
-from ncuverify.pipeline import FileResult, exit_code
-from ncuverify.profile import MEASUREMENT_COLUMNS, Measurements
-from ncuverify.recording import Provenance
+from ncuverify.judge import describe, format_number
+from ncuverify.measurements import MEASUREMENT_COLUMNS, Measurements
+from ncuverify.provenance import Provenance
+from ncuverify.results import ClaimResult, FileResult, Verdict, exit_code
 from ncuverify.spec import MAX_FILE_BYTES, Claim, project_root
 from ncuverify.text import one_line, printable
 

@@ -3,32 +3,12 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
-from enum import StrEnum
+from dataclasses import replace
 
 from ncuverify import expression
-from ncuverify.profile import Measurements
+from ncuverify.measurements import Measurements
+from ncuverify.results import ClaimResult, Verdict
 from ncuverify.spec import Claim, Expectation
-
-
-class Verdict(StrEnum):
-    PASSED = "passed"
-    FAILED = "failed"
-    ERROR = "error"  # could not be evaluated: the case failed, a metric is missing, a division by zero
-    SKIPPED = "skipped"  # this environment cannot measure it
-    XFAILED = "xfailed"  # failed, as the claim says it does here
-    XPASSED = "xpassed"  # passed where the claim says it fails: the expectation is out of date
-    OTHER_ARCH = "other_arch"  # about other architectures than this run's: not checked, not a problem
-
-
-@dataclass(frozen=True)
-class ClaimResult:
-    claim: Claim
-    verdict: Verdict
-    measured: float | None = None
-    reason: str | None = None
-    control_measured: float | None = None
-
 
 # Equality is exact up to float rounding: ratios of counters are exact integers when a claim holds.
 _EQUAL_REL_TOL = 1e-9

@@ -23,10 +23,12 @@ from ncuverify import __version__, explain, metrics, profile, recording, session
 from ncuverify.build import BuildLimits, KernelBuild, build_spec, nvrtc_version
 from ncuverify.cache import CompileCache
 from ncuverify.environment import Gpu, detect_gpu, find_ncu, gpu_count, ncu_version
-from ncuverify.errors import EnvironmentProblem, ExitCode, InputError
+from ncuverify.errors import EnvironmentProblem, InputError
 from ncuverify.explain import Explanation
-from ncuverify.judge import ClaimResult, Verdict, applies_to, judge, other_arch, skip_all
-from ncuverify.recording import Provenance
+from ncuverify.judge import applies_to, judge, other_arch, skip_all
+from ncuverify.measurements import Measurements
+from ncuverify.provenance import Provenance
+from ncuverify.results import ClaimResult, FileResult, Verdict
 from ncuverify.schedule import PassCounts
 from ncuverify.spec import Claim, Spec, load
 from ncuverify.static import is_static
@@ -77,25 +79,6 @@ class Environment:
             return cls(gpu, None, str(problem), gpu_count())
 
 
-@dataclass(frozen=True)
-class FileResult:
-    path: Path
-    claims: list[ClaimResult]
-    input_error: str | None = None
-    internal_error: str | None = None  # ncuverify failed on this file: the line to show, naming the traceback
-    seconds: float = 0.0
-    provenance: Provenance | None = None  # where the profiler's figures come from
-    replayed: bool = False  # the figures come from a recording, not from this run
-    warnings: list[str] = field(default_factory=list)
-    measurements: profile.Measurements | None = None  # everything measured: static facts and profiler
-    spec: Spec | None = None  # the file as loaded; None where it could not be
-    not_run: str | None = None  # why the file was not checked (the run was interrupted)
-    explanations: dict[str, Explanation] = field(default_factory=dict)  # claim id -> what ncu says
-
-    def count(self, verdict: Verdict) -> int:
-        return sum(1 for result in self.claims if result.verdict is verdict)
-
-
 class Interrupted(Exception):
     """The run was interrupted (Ctrl-C); results holds every file, judged as far as it got."""
 
@@ -115,7 +98,7 @@ class _Prepared:
     builds: dict[str, KernelBuild] | None
     judged: list[ClaimResult]  # claims judged already: static facts, other architectures, skipped
     waiting: list[Claim]  # claims on the profiler
-    static: profile.Measurements
+    static: Measurements
     started: float
     warnings: list[str] = field(default_factory=list)
 
@@ -124,7 +107,7 @@ class _Prepared:
 class _Profiled:
     """What the run's profile gave: measurements per file key, where they come from, or why not."""
 
-    measured: dict[str, profile.Measurements] = field(default_factory=dict)
+    measured: dict[str, Measurements] = field(default_factory=dict)
     provenance: Provenance | None = None
     replayed: bool = False
     problem: str | None = None  # no profile: the profiler claims are skipped with this reason
@@ -211,7 +194,7 @@ def _prepare(path: Path, key: str, options: CheckOptions, environment: Environme
     if builds is None:
         reason = f"{environment.problem or 'no GPU'}; and no architecture to build for: pass --arch or set 'arch' in the file"
         judged += skip_all(static_claims + profiler_claims, reason)
-        return _Prepared(key, path, spec, arch, None, judged, [], profile.Measurements.empty(), started)
+        return _Prepared(key, path, spec, arch, None, judged, [], Measurements.empty(), started)
     static = static_measurements(spec, builds, applicable)
     judged += judge(static_claims, static, arch)
     warnings = build_warnings(builds)
@@ -289,8 +272,8 @@ def _profile(
 
 
 def _per_file(
-    split: Callable[[list[str]], dict[str, profile.Measurements]], keys: list[str]
-) -> tuple[dict[str, profile.Measurements], dict[str, str]]:
+    split: Callable[[list[str]], dict[str, Measurements]], keys: list[str]
+) -> tuple[dict[str, Measurements], dict[str, str]]:
     """split(keys) in one go; where that fails unexpectedly, each key alone, so that one file's failure
     is that file's internal error (key -> its line) and the other files keep their measurements."""
     try:
@@ -299,7 +282,7 @@ def _per_file(
         raise
     except Exception:
         pass  # found again below, file by file
-    measured: dict[str, profile.Measurements] = {}
+    measured: dict[str, Measurements] = {}
     failed: dict[str, str] = {}
     for key in keys:
         try:
@@ -535,16 +518,14 @@ def _in_file_order(spec: Spec, results: list[ClaimResult]) -> list[ClaimResult]:
     return sorted(results, key=lambda result: position[result.claim.id])
 
 
-def static_measurements(
-    spec: Spec, builds: dict[str, KernelBuild], claims: list[Claim]
-) -> profile.Measurements:
+def static_measurements(spec: Spec, builds: dict[str, KernelBuild], claims: list[Claim]) -> Measurements:
     """The static facts of every case's kernel, as measurements, with the SASS counts the claims ask for."""
     patterns = [
         ref.sass_pattern for claim in claims for ref in claim.metric_refs() if ref.sass_pattern is not None
     ]
     cases = {name: case.kernel for name, case in spec.content.cases.items()}
     facts = {name: build.facts for name, build in builds.items()}
-    return profile.Measurements(frame=static_rows(cases, facts, patterns))
+    return Measurements(frame=static_rows(cases, facts, patterns))
 
 
 def target_arch(spec: Spec, options: CheckOptions, environment: Environment) -> str | None:
@@ -599,38 +580,6 @@ def _work_dir(keep_dir: Path | None) -> Iterator[Path]:
 def _say(options: CheckOptions, line: str) -> None:
     if options.on_progress is not None:
         options.on_progress(line)
-
-
-def exit_code(results: Iterable[FileResult]) -> ExitCode:
-    """4 where ncuverify itself failed on a file, else 2 for wrong input anywhere, else 1 for a failed,
-    unevaluable or unexpectedly passing claim, else 3 for skipped (or not run), else 0. An expected
-    failure (xfailed) is no failure. The first that applies in the order 4, 2, 1, 3 wins."""
-    results = list(results)
-    if any(r.internal_error for r in results):
-        return ExitCode.INTERNAL_ERROR
-    if any(r.input_error for r in results):
-        return ExitCode.BAD_INPUT
-    verdicts = [c.verdict for r in results for c in r.claims]
-    if any(v in (Verdict.FAILED, Verdict.ERROR, Verdict.XPASSED) for v in verdicts):
-        return ExitCode.CLAIM_FAILED
-    if any(v is Verdict.SKIPPED for v in verdicts) or any(r.not_run for r in results):
-        return ExitCode.NOT_MEASURABLE
-    return ExitCode.OK
-
-
-# The order in which exit codes win when several apply.
-_PRECEDENCE = (
-    ExitCode.INTERNAL_ERROR,
-    ExitCode.BAD_INPUT,
-    ExitCode.CLAIM_FAILED,
-    ExitCode.NOT_MEASURABLE,
-    ExitCode.OK,
-)
-
-
-def worst(*codes: ExitCode) -> ExitCode:
-    """The code that wins among codes (4, then 2, 1, 3, 0)."""
-    return min(codes, key=_PRECEDENCE.index, default=ExitCode.OK)
 
 
 def internal_error_line(error: BaseException) -> str:

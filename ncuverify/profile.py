@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +24,8 @@ import pandas as pd
 
 from ncuverify.build import KernelBuild
 from ncuverify.errors import EnvironmentProblem, InputError
-from ncuverify.expression import SASS_PREFIX, MetricRef
+from ncuverify.expression import MetricRef
+from ncuverify.measurements import MEASUREMENT_COLUMNS, Measurements
 from ncuverify.processes import TimedOut, kill_group, run_bounded, start_group
 from ncuverify.runner import (
     PROGRESS_FILE,
@@ -36,10 +37,8 @@ from ncuverify.runner import (
     read_statuses,
 )
 from ncuverify.spec import BUFFER_PREFIX, CaseSpec
-from ncuverify.static import STATIC_PREFIX, is_static
+from ncuverify.static import is_static
 from ncuverify.text import one_line
-
-MEASUREMENT_COLUMNS = ["case", "kernel", "metric", "value", "unit"]
 
 # ncu's fixed columns in CSV output; every other column of the raw page is a metric.
 _NCU_COLUMNS = {
@@ -68,70 +67,6 @@ class NcuOptions:
     case_timeout_s: float = 300.0  # one case, with all of ncu's replays of it
     on_case: Callable[[str], None] | None = None  # told the name of each case as it starts
     cancelled: Callable[[], bool] | None = None  # asked while ncu runs; True stops it (another GPU failed)
-
-
-@dataclass(frozen=True)
-class Measurements:
-    """One tidy table of measured values: case, kernel, metric, value, unit; plus cases that failed."""
-
-    frame: pd.DataFrame
-    failed_cases: dict[str, str] = field(default_factory=dict)
-    unmeasured: tuple[str, ...] = ()  # cases that ran but that ncu's report does not cover
-
-    def value(self, case: str, metric: str) -> float:
-        """The value of a metric for a case; KeyError with a reason if it is not there."""
-        rows = self.frame[(self.frame["case"] == case) & (self.frame["metric"] == metric)]
-        if not rows.empty and not pd.isna(rows["value"].iloc[0]):
-            return float(rows["value"].iloc[0])
-        if case in self.failed_cases:  # static facts of a case that did not launch are still known
-            raise KeyError(f"case {case} did not run: {self.failed_cases[case]}")
-        if case in self.unmeasured:
-            raise KeyError(f"case {case} ran, but ncu's report ended before it")
-        if not rows.empty:
-            raise KeyError(f"ncu reported {metric} as n/a for case {case}")
-        if not (self.frame["case"] == case).any():
-            raise KeyError(f"case {case} was not measured")
-        raise KeyError(f"no {_describe_metric(metric)} for case {case}")
-
-    def of_prefix(self, prefix: str) -> Measurements:
-        """The measurements of the cases named prefix + name, under their names without the prefix."""
-
-        def strip(names: Iterable[str]) -> list[str]:
-            return [name.removeprefix(prefix) for name in names if name.startswith(prefix)]
-
-        rows = self.frame.loc[self.frame["case"].map(lambda case: str(case).startswith(prefix)).astype(bool)]
-        return Measurements(
-            frame=rows.assign(case=strip(rows["case"])).reset_index(drop=True),
-            failed_cases={
-                k.removeprefix(prefix): v for k, v in self.failed_cases.items() if k.startswith(prefix)
-            },
-            unmeasured=tuple(strip(self.unmeasured)),
-        )
-
-    def combined(self, other: Measurements) -> Measurements:
-        frames = pd.concat([self.frame, other.frame], ignore_index=True)
-        # astype(bool): an empty mask would otherwise be taken for a list of columns
-        static = frames["metric"].map(lambda m: str(m).startswith((SASS_PREFIX, STATIC_PREFIX))).astype(bool)
-        measured = set(frames.loc[~static, "case"])
-        return Measurements(
-            frame=frames,
-            failed_cases={**self.failed_cases, **other.failed_cases},
-            unmeasured=tuple(c for c in (*self.unmeasured, *other.unmeasured) if c not in measured),
-        )
-
-    @classmethod
-    def empty(cls) -> Measurements:
-        return cls(frame=pd.DataFrame(columns=MEASUREMENT_COLUMNS))
-
-
-def _describe_metric(metric: str) -> str:
-    if metric.startswith(SASS_PREFIX):
-        return f"SASS count of {metric.removeprefix(SASS_PREFIX)!r} (no disassembler: install nvdisasm)"
-    if metric.startswith(BUFFER_PREFIX):
-        return f"{metric} (the runner read no such buffer back)"
-    if metric.startswith("static__"):
-        return f"static fact {metric} (the build did not report it)"
-    return f"value of {metric} from ncu"
 
 
 # --- the command -------------------------------------------------------------------------------------------

@@ -15,9 +15,9 @@ import pytest
 
 from ncuverify.errors import InputError
 from ncuverify.explain import claim_lines
-from ncuverify.judge import Verdict
-from ncuverify.pipeline import CheckOptions, FileResult, check_files
+from ncuverify.pipeline import CheckOptions, check_files
 from ncuverify.profile import NcuOptions
+from ncuverify.results import FileResult, Verdict
 from ncuverify.spec import load
 from ncuverify.text import one_line, printable
 

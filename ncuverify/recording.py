@@ -21,19 +21,17 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields, replace
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from ncuverify.build import KernelBuild
 from ncuverify.errors import InputError
 from ncuverify.files import CannotRead, NotRegular, SymbolicLink, TooLarge, read_plain
 from ncuverify.processes import TimedOut, run_bounded
+from ncuverify.provenance import Provenance
 from ncuverify.runner import CaseStatus, StatusError, read_statuses, statuses_json
-from ncuverify.spec import ARCH_PATTERN
-from ncuverify.text import one_line
 
 LOG = "ncu.log"
 STATUS = "status.json"
@@ -48,69 +46,7 @@ MAX_EXPLAIN_BYTES = 64 * 1024 * 1024
 MAX_RUNS = 10_000
 # nvidia-smi answers in well under a second; one that does not is stuck.
 NVIDIA_SMI_TIMEOUT_S = 10.0
-# The build targets an expectation file may name (a recording's arch is built for on replay).
 _VERSION = re.compile(r"[0-9]+(\.[0-9]+)*")
-_MAX_FIELD = 64 * 1024
-
-
-@dataclass(frozen=True)
-class Provenance:
-    """Where measurements come from: the machine, the tools, the settings and the kernels' sources."""
-
-    recorded_at: str
-    gpu: str
-    arch: str
-    nvidia_driver: str | None
-    cuda_driver: str
-    ncu_version: str | None
-    nvrtc_version: str
-    ncuverify_version: str
-    clock_control: str
-    cache_control: str
-    ncu_command: list[str]
-    kernels: dict[str, str] = field(default_factory=dict)  # <file>::<kernel> -> digest of source and options
-
-    def describe(self) -> str:
-        driver = f"driver {self.nvidia_driver}" if self.nvidia_driver else f"CUDA driver {self.cuda_driver}"
-        return one_line(
-            f"{self.gpu} ({self.arch}, {driver}, ncu {self.ncu_version or '?'}) on {self.recorded_at}"
-        )
-
-    @classmethod
-    def from_json(cls, data: object) -> Provenance:
-        """The provenance in data; ValueError naming the field where it is not one ncuverify writes."""
-        if not isinstance(data, dict):
-            raise ValueError("not an object")
-        names = {f.name for f in fields(cls)}
-        unknown = sorted(str(key) for key in data if key not in names)
-        if unknown:
-            raise ValueError(f"{unknown[0][:80]!r}: not a field of a provenance")
-        optional = {"nvidia_driver", "ncu_version"}
-        values: dict[str, Any] = {}
-        for name in sorted(names - {"ncu_command", "kernels"}):
-            values[name] = _field_string(data, name, optional=name in optional)
-        if not re.fullmatch(ARCH_PATTERN, values["arch"], re.ASCII):
-            raise ValueError("arch: not a build target such as sm_90")
-        command = data.get("ncu_command")
-        if not (isinstance(command, list) and all(isinstance(word, str) for word in command)):
-            raise ValueError("ncu_command: not a list of strings")
-        kernels = data.get("kernels", {})
-        if not (isinstance(kernels, dict) and all(isinstance(v, str) for v in kernels.values())):
-            raise ValueError("kernels: not an object of digests (strings)")
-        return cls(**values, ncu_command=command, kernels=kernels)
-
-
-def _field_string(data: Mapping[str, object], name: str, optional: bool) -> str | None:
-    if name not in data and not optional:
-        raise ValueError(f"{name}: missing")
-    value = data.get(name)
-    if value is None and optional:
-        return None
-    if not isinstance(value, str):
-        raise ValueError(f"{name}: not a string" + (" or null" if optional else ""))
-    if len(value) > _MAX_FIELD:
-        raise ValueError(f"{name}: longer than {_MAX_FIELD} characters")
-    return value
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from ncuverify import explain, profile, recording, schedule
 from ncuverify.build import KernelBuild
 from ncuverify.errors import EnvironmentProblem, InputError
 from ncuverify.explain import Explanation
+from ncuverify.measurements import Measurements
 from ncuverify.runner import CaseStatus, PlannedCase
 from ncuverify.spec import Claim, Spec
 
@@ -75,7 +76,7 @@ def case_metrics(spec: Spec, claims: Sequence[Claim]) -> dict[str, set[str]]:
 
 def profile_files(
     files: Sequence[FileCases], work_dir: Path, settings: Settings
-) -> tuple[list[recording.Run], profile.Measurements]:
+) -> tuple[list[recording.Run], Measurements]:
     """Profile every case the files' claims read: the runs of every ncu process, in a fixed order, and
     what they measured (cases under their qualified names)."""
     planned, wanted = _plan(files, work_dir)
@@ -100,7 +101,7 @@ def profile_files(
                 stop.set()
                 raise
     measured_runs = [item for _, unit_runs in sorted(done, key=lambda item: item[0]) for item in unit_runs]
-    measured = profile.Measurements.empty()
+    measured = Measurements.empty()
     for _, part in measured_runs:
         measured = measured.combined(part)
     _learn_passes(passes, measured, units)
@@ -108,7 +109,7 @@ def profile_files(
 
 
 # A run and its measurements: parsed once, to find the cases to run again and to judge.
-_Measured = tuple[recording.Run, profile.Measurements]
+_Measured = tuple[recording.Run, Measurements]
 
 
 def _plan(
@@ -193,7 +194,7 @@ def _stopped(status: Sequence[CaseStatus], unmeasured: Sequence[str], reason: st
     return tuple(s.failed(reason) if s.case in unmeasured else s for s in status)
 
 
-def _to_run_again(status: list[CaseStatus], measured: profile.Measurements) -> list[str]:
+def _to_run_again(status: list[CaseStatus], measured: Measurements) -> list[str]:
     """After a case poisoned or ended the process: the cases it kept from running or from being reported."""
     if not any(s.context_lost for s in status):
         return []
@@ -210,9 +211,7 @@ def _runner_failure(run: profile.ProfileRun, cases: list[str]) -> list[CaseStatu
     return [CaseStatus(name, False, reason) for name in cases]
 
 
-def _learn_passes(
-    passes: schedule.PassCounts, measured: profile.Measurements, units: list[schedule.Unit]
-) -> None:
+def _learn_passes(passes: schedule.PassCounts, measured: Measurements, units: list[schedule.Unit]) -> None:
     """Remember how many replay passes ncu needed for each unit's metrics, for the next run's grouping."""
     frame = measured.frame
     counts = frame[frame["metric"] == "profiler__replayer_passes"].dropna(subset=["value"])
@@ -225,7 +224,7 @@ def _learn_passes(
 # --- measurements, live or replayed ----------------------------------------------------------------------
 
 
-def _run_measurements(run: recording.Run, symbols: dict[str, str]) -> profile.Measurements:
+def _run_measurements(run: recording.Run, symbols: dict[str, str]) -> Measurements:
     """A run's measurements; each case's kernel comes from the status (the runner writes it) or symbols."""
     known = {s.case: s.kernel for s in run.cases if s.kernel}
     return profile.measurements(profile.parse_csv(run.report), run.cases, {**symbols, **known})
@@ -233,13 +232,13 @@ def _run_measurements(run: recording.Run, symbols: dict[str, str]) -> profile.Me
 
 def measurements_by_file(
     runs: Sequence[recording.Run], keys: Sequence[str], symbols: dict[str, str]
-) -> dict[str, profile.Measurements]:
+) -> dict[str, Measurements]:
     """Each file's measurements, with its own case names, from the recorded runs that hold its cases;
     a file of which the runs hold no case is left out. A run whose report cannot be read, or does not
     match its status, is an InputError naming its files."""
     prefixes = tuple(qualified(key, "") for key in keys)
     relevant = [run for run in runs if any(s.case.startswith(prefixes) for s in run.cases)]
-    measured = profile.Measurements.empty()
+    measured = Measurements.empty()
     for run in relevant:
         try:
             measured = measured.combined(_run_measurements(run, symbols))
@@ -248,7 +247,7 @@ def measurements_by_file(
     return by_file(measured, keys)
 
 
-def by_file(measured: profile.Measurements, keys: Sequence[str]) -> dict[str, profile.Measurements]:
+def by_file(measured: Measurements, keys: Sequence[str]) -> dict[str, Measurements]:
     """A run's measurements split per file, with the file's own case names; a file of which no case
     was measured, failed or left unmeasured is left out."""
     cases = {*measured.frame["case"].astype(str), *measured.failed_cases, *measured.unmeasured}

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from ncuverify import audit
 from ncuverify.cli import app
 from ncuverify.errors import ExitCode
-from ncuverify.judge import ClaimResult, Verdict
+from ncuverify.results import ClaimResult, Verdict
 from ncuverify.spec import Claim, Expectation
 
 

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 from ncuverify import baseline
 from ncuverify.cli import app
 from ncuverify.errors import ExitCode, InputError
+from ncuverify.measurements import Measurements
 from ncuverify.pipeline import CheckOptions, Environment, check_file
-from ncuverify.profile import Measurements
 from ncuverify.spec import Tolerance
 
 NO_GPU = Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")

@@ -14,6 +14,7 @@ from ncuverify import pipeline
 from ncuverify.build import BuildLimits
 from ncuverify.cli import app
 from ncuverify.errors import ExitCode, InputError
+from ncuverify.results import FileResult, exit_code, worst
 
 NO_GPU = pipeline.Environment(
     gpu=None, ncu=None, problem="no NVIDIA GPU: the CUDA driver library (libcuda) cannot be loaded"
@@ -419,7 +420,7 @@ def test_the_outputs_are_written_though_the_report_cannot_be_shown(no_gpu, monke
 
 
 def test_exit_codes_win_in_the_order_4_2_1_3():
-    from ncuverify.judge import ClaimResult, Verdict
+    from ncuverify.results import ClaimResult, Verdict
     from ncuverify.spec import Claim, Expectation
 
     claim = Claim(
@@ -429,16 +430,16 @@ def test_exit_codes_win_in_the_order_4_2_1_3():
         expect=Expectation(equals=1),
         cite={"document": "d", "section": "1", "figure": "f"},
     )
-    internal = pipeline.FileResult(Path("a.yaml"), [], internal_error="internal error: x")
-    bad = pipeline.FileResult(Path("b.yaml"), [], input_error="b.yaml: wrong")
-    failed = pipeline.FileResult(Path("c.yaml"), [ClaimResult(claim, Verdict.FAILED, 2.0)])
-    skipped = pipeline.FileResult(Path("d.yaml"), [ClaimResult(claim, Verdict.SKIPPED)])
-    assert pipeline.exit_code([skipped, failed, bad, internal]) == ExitCode.INTERNAL_ERROR
-    assert pipeline.exit_code([skipped, failed, bad]) == ExitCode.BAD_INPUT
-    assert pipeline.exit_code([skipped, failed]) == ExitCode.CLAIM_FAILED
-    assert pipeline.exit_code([skipped]) == ExitCode.NOT_MEASURABLE
-    assert pipeline.worst(ExitCode.NOT_MEASURABLE, ExitCode.INTERNAL_ERROR, ExitCode.BAD_INPUT) == 4
-    assert pipeline.worst() == ExitCode.OK
+    internal = FileResult(Path("a.yaml"), [], internal_error="internal error: x")
+    bad = FileResult(Path("b.yaml"), [], input_error="b.yaml: wrong")
+    failed = FileResult(Path("c.yaml"), [ClaimResult(claim, Verdict.FAILED, 2.0)])
+    skipped = FileResult(Path("d.yaml"), [ClaimResult(claim, Verdict.SKIPPED)])
+    assert exit_code([skipped, failed, bad, internal]) == ExitCode.INTERNAL_ERROR
+    assert exit_code([skipped, failed, bad]) == ExitCode.BAD_INPUT
+    assert exit_code([skipped, failed]) == ExitCode.CLAIM_FAILED
+    assert exit_code([skipped]) == ExitCode.NOT_MEASURABLE
+    assert worst(ExitCode.NOT_MEASURABLE, ExitCode.INTERNAL_ERROR, ExitCode.BAD_INPUT) == 4
+    assert worst() == ExitCode.OK
 
 
 def test_a_crash_while_profiling_is_every_profiled_files_and_keeps_the_static_verdicts(monkeypatch, tmp_path):
@@ -463,7 +464,7 @@ def test_a_crash_while_profiling_is_every_profiled_files_and_keeps_the_static_ve
     )
     assert sample.claims and {r.verdict for r in sample.claims} == {pipeline.Verdict.SKIPPED}
     assert static.internal_error is None and static.count(pipeline.Verdict.PASSED) == 7
-    assert pipeline.exit_code([static, sample]) == ExitCode.INTERNAL_ERROR
+    assert exit_code([static, sample]) == ExitCode.INTERNAL_ERROR
 
 
 def test_the_builds_warnings_are_the_files(no_gpu, monkeypatch):

@@ -12,9 +12,9 @@ from conftest import DATA, ROOT
 from ncuverify import recording
 from ncuverify.build import build_spec
 from ncuverify.errors import ExitCode
-from ncuverify.judge import Verdict
 from ncuverify.pipeline import CheckOptions, Environment, check_file, check_files
 from ncuverify.profile import NcuOptions, parse_csv
+from ncuverify.results import Verdict
 from ncuverify.spec import load
 
 pytestmark = pytest.mark.gpu

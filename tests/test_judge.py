@@ -5,9 +5,10 @@ import pytest
 from conftest import DATA, EXPECTATIONS, FIXTURES, RECORDINGS
 
 from ncuverify import recording
-from ncuverify.judge import ClaimResult, Verdict, describe, format_number, holds, judge_claim, skip_all
+from ncuverify.judge import describe, format_number, holds, judge_claim, skip_all
+from ncuverify.measurements import Measurements
 from ncuverify.pipeline import CheckOptions, Environment, check_file
-from ncuverify.profile import Measurements
+from ncuverify.results import ClaimResult, Verdict
 from ncuverify.spec import Claim, Expectation, load
 
 
@@ -232,7 +233,7 @@ def test_exit_codes_for_expected_failures():
     from pathlib import Path
 
     from ncuverify.errors import ExitCode
-    from ncuverify.pipeline import FileResult, exit_code
+    from ncuverify.results import FileResult, exit_code
 
     def run(*verdicts):
         return [FileResult(Path("f.yaml"), [ClaimResult(claim("m"), v) for v in verdicts])]
@@ -263,7 +264,7 @@ def test_other_architecture_claims_do_not_fail_the_run():
     from pathlib import Path
 
     from ncuverify.errors import ExitCode
-    from ncuverify.pipeline import FileResult, exit_code
+    from ncuverify.results import FileResult, exit_code
 
     results = [
         FileResult(

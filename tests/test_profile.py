@@ -568,7 +568,7 @@ def test_a_status_naming_a_case_of_unknown_kernel_is_a_clear_problem():
 
 
 def test_a_run_that_measured_nothing_combines_and_splits_cleanly():
-    from ncuverify.profile import Measurements
+    from ncuverify.measurements import Measurements
 
     nothing = measurements(parse_csv(""), [CaseStatus("f::a", False, "ncu did not start the runner")], {})
     combined = Measurements.empty().combined(nothing)

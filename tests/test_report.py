@@ -5,8 +5,7 @@ from rich.console import Console
 from ncuverify import report
 from ncuverify.baseline import Change
 from ncuverify.errors import ExitCode
-from ncuverify.judge import ClaimResult, Verdict
-from ncuverify.pipeline import FileResult
+from ncuverify.results import ClaimResult, FileResult, Verdict
 from ncuverify.spec import Claim, Expectation
 
 

@@ -9,9 +9,9 @@ from conftest import DATA, FIXTURES
 
 from ncuverify import recording
 from ncuverify.environment import Gpu
-from ncuverify.judge import Verdict
 from ncuverify.pipeline import CheckOptions, Environment, check_files, split_claims
 from ncuverify.profile import NcuOptions
+from ncuverify.results import Verdict, exit_code
 from ncuverify.schedule import PassCounts
 from ncuverify.session import case_metrics, qualified
 from ncuverify.spec import load
@@ -162,7 +162,7 @@ def test_a_folder_of_recordings_from_earlier_versions_still_replays(tmp_path: Pa
 
 
 def test_ctrl_c_while_profiling_keeps_the_static_verdicts(monkeypatch):
-    from ncuverify import pipeline, session
+    from ncuverify import session
     from ncuverify.pipeline import Interrupted
 
     def interrupted(*args, **kwargs):
@@ -180,7 +180,7 @@ def test_ctrl_c_while_profiling_keeps_the_static_verdicts(monkeypatch):
     assert by_verdict == {Verdict.PASSED, Verdict.SKIPPED}
     skipped = [c for c in result.claims if c.verdict is Verdict.SKIPPED]
     assert all("interrupted before these claims were profiled" in (c.reason or "") for c in skipped)
-    assert pipeline.exit_code([result]) == 3
+    assert exit_code([result]) == 3
 
 
 def test_each_case_gets_its_own_launches_values(tmp_path: Path, monkeypatch):

@@ -16,7 +16,8 @@ from ncuverify import export
 from ncuverify.cli import app
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.export import Shard, ShardOf
-from ncuverify.pipeline import CheckOptions, Environment, FileResult, check_file, share_of
+from ncuverify.pipeline import CheckOptions, Environment, check_file, share_of
+from ncuverify.results import FileResult
 from ncuverify.spec import load
 
 NO_GPU = Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")

@@ -1,0 +1,110 @@
+"""What a run found: a verdict per claim, a result per file, the run's exit code, and the one identity
+of a file that recordings, baselines, shards, JSON and JUnit all know it by."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from ncuverify.errors import ExitCode
+from ncuverify.explain import Explanation
+from ncuverify.measurements import Measurements
+from ncuverify.provenance import Provenance
+from ncuverify.spec import Claim, Spec, project_root
+
+
+def file_key(path: Path) -> str:
+    """A file's identity: its path relative to the root of its project (`expectations/x.yaml`), the
+    same on every machine and from every working folder; two files of one name in different folders
+    are two files. A file outside any project is known by its name."""
+    absolute = Path(os.path.abspath(path))
+    root = project_root(absolute.parent)
+    try:
+        return absolute.resolve().relative_to(root).as_posix()
+    except ValueError:  # the file links out of its project
+        return absolute.name
+
+
+def legacy_key(path: Path) -> str:
+    """The identity earlier versions gave a file in recordings and baselines: its stem."""
+    return path.stem
+
+
+class Verdict(StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"  # could not be evaluated: the case failed, a metric is missing, a division by zero
+    SKIPPED = "skipped"  # this environment cannot measure it
+    XFAILED = "xfailed"  # failed, as the claim says it does here
+    XPASSED = "xpassed"  # passed where the claim says it fails: the expectation is out of date
+    OTHER_ARCH = "other_arch"  # about other architectures than this run's: not checked, not a problem
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    claim: Claim
+    verdict: Verdict
+    measured: float | None = None
+    reason: str | None = None
+    control_measured: float | None = None
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """What a run found of one expectation file."""
+
+    path: Path  # as the run was given it
+    claims: list[ClaimResult]
+    input_error: str | None = None
+    internal_error: str | None = None  # ncuverify failed on this file: the line to show, naming the traceback
+    seconds: float = 0.0
+    provenance: Provenance | None = None  # where the profiler's figures come from
+    replayed: bool = False  # the figures come from a recording, not from this run
+    warnings: list[str] = field(default_factory=list)
+    measurements: Measurements | None = None  # everything measured: static facts and profiler
+    spec: Spec | None = None  # the file as loaded; None where it could not be
+    not_run: str | None = None  # why the file was not checked (the run was interrupted)
+    explanations: dict[str, Explanation] = field(default_factory=dict)  # claim id -> what ncu says
+    key: str = ""  # the file's identity (file_key); "" for the one its path has here
+
+    def __post_init__(self) -> None:
+        if not self.key:  # frozen: set once, as the dataclass itself sets its fields
+            object.__setattr__(self, "key", file_key(self.path))
+
+    def count(self, verdict: Verdict) -> int:
+        return sum(1 for result in self.claims if result.verdict is verdict)
+
+
+def exit_code(results: Iterable[FileResult]) -> ExitCode:
+    """4 where ncuverify itself failed on a file, else 2 for wrong input anywhere, else 1 for a failed,
+    unevaluable or unexpectedly passing claim, else 3 for skipped (or not run), else 0. An expected
+    failure (xfailed) is no failure. The first that applies in the order 4, 2, 1, 3 wins."""
+    results = list(results)
+    if any(r.internal_error for r in results):
+        return ExitCode.INTERNAL_ERROR
+    if any(r.input_error for r in results):
+        return ExitCode.BAD_INPUT
+    verdicts = [c.verdict for r in results for c in r.claims]
+    if any(v in (Verdict.FAILED, Verdict.ERROR, Verdict.XPASSED) for v in verdicts):
+        return ExitCode.CLAIM_FAILED
+    if any(v is Verdict.SKIPPED for v in verdicts) or any(r.not_run for r in results):
+        return ExitCode.NOT_MEASURABLE
+    return ExitCode.OK
+
+
+# The order in which exit codes win when several apply.
+_PRECEDENCE = (
+    ExitCode.INTERNAL_ERROR,
+    ExitCode.BAD_INPUT,
+    ExitCode.CLAIM_FAILED,
+    ExitCode.NOT_MEASURABLE,
+    ExitCode.OK,
+)
+
+
+def worst(*codes: ExitCode) -> ExitCode:
+    """The code that wins among codes (4, then 2, 1, 3, 0)."""
+    return min(codes, key=_PRECEDENCE.index, default=ExitCode.OK)
