@@ -16,8 +16,8 @@ from ncuverify import export
 from ncuverify.cli import app
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.export import Shard, ShardOf
-from ncuverify.pipeline import CheckOptions, Environment, FileResult, check_file, share_of
-from ncuverify.spec import load
+from ncuverify.pipeline import CheckOptions, Environment, FileResult, check_file
+from ncuverify.spec import load, share_of
 
 NO_GPU = Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")
 SAMPLE = DATA / "sample.yaml"

@@ -24,9 +24,11 @@ from ncuverify.spec.expectation_file import ExpectationFile, Spec, Tolerance
 from ncuverify.spec.fields import ARCH_PATTERN
 from ncuverify.spec.kernels import KernelSpec
 from ncuverify.spec.loading import MAX_FILE_BYTES, load
+from ncuverify.spec.paths import expand_paths
 from ncuverify.spec.project import project_root
 from ncuverify.spec.references import BUFFER_PREFIX
 from ncuverify.spec.schema import json_schema
+from ncuverify.spec.shares import share_of
 from ncuverify.spec.yaml_reader import read_yaml
 
 __all__ = [
@@ -49,8 +51,10 @@ __all__ = [
     "Tolerance",
     "UInt32Arg",
     "UInt64Arg",
+    "expand_paths",
     "json_schema",
     "load",
     "project_root",
     "read_yaml",
+    "share_of",
 ]
