@@ -15,6 +15,7 @@ from ncuverify.errors import ExitCode
 from ncuverify.profile import NcuOptions
 from ncuverify.results import FileResult, exit_code
 from ncuverify.schedule import PassCounts
+from ncuverify.spec import expand_paths
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,7 @@ def check(
     wrong, or on which ncuverify itself fails, has its `input_error` or `internal_error` set instead,
     and the other files are still checked."""
     given = [paths] if isinstance(paths, str | Path) else list(paths)
-    files = pipeline.expectation_files(map(Path, given))
+    files = expand_paths(map(Path, given))
     options = pipeline.CheckOptions(
         arch=arch,
         ncu=NcuOptions(executable=ncu, clock_control=clock_control),

@@ -35,12 +35,12 @@ from ncuverify.build import BuildLimits
 from ncuverify.cache import CompileCache
 from ncuverify.environment import gpu_count
 from ncuverify.errors import ExitCode, InputError
-from ncuverify.pipeline import expectation_files, internal_error_line
+from ncuverify.pipeline import internal_error_line
 from ncuverify.profile import NcuOptions
 from ncuverify.report import block_text, line_text
 from ncuverify.results import FileResult, exit_code, worst
 from ncuverify.schedule import PassCounts
-from ncuverify.spec import ARCH_PATTERN, Tolerance, json_schema
+from ncuverify.spec import ARCH_PATTERN, Tolerance, expand_paths, json_schema
 from ncuverify.text import one_line, printable
 
 # The longest time limit an option may set: a week; anything longer is a typo or an attack.
@@ -221,7 +221,7 @@ def check(
         raise typer.BadParameter("all or none", param_hint="--cache-control")
     shares = _shard(shard)
     chosen_gpus = _gpus(gpus)
-    paths = expectation_files(files)
+    paths = expand_paths(files)
     outputs = {"--json": json_file, "--junit-xml": junit_xml, "--markdown": markdown}
     check_outputs(outputs, [*paths, *([baseline] if baseline is not None else [])])
     check_input_files([("--baseline", baseline)] if baseline is not None else [])
@@ -290,7 +290,7 @@ def baseline_save(
 
     Exit codes as for check; the baseline is written whatever the verdicts.
     """
-    paths = expectation_files(files)
+    paths = expand_paths(files)
     check_outputs({"": output}, paths)
     check_profile_folders(None, from_profile)
     options = pipeline.CheckOptions(
@@ -326,7 +326,7 @@ def audit(
 
     Exit codes as for check.
     """
-    paths = expectation_files(files)
+    paths = expand_paths(files)
     check_outputs({"--markdown": markdown}, paths)
     check_profile_folders(None, from_profile)
     options = pipeline.CheckOptions(
@@ -383,7 +383,7 @@ def build(
     Exit codes: 0 built; 2 the input is wrong or nothing says which architecture to build for; 4
     ncuverify itself failed on a file.
     """
-    paths = expectation_files(files)
+    paths = expand_paths(files)
     options = pipeline.CheckOptions(
         arch=arch, cache=_cache(no_cache), build=build_limits(allow_include, compile_timeout)
     )
@@ -496,7 +496,7 @@ def lint(
 
     Exit codes: 0 every file is sound; 2 one is not; 4 ncuverify itself failed on a file.
     """
-    paths = expectation_files(files)
+    paths = expand_paths(files)
     options = pipeline.CheckOptions(
         arch=arch, cache=_cache(no_cache), build=build_limits(allow_include, compile_timeout)
     )

@@ -9,11 +9,9 @@ import concurrent.futures
 import os
 import platform
 import shutil
-import stat
 import tempfile
 import time
 import traceback
-import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -30,13 +28,11 @@ from ncuverify.measurements import Measurements
 from ncuverify.provenance import Provenance
 from ncuverify.results import ClaimResult, FileResult, Verdict
 from ncuverify.schedule import PassCounts
-from ncuverify.spec import Claim, Spec, load
+from ncuverify.spec import Claim, Spec, load, share_of
 from ncuverify.static import is_static
 from ncuverify.static import measurement_rows as static_rows
 from ncuverify.text import one_line, printable
 
-# The patterns a folder stands for: the expectation files in it.
-EXPECTATION_PATTERNS = ("*.yaml", "*.yml")
 # How much of an unexpected exception's message its one line shows; the traceback file has it all.
 _MAX_INTERNAL_MESSAGE = 300
 
@@ -472,12 +468,6 @@ def _with_explanations(
     return replace(result, explanations=explanations) if explanations else result
 
 
-def share_of(spec: Spec, k: int, n: int) -> Spec:
-    """The file with only the claims of the k-th of n shares (1-based): the same on every machine."""
-    kept = [c for c in spec.content.claims if zlib.crc32(f"{spec.path.stem}:{c.id}".encode()) % n == k - 1]
-    return replace(spec, content=spec.content.model_copy(update={"claims": kept}))
-
-
 def build_file(
     path: Path, options: CheckOptions, environment: Environment, lint: bool = False
 ) -> dict[str, KernelBuild] | str:
@@ -608,53 +598,3 @@ def _save_traceback(error: BaseException) -> str:
         file.write(f"ncuverify {__version__}, Python {platform.python_version()}\n")
         file.write(printable("".join(traceback.format_exception(error))))
     return name
-
-
-def expectation_files(paths: Iterable[Path]) -> list[Path]:
-    """The expectation files that paths stand for: a file for itself, a folder for its *.yaml and *.yml
-    files (sorted), each file once. InputError, one line per path, for a path that does not exist, a
-    folder that holds no expectation file, and anything that is not a regular file (a FIFO or a device
-    would hang or flood the reader)."""
-    found: dict[str, Path] = {}  # by real path: a file named twice (itself and its folder) is checked once
-    problems: list[str] = []
-    for path in paths:
-        if _is_folder(path):
-            inside = [f for pattern in EXPECTATION_PATTERNS for f in sorted(path.glob(pattern))]
-            if not inside:
-                shown = str(path) if str(path).endswith("/") else f"{path}/"
-                problems.append(f"{shown}: no expectation files (*.yaml, *.yml) in this folder")
-        else:
-            inside = [path]
-        for file in inside:
-            problem = _file_problem(file)
-            if problem is None:
-                found.setdefault(os.path.realpath(file), file)
-            else:
-                problems.append(f"{file}: {problem}")
-    if problems:
-        raise InputError("\n".join(printable(problem) for problem in problems))
-    return list(found.values())
-
-
-def _is_folder(path: Path) -> bool:
-    try:
-        return stat.S_ISDIR(os.stat(path).st_mode)
-    except (OSError, ValueError):
-        return False
-
-
-def _file_problem(path: Path) -> str | None:
-    """Why path cannot be read as an expectation file (symbolic links followed), or None."""
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return "no such expectation file or folder"
-    except OSError as error:
-        return f"cannot read it ({error.strerror})"
-    except ValueError:  # a NUL byte in the name
-        return "not a valid path"
-    if stat.S_ISDIR(mode):
-        return "is a folder, not an expectation file"
-    if not stat.S_ISREG(mode):
-        return "not a regular file"
-    return None

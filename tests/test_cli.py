@@ -616,31 +616,6 @@ def test_a_path_that_does_not_exist_stops_the_run_before_it_starts(no_gpu, nothi
     ]
 
 
-def test_folders_stand_for_their_yaml_and_yml_files_each_once(tmp_path):
-    (tmp_path / "b.yaml").write_text("")
-    (tmp_path / "a.yml").write_text("")
-    (tmp_path / "c.txt").write_text("")
-    found = pipeline.expectation_files([tmp_path, tmp_path / "b.yaml", tmp_path])
-    assert found == [tmp_path / "b.yaml", tmp_path / "a.yml"]
-
-
-def test_a_fifo_among_the_expectation_files_is_refused_not_read(tmp_path):
-    os.mkfifo(tmp_path / "hang.yaml")
-    with pytest.raises(InputError, match=re.escape(f"{tmp_path / 'hang.yaml'}: not a regular file")):
-        pipeline.expectation_files([tmp_path])
-
-
-@given(names=st.lists(st.text(min_size=1, max_size=20), max_size=4))
-@settings(max_examples=40, deadline=None)
-def test_expanding_any_paths_gives_files_or_one_input_error(names):
-    try:
-        found = pipeline.expectation_files([Path(name) for name in names])
-    except InputError as error:
-        assert "\x1b" not in str(error)
-    else:
-        assert all(path.is_file() for path in found)
-
-
 # --- option values ------------------------------------------------------------------------------------------
 
 
@@ -826,14 +801,6 @@ def test_a_damaged_shard_is_one_line_exit_2(tmp_path):
         ExitCode.BAD_INPUT,
         f"{part}: not a result of check --json: files[0].claims[0].verdict: 'pased' is not a verdict",
     )
-
-
-def test_a_folder_named_like_an_expectation_file_is_refused(tmp_path):
-    (tmp_path / "x.yaml").mkdir()
-    (tmp_path / "y.yaml").write_text("")
-    with pytest.raises(InputError) as refused:
-        pipeline.expectation_files([tmp_path])
-    assert str(refused.value) == f"{tmp_path / 'x.yaml'}: is a folder, not an expectation file"
 
 
 def test_a_baseline_or_shard_that_is_not_a_regular_file_is_refused_not_read(no_gpu, nothing_runs, tmp_path):

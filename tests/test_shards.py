@@ -16,9 +16,9 @@ from ncuverify import export
 from ncuverify.cli import app
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.export import Shard, ShardOf
-from ncuverify.pipeline import CheckOptions, Environment, check_file, share_of
+from ncuverify.pipeline import CheckOptions, Environment, check_file
 from ncuverify.results import FileResult
-from ncuverify.spec import load
+from ncuverify.spec import load, share_of
 
 NO_GPU = Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")
 SAMPLE = DATA / "sample.yaml"

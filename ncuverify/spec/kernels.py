@@ -1,0 +1,88 @@
+"""A kernel of an expectation file: its source, its entry point and how to compile it."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BeforeValidator, Field, StrictBool, WithJsonSchema, model_validator
+
+from ncuverify.spec.fields import ARCH_PATTERN, MAX_ID_LENGTH, MAX_TEXT_LENGTH, Float, Int, StrictModel, Text
+from ncuverify.spec.scalars import Yaml11Text, ambiguous
+
+_MACRO = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _macro_name(value: str) -> str:
+    if len(value) > MAX_ID_LENGTH or not _MACRO.fullmatch(value):
+        raise ValueError(
+            f"{value[:MAX_ID_LENGTH]!r} is not a macro name: letters, digits and _, not first a digit, "
+            f"at most {MAX_ID_LENGTH} characters"
+        )
+    return value
+
+
+def _define_value(value: Any) -> Any:
+    """A define takes text and numbers alike, so `N: 010` could mean the text 010, 8 or 10: say which."""
+    if isinstance(value, Yaml11Text):
+        raise ValueError(ambiguous(value))
+    if not isinstance(value, str | int | float | None):
+        raise ValueError("a define's value is text, a number, true, false or null")
+    if isinstance(value, str) and len(value) > MAX_TEXT_LENGTH:
+        raise ValueError(
+            f"a define's value is at most {MAX_TEXT_LENGTH} characters; this one has {len(value)}"
+        )
+    if isinstance(value, str) and _CONTROL.search(value):
+        raise ValueError(
+            "a define's value is one line: a newline in it would reach the compiler as a line of its own"
+        )
+    return value
+
+
+MacroName = Annotated[
+    str,
+    AfterValidator(_macro_name),
+    WithJsonSchema({"type": "string", "pattern": f"^{_MACRO.pattern}$", "maxLength": MAX_ID_LENGTH}),
+]
+DefineValue = Annotated[
+    str | Int | Float | bool | None,
+    BeforeValidator(_define_value),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string", "pattern": "^[^\\x00-\\x1f\\x7f]*$", "maxLength": MAX_TEXT_LENGTH},
+                {"type": ["number", "boolean", "null"]},
+            ]
+        }
+    ),
+]
+
+
+class KernelSpec(StrictModel):
+    """One kernel: where its source is, which entry point, and how to compile it."""
+
+    file: Text | None = Field(None, description="a .cu file, relative to the expectation file")
+    source: str | None = Field(None, description="inline CUDA C++ source")
+    entry: str = Field(
+        pattern=r"^[A-Za-z_][A-Za-z0-9_:]*(<.+>)?$",
+        max_length=MAX_TEXT_LENGTH,
+        description='an extern "C" name, or a template instantiation such as copy_stride<32>',
+    )
+    defines: dict[MacroName, DefineValue] = Field(default_factory=dict)
+    include_dirs: list[Text] = Field(default_factory=list, description="relative to the expectation file")
+    arch: str | None = Field(None, pattern=ARCH_PATTERN, description="pin the target, e.g. sm_90")
+    lineinfo: StrictBool = True
+    std: Literal["c++11", "c++14", "c++17", "c++20"] = "c++17"
+    max_registers: Int | None = Field(None, ge=1, le=255)
+    flags: list[Text] = Field(default_factory=list, description="extra NVRTC options")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> KernelSpec:
+        if (self.file is None) == (self.source is None):
+            raise ValueError("give exactly one of 'file' (a .cu path) or 'source' (inline code)")
+        return self
+
+    @property
+    def is_template(self) -> bool:
+        return "<" in self.entry

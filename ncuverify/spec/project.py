@@ -1,0 +1,40 @@
+"""The project an expectation file belongs to, and the kernel files it may name."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from ncuverify.spec.expectation_file import ExpectationFile
+from ncuverify.spec.yaml_reader import Location
+
+# A folder holding one of these is the root of a project: expectation files reach no file above it.
+PROJECT_MARKERS = (".git", "pyproject.toml", ".ncuverify-root")
+
+
+def project_root(folder: Path) -> Path:
+    """The nearest folder at or above the expectation file's that marks a project; else its own. Found
+    along the path as written, then resolved: a folder that links out of the project leaves it."""
+    folder = Path(os.path.abspath(folder))
+    for candidate in (folder, *folder.parents):
+        if any((candidate / marker).exists() for marker in PROJECT_MARKERS):
+            return candidate.resolve()
+    return folder.resolve()
+
+
+def path_problems(content: ExpectationFile, folder: Path) -> Iterable[tuple[Location, str]]:
+    root = project_root(folder)
+    for name, kernel in content.kernels.items():
+        # Include folders are checked by the build, which knows the folders --allow-include adds.
+        if kernel.file is None:
+            continue
+        where = ("kernels", name, "file")
+        resolved = (folder / kernel.file).resolve()
+        if not resolved.is_relative_to(root):
+            yield (
+                where,
+                f"{kernel.file} lies outside the project ({root}); kernels and includes must be inside it",
+            )
+        elif not resolved.is_file():
+            yield (where, f"no such file: {kernel.file} (looked in {folder})")

@@ -1,0 +1,99 @@
+"""The references between an expectation file's kernels, cases, claims, buffers and static facts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ncuverify import expression
+from ncuverify.spec.arguments import BufferArg
+from ncuverify.spec.claims import Claim
+from ncuverify.spec.expectation_file import ExpectationFile
+from ncuverify.spec.problems import suggest
+from ncuverify.spec.yaml_reader import Location
+from ncuverify.static import STATIC_METRICS, STATIC_PREFIX
+
+
+def reference_problems(content: ExpectationFile) -> Iterable[tuple[Location, str]]:
+    for case_name, case in content.cases.items():
+        if case.kernel not in content.kernels:
+            yield (
+                ("cases", case_name, "kernel"),
+                f"no kernel named {case.kernel!r}{suggest(case.kernel, content.kernels)}",
+            )
+    seen: dict[str, int] = {}
+    for index, claim in enumerate(content.claims):
+        if claim.id in seen:
+            yield (
+                ("claims", index, "id"),
+                f"duplicate claim id {claim.id!r} (also claims[{seen[claim.id]}])",
+            )
+        seen.setdefault(claim.id, index)
+        if claim.case is not None and claim.case not in content.cases:
+            yield (
+                ("claims", index, "case"),
+                f"no case named {claim.case!r}{suggest(claim.case, content.cases)}",
+            )
+        yield from _control_problems(content, index, claim)
+        for ref in expression.references(claim.expression):
+            if ref.name.startswith(STATIC_PREFIX) and ref.name not in STATIC_METRICS:
+                known = ", ".join(sorted(STATIC_METRICS))
+                yield (
+                    ("claims", index, "metric"),
+                    f"no static fact {ref.name}{suggest(ref.name, STATIC_METRICS)}; known: {known}",
+                )
+            if ref.name.startswith(BUFFER_PREFIX):
+                yield from _buffer_problems(content, index, ref.name, ref.case or claim.case)
+            if ref.case is None and claim.case is None:
+                yield (
+                    ("claims", index, "metric"),
+                    f"{ref.name} names no case: set the claim's 'case' or write {ref.name}@CASE",
+                )
+            elif ref.case is not None and ref.case not in content.cases:
+                yield (
+                    ("claims", index, "metric"),
+                    f"no case named {ref.case!r}{suggest(ref.case, content.cases)}",
+                )
+
+
+BUFFER_PREFIX = "buffer__"
+BUFFER_STATISTICS = ("first", "sum", "mean", "min", "max", "median")
+
+
+def buffer_metric(name: str) -> tuple[str, str] | None:
+    """`buffer__cycles.mean` -> ("cycles", "mean"); None for other names."""
+    if not name.startswith(BUFFER_PREFIX):
+        return None
+    buffer, _, statistic = name.removeprefix(BUFFER_PREFIX).partition(".")
+    return buffer, statistic
+
+
+def _buffer_problems(
+    content: ExpectationFile, index: int, name: str, case: str | None
+) -> Iterable[tuple[Location, str]]:
+    buffer, statistic = buffer_metric(name) or ("", "")
+    where = ("claims", index, "metric")
+    if statistic not in BUFFER_STATISTICS:
+        yield (
+            where,
+            f"{name}: say which statistic of the buffer: {', '.join(BUFFER_PREFIX + buffer + '.' + s for s in BUFFER_STATISTICS)}",
+        )
+    if case is None or case not in content.cases:
+        return
+    named = [a.name for a in content.cases[case].args if isinstance(a, BufferArg) and a.name]
+    if buffer not in named:
+        yield (
+            where,
+            f"case {case} has no buffer named {buffer!r}{suggest(buffer, named)} (give a buffer `name:` to read it back)",
+        )
+
+
+def _control_problems(content: ExpectationFile, index: int, claim: Claim) -> Iterable[tuple[Location, str]]:
+    if claim.control is None:
+        return
+    where = ("claims", index, "control")
+    if claim.control not in content.cases:
+        yield (where, f"no case named {claim.control!r}{suggest(claim.control, content.cases)}")
+    elif claim.control == claim.case:
+        yield (where, "the control must be another case than the claim's own")
+    elif all(ref.case is not None for ref in expression.references(expression.parse(claim.metric))):
+        yield (where, "every metric names its case with @, so nothing would be read from the control")

@@ -1,0 +1,148 @@
+"""The bounded YAML reader: composed nodes to plain values, each remembering its line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from ncuverify.errors import InputError
+from ncuverify.spec.fields import MAX_TEXT_LENGTH
+from ncuverify.spec.scalars import PLAIN_TAG, STR_TAG, plain_scalar
+
+# Bounds the work an expectation file can cause while it is read (aliases can expand exponentially).
+MAX_YAML_NODES = 100_000
+
+Location = tuple[str | int, ...]
+
+# What reading one file may cost besides its size (MAX_FILE_BYTES): how deep its lists and mappings
+# nest (PyYAML's composer recurses once a level) and, with MAX_YAML_NODES, how many values it holds
+# once aliases are expanded.
+MAX_KEY_LENGTH = MAX_TEXT_LENGTH
+MAX_YAML_DEPTH = 64
+
+
+@dataclass
+class _YamlReader:
+    """Turns composed YAML nodes into plain values, remembering the line of every value."""
+
+    lines: dict[Location, int]
+    budget: int = MAX_YAML_NODES
+
+    def value(self, node: yaml.Node, where: Location, depth: int = 0) -> Any:
+        self._spend()
+        line = node.start_mark.line + 1
+        if depth > MAX_YAML_DEPTH:  # an alias can nest what the text does not
+            raise InputError(
+                f"line {line}: lists and mappings nest deeper than {MAX_YAML_DEPTH} levels once aliases are expanded"
+            )
+        self.lines.setdefault(where, line)
+        if isinstance(node, yaml.MappingNode):
+            self._plain(node, "map", line)
+            return self._mapping(node, where, depth)
+        if isinstance(node, yaml.SequenceNode):
+            self._plain(node, "seq", line)
+            return [self.value(item, (*where, i), depth + 1) for i, item in enumerate(node.value)]
+        if node.tag == PLAIN_TAG:
+            return plain_scalar(node.value, line)
+        if node.tag == STR_TAG:
+            return node.value
+        raise InputError(f"line {line}: the tag {node.tag} is not allowed")
+
+    def _spend(self) -> None:
+        self.budget -= 1
+        if self.budget < 0:
+            raise InputError(
+                f"more than {MAX_YAML_NODES} values once aliases are expanded; refusing to read on"
+            )
+
+    @staticmethod
+    def _plain(node: yaml.Node, kind: str, line: int) -> None:
+        """Only plain mappings and lists: a tag such as !!python/object is refused, not ignored."""
+        if node.tag != f"tag:yaml.org,2002:{kind}":
+            raise InputError(f"line {line}: the tag {node.tag} is not allowed")
+
+    def _mapping(self, node: yaml.MappingNode, where: Location, depth: int) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            key = self._key(key_node)
+            if key in result:
+                raise InputError(f"line {key_node.start_mark.line + 1}: duplicate key {key!r}")
+            self.lines[(*where, key)] = key_node.start_mark.line + 1
+            result[key] = self.value(value_node, (*where, key), depth + 1)
+        return result
+
+    def _key(self, node: yaml.Node) -> str:
+        """A key is text as written: `010:` is the key '010'."""
+        self._spend()
+        line = node.start_mark.line + 1
+        if not isinstance(node, yaml.ScalarNode):
+            raise InputError(f"line {line}: a key must be plain text")
+        if node.tag not in (PLAIN_TAG, STR_TAG):
+            raise InputError(f"line {line}: the tag {node.tag} is not allowed")
+        if len(node.value) > MAX_KEY_LENGTH:
+            raise InputError(
+                f"line {line}: a key of {len(node.value)} characters is longer than any ncuverify reads"
+            )
+        if node.value == "<<" and node.tag == PLAIN_TAG:
+            raise InputError(
+                f"line {line}: '<<' merges mappings in YAML 1.1 only, and ncuverify reads YAML 1.2: write the keys out"
+            )
+        return str(node.value)
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader, used only to compose nodes: the reader types plain scalars (YAML 1.2), and
+    nesting and size are bounded here, while composing, before the composer's recursion can overflow."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.depth = 0
+        self.nodes = 0
+
+    def resolve(self, kind: type[yaml.Node], value: str | None, implicit: Any) -> str:
+        if kind is yaml.ScalarNode and implicit[0]:
+            return PLAIN_TAG
+        return super().resolve(kind, value, implicit)
+
+    def _composed(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+        node = super().compose_node(parent, index)
+        assert node is not None  # called only where an event starts a node
+        return node
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+        line = self.peek_event().start_mark.line + 1
+        self.nodes += 1
+        if self.nodes > MAX_YAML_NODES:
+            raise InputError(f"line {line}: more than {MAX_YAML_NODES} values; refusing to read on")
+        if not self.check_event(yaml.SequenceStartEvent, yaml.MappingStartEvent):
+            return self._composed(parent, index)
+        self.depth += 1
+        if self.depth > MAX_YAML_DEPTH:
+            raise InputError(f"line {line}: lists and mappings nest deeper than {MAX_YAML_DEPTH} levels")
+        try:
+            return self._composed(parent, index)
+        finally:
+            self.depth -= 1
+
+
+def read_yaml(text: str) -> tuple[Any, dict[Location, int]]:
+    """Parse YAML safely into plain values and a map from each value's location to its line."""
+    loader = None
+    try:
+        loader = _Loader(text)  # checks the characters as it starts: a bad one raises here
+        root = loader.get_single_node()
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        raise InputError(f"{where}not valid YAML: {error.problem}") from None
+    except yaml.YAMLError as error:
+        raise InputError(f"not valid YAML: {' '.join(str(error).split())}") from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+    if root is None:
+        raise InputError("the file is empty")
+    lines: dict[Location, int] = {}
+    return _YamlReader(lines).value(root, ()), lines
