@@ -35,7 +35,7 @@ class Results:
 
         rows = [
             {
-                "file": result.path.stem,
+                "file": result.key,
                 "id": r.claim.id,
                 "case": r.claim.case,
                 "metric": r.claim.metric,
@@ -60,7 +60,7 @@ class Results:
     def measurements(self) -> pd.DataFrame:
         """Every measured value: file, case, kernel, metric, value, unit (static facts included)."""
         frames = [
-            result.measurements.frame.assign(file=result.path.stem)
+            result.measurements.frame.assign(file=result.key)
             for result in self.files
             if result.measurements is not None
         ]

@@ -46,13 +46,13 @@ class Change:
 
 
 def snapshot(results: Sequence[FileResult]) -> dict[str, Any]:
-    """Every measured value of a run: file stem -> case -> metric -> value (finite values only: JSON
+    """Every measured value of a run: file key -> case -> metric -> value (finite values only: JSON
     holds no others)."""
     files: dict[str, dict[str, dict[str, float]]] = {}
     for result in results:
         if result.measurements is None:
             continue
-        cases = files.setdefault(result.path.stem, {})
+        cases = files.setdefault(result.key, {})
         for row in result.measurements.frame.itertuples(index=False):
             value = cast(float, row.value)  # the table's values are floats, NaN where ncu said n/a
             if math.isfinite(value):
@@ -99,12 +99,12 @@ def _baseline(data: Any) -> dict[str, Any]:
         if data.get(key) is not None and not isinstance(data[key], str):
             raise ValueError(f"{key}: not text")
     files: dict[str, dict[str, dict[str, float]]] = {}
-    for stem, cases in _table(data["files"], "files").items():
-        where = _at("files", stem)
-        files[stem] = {}
+    for key, cases in _table(data["files"], "files").items():
+        where = _at("files", key)
+        files[key] = {}
         for case, metrics in _table(cases, where).items():
             at = _at(where, case)
-            files[stem][case] = {
+            files[key][case] = {
                 metric: _value(value, _at(at, metric)) for metric, value in _table(metrics, at).items()
             }
     return {"ncuverify": data.get("ncuverify"), "measured_on": data.get("measured_on"), "files": files}
@@ -170,8 +170,8 @@ def compare(
     """Every tracked measure that moved beyond its tolerance, worse or better, in file and case order."""
     changes = []
     for result in results:
-        before_cases = baseline["files"].get(result.path.stem, {})
-        now = snapshot([result])["files"].get(result.path.stem, {})
+        before_cases = _recorded(baseline["files"], result)
+        now = snapshot([result])["files"].get(result.key, {})
         tolerances = tolerances_for(result, overrides)
         for case, metrics in now.items():
             for metric, tolerance in tolerances.items():
@@ -180,7 +180,15 @@ def compare(
                 if before is None or after is None:
                     continue
                 if not tolerance.allows(before, after):
-                    changes.append(Change(result.path.stem, case, metric, before, after, worse=True))
+                    changes.append(Change(result.key, case, metric, before, after, worse=True))
                 elif not tolerance.allows(after, before):
-                    changes.append(Change(result.path.stem, case, metric, before, after, worse=False))
+                    changes.append(Change(result.key, case, metric, before, after, worse=False))
     return changes
+
+
+def _recorded(files: dict[str, Any], result: FileResult) -> dict[str, Any]:
+    """The file's entry in a baseline: under its key; in a baseline of an earlier version, which knew
+    files by their stems, under its stem."""
+    if result.key in files:
+        return cast(dict[str, Any], files[result.key])
+    return cast(dict[str, Any], files.get(result.path.stem, {}))

@@ -143,6 +143,7 @@ def file_record(result: FileResult) -> dict[str, Any]:
             )
     return {
         "path": str(result.path),
+        "key": result.key,
         "input_error": result.input_error,
         "internal_error": result.internal_error,
         "not_run": result.not_run,
@@ -272,7 +273,8 @@ _FILE_KEYS = {
     "claims",
     "measurements",
 }
-_LATER_FILE_KEYS = {"internal_error", "not_run", "explanations"}  # absent from older versions' files
+# absent from older versions' files
+_LATER_FILE_KEYS = {"internal_error", "not_run", "explanations", "key"}
 
 
 def _file_result(value: Any, where: str) -> FileResult:
@@ -304,6 +306,7 @@ def _file_result(value: Any, where: str) -> FileResult:
             claim_id: _explanation(item, _at(f"{where}.explanations", claim_id))
             for claim_id, item in explanations.items()
         },
+        key=_optional(_text, record.get("key"), f"{where}.key") or "",  # older files: from the path
     )
 
 
@@ -587,10 +590,10 @@ def _one_run(runs: Sequence[tuple[Shard, ShardOf]]) -> None:
         if of.k in seen:
             raise InputError(f"{name}: run.shard: shard {of} again (also {_name(seen[of.k].path)})")
         seen[of.k] = shard
-        files = {result.path for result in shard.results}
-        expected = {result.path for result in first.results}
+        files = {result.key for result in shard.results}
+        expected = {result.key for result in first.results}
         if files != expected:
-            odd = _name(min(files - expected or expected - files))
+            odd = one_line(min(files - expected or expected - files))
             raise InputError(
                 f"{name}: files: not the files of {_name(first.path)} ({odd} is in one of them only;"
                 " run every shard from the same folder on the same files)"
@@ -598,19 +601,19 @@ def _one_run(runs: Sequence[tuple[Shard, ShardOf]]) -> None:
 
 
 def _merged(shards: Sequence[Shard]) -> list[FileResult]:
-    merged: dict[Path, FileResult] = {}
-    judged_by: dict[tuple[Path, str], int] = {}  # file and claim id -> the shard that judged it
+    merged: dict[str, FileResult] = {}
+    judged_by: dict[tuple[str, str], int] = {}  # file key and claim id -> the shard that judged it
     for index, shard in enumerate(shards):
         for result in shard.results:
             for claim_result in result.claims:
-                earlier = judged_by.setdefault((result.path, claim_result.claim.id), index)
+                earlier = judged_by.setdefault((result.key, claim_result.claim.id), index)
                 if earlier != index:
                     raise InputError(
                         f"{_name(shard.path)}: claim {claim_result.claim.id} of {_name(result.path)}"
                         f" is also in {_name(shards[earlier].path)}"
                     )
-            known = merged.get(result.path)
-            merged[result.path] = result if known is None else _both_results(known, result)
+            known = merged.get(result.key)
+            merged[result.key] = result if known is None else _both_results(known, result)
     return list(merged.values())
 
 
@@ -651,7 +654,7 @@ def to_junit(results: Sequence[FileResult]) -> str:
     for result in results:
         suite = _element(suites, "testsuite", name=str(result.path))
         failures = errors = skipped = 0
-        classname = result.path.stem
+        classname = result.key
         if result.input_error is not None:
             case = _element(suite, "testcase", classname=classname, name="input")
             _element(case, "error", result.input_error, message="the expectation file is wrong")

@@ -26,7 +26,7 @@ from ncuverify.explain import Explanation
 from ncuverify.judge import applies_to, judge, other_arch, skip_all
 from ncuverify.measurements import Measurements
 from ncuverify.provenance import Provenance
-from ncuverify.results import ClaimResult, FileResult, Verdict
+from ncuverify.results import ClaimResult, FileKey, FileResult, Verdict, run_keys
 from ncuverify.schedule import PassCounts
 from ncuverify.spec import Claim, Spec, load, share_of
 from ncuverify.static import is_static
@@ -87,7 +87,7 @@ class Interrupted(Exception):
 class _Prepared:
     """A file loaded, built and judged on its static facts; its profiler claims wait for the run's ncu."""
 
-    key: str  # the file's name in the run's profile: its stem, made unique
+    key: FileKey  # the file's identity in the run
     path: Path
     spec: Spec
     arch: str | None
@@ -122,10 +122,11 @@ def check_files(
     the profile or judged is that file's internal error; the others are still judged. On Ctrl-C,
     Interrupted with every file judged as far as it got. The environment is probed unless given."""
     paths = list(paths)
+    keys = run_keys(paths)
     prepared: list[_Prepared | FileResult] = []
     try:
         environment = environment or Environment.probe(options.ncu.executable)
-        _prepare_all(paths, options, environment, prepared)
+        _prepare_all(paths, keys, options, environment, prepared)
         waiting = [p for p in prepared if isinstance(p, _Prepared) and p.waiting]
         with _work_dir(options.save_profile) as work_dir:
             profiled = _profile_isolated(waiting, options, environment, work_dir)
@@ -135,7 +136,8 @@ def check_files(
         reason = "the run was interrupted before this file was checked"
         interrupted = _Profiled(problem="the run was interrupted before these claims were profiled")
         finished = [_finish_isolated(p, interrupted) for p in prepared]
-        finished += [FileResult(path, [], not_run=reason) for path in paths[len(prepared) :]]
+        later = zip(paths[len(prepared) :], keys[len(prepared) :], strict=True)
+        finished += [FileResult(path, [], not_run=reason, key=key.name) for path, key in later]
         raise Interrupted(finished) from None
 
 
@@ -145,19 +147,21 @@ def check_file(path: Path, options: CheckOptions, environment: Environment | Non
 
 
 def _prepare_all(
-    paths: list[Path], options: CheckOptions, environment: Environment, prepared: list[_Prepared | FileResult]
+    paths: list[Path],
+    keys: list[FileKey],
+    options: CheckOptions,
+    environment: Environment,
+    prepared: list[_Prepared | FileResult],
 ) -> None:
     """Every file prepared, appended to prepared in order. Files are built side by side: a build waits
     on its compiler and disassembler processes, so threads keep every core busy. On Ctrl-C, prepared
     holds the files before the first unfinished one; those still compiling stop within their limit."""
-    keys: set[str] = set()
-    file_keys = [_unique(path.stem, keys) for path in paths]  # in order, whatever finishes first
     workers = max(1, min(len(paths), os.cpu_count() or 1))
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ncuverify-build")
     try:
         futures = [
             pool.submit(_prepare_isolated, path, key, options, environment)
-            for path, key in zip(paths, file_keys, strict=True)
+            for path, key in zip(paths, keys, strict=True)
         ]
         for future in futures:
             prepared.append(future.result())
@@ -165,7 +169,9 @@ def _prepare_all(
         pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _prepare(path: Path, key: str, options: CheckOptions, environment: Environment) -> _Prepared | FileResult:
+def _prepare(
+    path: Path, key: FileKey, options: CheckOptions, environment: Environment
+) -> _Prepared | FileResult:
     """Load, build and judge the static claims of one file; a FileResult if nothing is left to profile."""
     started = time.monotonic()
     _say(options, f"{path.name}: reading")
@@ -181,7 +187,7 @@ def _prepare(path: Path, key: str, options: CheckOptions, environment: Environme
         _say(options, f"{path.name}: compiling")
         builds = build_spec(spec, arch, options.cache, options.build) if arch is not None else None
     except InputError as error:
-        return FileResult(path, [], input_error=str(error), seconds=time.monotonic() - started)
+        return FileResult(path, [], input_error=str(error), seconds=time.monotonic() - started, key=key.name)
     applicable = [claim for claim in spec.content.claims if applies_to(claim, arch)]
     judged = other_arch([claim for claim in spec.content.claims if claim not in applicable], arch)
     static_claims, profiler_claims = split_claims(applicable)
@@ -197,34 +203,24 @@ def _prepare(path: Path, key: str, options: CheckOptions, environment: Environme
     if provenance is not None:
         warnings += [
             f"kernel {name} changed since it was recorded: its figures may be stale"
-            for name in recording.changed_kernels(provenance, builds, key)
+            for name in recording.changed_kernels(provenance, builds, key.name)
         ]
     return _Prepared(key, path, spec, arch, builds, judged, profiler_claims, static, started, warnings)
 
 
 def _prepare_isolated(
-    path: Path, key: str, options: CheckOptions, environment: Environment
+    path: Path, key: FileKey, options: CheckOptions, environment: Environment
 ) -> _Prepared | FileResult:
     try:
         return _prepare(path, key, options, environment)
     except Exception as error:  # a bug, not the file's fault: the other files go on
-        return FileResult(path, [], internal_error=internal_error_line(error))
+        return FileResult(path, [], internal_error=internal_error_line(error), key=key.name)
 
 
 def build_warnings(builds: dict[str, KernelBuild]) -> list[str]:
     """What the builds warn of (a damaged cache entry rebuilt, ...), each once: kernels compiled
     together share their warnings."""
     return list(dict.fromkeys(w for build in builds.values() for w in getattr(build, "warnings", ())))
-
-
-def _unique(stem: str, keys: set[str]) -> str:
-    """The file's key in the run: its stem, with a number where another file of the run has the stem."""
-    key, n = stem, 1
-    while key in keys:
-        n += 1
-        key = f"{stem}.{n}"
-    keys.add(key)
-    return key
 
 
 def _profile_isolated(
@@ -243,10 +239,10 @@ def _profile(
     if not waiting:
         return _Profiled()
     files = _file_cases(waiting)
-    keys = [p.key for p in waiting]
+    keys = [p.key.name for p in waiting]
     try:
         if options.from_profile is not None:
-            recorded = recording.load(options.from_profile, keys)
+            recorded = recording.load(options.from_profile, [p.key for p in waiting])
             symbols = session.symbols_of(files)
             measured, failed = _per_file(
                 lambda some: session.measurements_by_file(recorded.runs, some, symbols), keys
@@ -303,7 +299,7 @@ def _remember_passes(passes: PassCounts | None) -> tuple[str, ...]:
 
 
 def _file_cases(waiting: list[_Prepared]) -> list[session.FileCases]:
-    return [session.FileCases(p.key, p.spec, p.builds or {}, p.waiting) for p in waiting]
+    return [session.FileCases(p.key.name, p.spec, p.builds or {}, p.waiting) for p in waiting]
 
 
 def _usable_gpu(environment: Environment) -> Gpu:
@@ -339,6 +335,7 @@ def _finish_isolated(prepared: _Prepared | FileResult, profiled: _Profiled) -> F
             seconds=time.monotonic() - prepared.started,
             warnings=prepared.warnings,
             spec=prepared.spec,
+            key=prepared.key.name,
         )
 
 
@@ -350,18 +347,22 @@ def _finish(prepared: _Prepared, profiled: _Profiled) -> FileResult:
     warnings = list(prepared.warnings)
     if prepared.waiting:
         if profiled.input_error is not None:
-            return FileResult(prepared.path, [], input_error=profiled.input_error, spec=prepared.spec)
-        internal_error = profiled.internal_errors.get(prepared.key, profiled.internal_error)
+            return FileResult(
+                prepared.path, [], input_error=profiled.input_error, spec=prepared.spec, key=prepared.key.name
+            )
+        internal_error = profiled.internal_errors.get(prepared.key.name, profiled.internal_error)
         warnings += profiled.warnings
         if internal_error is not None:
             results += skip_all(
                 prepared.waiting, "not profiled: ncuverify failed (its internal error says how)"
             )
-        elif profiled.replayed and prepared.key not in profiled.measured:
+        elif profiled.replayed and prepared.key.name not in profiled.measured:
             missing = f"the recording holds no case of {prepared.path.name}"
-            return FileResult(prepared.path, [], input_error=missing, spec=prepared.spec)
-        elif prepared.key in profiled.measured:
-            measured = prepared.static.combined(profiled.measured[prepared.key])
+            return FileResult(
+                prepared.path, [], input_error=missing, spec=prepared.spec, key=prepared.key.name
+            )
+        elif prepared.key.name in profiled.measured:
+            measured = prepared.static.combined(profiled.measured[prepared.key.name])
             results += judge(prepared.waiting, measured, prepared.arch)
         else:
             results += skip_all(prepared.waiting, profiled.problem or "not profiled")
@@ -375,6 +376,7 @@ def _finish(prepared: _Prepared, profiled: _Profiled) -> FileResult:
         warnings=warnings,
         measurements=measured,
         spec=prepared.spec,
+        key=prepared.key.name,
     )
 
 
@@ -409,15 +411,17 @@ def _explained(
 ) -> list[FileResult]:
     """The results, with what ncu says about each failed claim on global or shared memory: from the
     recording when replaying, else from a second pass over the failing cases."""
-    wanted = _to_explain(results, {p.path: p.key for p in waiting})
+    wanted = _to_explain(results, {p.path: p.key.name for p in waiting})
     if not wanted or not (options.explain or profiled.replayed):
         return results
     try:
         if profiled.replayed:
             root = options.from_profile or work_dir
+            keys = [p.key for p in waiting]
             found = {}  # a recording of the run, or a folder of per-file recordings
-            for folder in (root, *(root / p.key for p in waiting)):
-                found.update(session.recorded_explanations(folder))
+            for folder in (root, *(root / key.legacy for key in keys)):
+                recorded = session.recorded_explanations(folder).items()
+                found.update({recording.renamed(name, keys): explanation for name, explanation in recorded})
         else:
             _say(options, f"explaining {len(wanted)} failed claim(s)")
             cases = {case: topic for case, topic in wanted.values()}

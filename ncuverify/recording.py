@@ -31,6 +31,7 @@ from ncuverify.errors import InputError
 from ncuverify.files import CannotRead, NotRegular, SymbolicLink, TooLarge, read_plain
 from ncuverify.processes import TimedOut, run_bounded
 from ncuverify.provenance import Provenance
+from ncuverify.results import FileKey
 from ncuverify.runner import CaseStatus, StatusError, read_statuses, statuses_json
 
 LOG = "ncu.log"
@@ -119,27 +120,55 @@ def write_file(path: Path, data: bytes) -> None:
         file.write(data)
 
 
-def load(root: Path, keys: Sequence[str]) -> Recording:
-    """The recording in root; or, in a folder of per-file recordings, those of the files named by keys.
-    InputError if there is none, or if any of its files is damaged."""
+def load(root: Path, keys: Sequence[FileKey]) -> Recording:
+    """The recording in root, its cases and kernels named by the keys' names; or, in a folder of
+    per-file recordings (as earlier versions made), those of the files the keys name. InputError if
+    there is none, or if any of its files is damaged."""
     if (root / LOG).is_file():
-        return _load_folder(root, root)
-    folders = [root / key for key in keys if (root / key / LOG).is_file()]
-    if not folders:
-        raise InputError(f"no recording in {root}: it holds no {LOG}, nor folders {', '.join(keys)} that do")
-    parts = [_qualified(_load_folder(folder, root), folder.name) for folder in folders]
+        return _renamed(_load_folder(root, root), keys)
+    found = [key for key in keys if (root / key.legacy / LOG).is_file()]
+    if not found:
+        folders = ", ".join(key.legacy for key in keys)
+        raise InputError(f"no recording in {root}: it holds no {LOG}, nor folders {folders} that do")
+    parts = [_renamed(_load_folder(root / key.legacy, root), [key], plain=key) for key in found]
     kernels = {name: digest for part in parts for name, digest in part.provenance.kernels.items()}
     provenance = replace(parts[0].provenance, kernels=kernels)
     return Recording(root, [run for part in parts for run in part.runs], provenance)
 
 
-def load_provenance(root: Path, key: str) -> Provenance:
-    """Where the figures of a recording (or of the file named key in a folder of them) come from."""
+def load_provenance(root: Path, key: FileKey) -> Provenance:
+    """Where the figures of a recording (or of the file key names in a folder of them) come from."""
     if (root / LOG).is_file():
-        return _provenance(root, root)
-    if (root / key / LOG).is_file():
-        return _qualified(Recording(root / key, [], _provenance(root / key, root)), key).provenance
-    raise InputError(f"no recording of {key} in {root}: {root / key} lacks {LOG}")
+        return _renamed(Recording(root, [], _provenance(root, root)), [key]).provenance
+    folder = root / key.legacy
+    if (folder / LOG).is_file():
+        return _renamed(Recording(folder, [], _provenance(folder, root)), [key], plain=key).provenance
+    raise InputError(f"no recording of {key.legacy} in {root}: {folder} lacks {LOG}")
+
+
+def renamed(name: str, keys: Sequence[FileKey]) -> str:
+    """A case or kernel as a recording names it (`<file>::<name>`), with the file as keys name it: a
+    recording of an earlier version names each file by its stem."""
+    file, sep, rest = name.partition(SEP)
+    if not sep or any(key.name == file for key in keys):
+        return name
+    return next((f"{key.name}{SEP}{rest}" for key in keys if key.legacy == file), name)
+
+
+def _renamed(recording: Recording, keys: Sequence[FileKey], plain: FileKey | None = None) -> Recording:
+    """The recording with its cases and kernels named by the keys' names (renamed). A one-file
+    recording of an earlier version names them without the file: with plain, they are that file's."""
+
+    def name(recorded: str) -> str:
+        if plain is not None and SEP not in recorded:
+            return f"{plain.name}{SEP}{recorded}"
+        return renamed(recorded, keys)
+
+    runs = [
+        replace(run, cases=tuple(replace(s, case=name(s.case)) for s in run.cases)) for run in recording.runs
+    ]
+    kernels = {name(kernel): digest for kernel, digest in recording.provenance.kernels.items()}
+    return Recording(recording.folder, runs, replace(recording.provenance, kernels=kernels))
 
 
 def _load_folder(folder: Path, root: Path) -> Recording:
@@ -218,20 +247,6 @@ def _check_inside(path: Path, root: Path) -> None:
     folder, top = path.parent.resolve(), root.resolve()
     if folder != top and top not in folder.parents:
         raise InputError(f"{path}: lies outside the recording {root}; a recording holds its own files")
-
-
-def _qualified(recording: Recording, key: str) -> Recording:
-    """A one-file recording with its cases and kernels named as a run's recording names them (those of
-    earlier versions name them without the file)."""
-
-    def name(plain: str) -> str:
-        return plain if SEP in plain else f"{key}{SEP}{plain}"
-
-    runs = [
-        replace(run, cases=tuple(replace(s, case=name(s.case)) for s in run.cases)) for run in recording.runs
-    ]
-    kernels = {name(kernel): digest for kernel, digest in recording.provenance.kernels.items()}
-    return Recording(recording.folder, runs, replace(recording.provenance, kernels=kernels))
 
 
 def changed_kernels(provenance: Provenance, builds: dict[str, KernelBuild], key: str) -> list[str]:

@@ -4,7 +4,7 @@ of a file that recordings, baselines, shards, JSON and JUnit all know it by."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -28,9 +28,31 @@ def file_key(path: Path) -> str:
         return absolute.name
 
 
-def legacy_key(path: Path) -> str:
-    """The identity earlier versions gave a file in recordings and baselines: its stem."""
-    return path.stem
+@dataclass(frozen=True)
+class FileKey:
+    """A file's identity in a run (file_key, numbered where two files of the run share one), and the
+    name earlier versions gave it in recordings (its stem, numbered likewise), so that those replay."""
+
+    name: str
+    legacy: str
+
+
+def run_keys(paths: Sequence[Path]) -> list[FileKey]:
+    """The keys of a run's files, in order: two files share one only where they are in different
+    projects under the same relative path; the later ones are numbered."""
+    names: set[str] = set()
+    legacies: set[str] = set()
+    return [FileKey(_numbered(file_key(path), names), _numbered(path.stem, legacies)) for path in paths]
+
+
+def _numbered(key: str, taken: set[str]) -> str:
+    """key, or key.2, key.3 ... where an earlier file of the run has it."""
+    numbered, n = key, 1
+    while numbered in taken:
+        n += 1
+        numbered = f"{key}.{n}"
+    taken.add(numbered)
+    return numbered
 
 
 class Verdict(StrEnum):

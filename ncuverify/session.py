@@ -122,10 +122,11 @@ def _plan(
     planned: dict[str, PlannedCase] = {}
     wanted: list[schedule.ProfiledCase] = []
     written: set[Path] = set()
-    for file in files:
+    for number, file in enumerate(files):
         for name, metrics in case_metrics(file.spec, file.claims).items():
             case = file.spec.content.cases[name]
-            cubin = cubins / f"{file.key}.{case.kernel}.cubin"
+            # numbered, not named: a file's key is a path, which may hold any character
+            cubin = cubins / f"{number}.{case.kernel}.cubin"
             if cubin not in written:
                 recording.write_file(cubin, file.builds[case.kernel].cubin)
                 written.add(cubin)

@@ -70,4 +70,4 @@ def test_a_file_on_which_ncuverify_fails_is_its_own_and_the_others_are_checked(m
     assert results.exit_code == ExitCode.INTERNAL_ERROR
     sample, _ = results.files
     assert sample.internal_error.startswith("internal error: RuntimeError: injected, please report it with ")
-    assert set(results.claims["file"]) == {"static"} and len(results.claims) == 7
+    assert set(results.claims["file"]) == {"tests/data/static.yaml"} and len(results.claims) == 7

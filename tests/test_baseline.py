@@ -30,7 +30,7 @@ def test_a_run_compared_with_itself_has_no_changes(results):
 
 def test_synthetic_regressions_and_improvements(results):
     before = baseline.snapshot(results)
-    cases = before["files"]["sample"]
+    cases = before["files"]["tests/data/sample.yaml"]
     now_time = cases["stride1"]["gpu__time_duration.sum"]
     cases["stride1"]["gpu__time_duration.sum"] = now_time / 1.5  # main was faster: now 50% slower
     cases["stride32"]["gpu__time_duration.sum"] *= 2  # main was slower: now twice as fast
@@ -49,6 +49,40 @@ def test_synthetic_regressions_and_improvements(results):
     # A wider tolerance on the command line lets the time regression pass.
     loose = baseline.compare(before, results, {"gpu__time_duration.sum": Tolerance(rel=0.6)})
     assert ("stride1", "gpu__time_duration.sum") not in {(c.case, c.metric) for c in loose if c.worse}
+
+
+def test_a_baseline_of_an_earlier_version_keyed_by_stem_still_compares(results):
+    """tests/data/baseline-by-stem.json: saved by ncuverify before files were known by their paths in
+    the project (`ncuverify baseline save tests/data/baseline-by-stem.json tests/data/sample.yaml
+    --from-profile tests/fixtures/sample` at commit 70fe244)."""
+    before = baseline.load(DATA / "baseline-by-stem.json")
+    assert list(before["files"]) == ["sample"]
+    assert baseline.compare(before, results, {}) == []
+    before["files"]["sample"]["stride1"]["gpu__time_duration.sum"] /= 1.5
+    changes = baseline.compare(before, results, {})
+    assert [(c.file, c.case, c.metric, c.worse) for c in changes] == [
+        ("tests/data/sample.yaml", "stride1", "gpu__time_duration.sum", True)
+    ]
+
+
+def test_two_files_of_one_name_in_two_folders_keep_their_own_entries(tmp_path: Path):
+    """Files are known by their paths in the project: a.yaml in two folders are two baseline entries,
+    and neither is compared with the other's figures."""
+    (tmp_path / ".ncuverify-root").touch()
+    for folder in ("one", "two"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "a.yaml").write_text((DATA / "regression.yaml").read_text())
+    first, second = (
+        check_file(tmp_path / f / "a.yaml", CheckOptions(static_only=True), NO_GPU) for f in ("one", "two")
+    )
+    saved = baseline.snapshot([first, second])
+    assert sorted(saved["files"]) == ["one/a.yaml", "two/a.yaml"]
+    saved["files"]["two/a.yaml"] = {
+        case: {**metrics, "static__registers_per_thread": metrics["static__registers_per_thread"] - 8}
+        for case, metrics in saved["files"]["two/a.yaml"].items()
+    }
+    changes = baseline.compare(saved, [first, second], {})
+    assert {c.file for c in changes} == {"two/a.yaml"} and all(c.worse for c in changes)
 
 
 def test_tolerances_from_the_file_and_the_command_line(tmp_path):
@@ -88,7 +122,7 @@ def test_cli_save_then_compare_exits_1_on_a_regression(tmp_path: Path):
     )
     assert same.exit_code == ExitCode.OK and "no measure moved beyond its tolerance" in same.stdout
     data = json.loads(saved.read_text())
-    data["files"]["sample"]["stride1"]["gpu__time_duration.sum"] /= 2
+    data["files"]["tests/data/sample.yaml"]["stride1"]["gpu__time_duration.sum"] /= 2
     saved.write_text(json.dumps(data))
     worse = runner.invoke(
         app, ["check", str(DATA / "sample.yaml"), "--from-profile", str(FIXTURES), "--baseline", str(saved)]
@@ -177,7 +211,7 @@ def test_values_json_cannot_hold_are_not_saved(results, tmp_path: Path):
     frame.loc[0, "value"] = math.inf
     saved = baseline.snapshot([replace(result, measurements=Measurements(frame=frame))])
     row = frame.iloc[0]
-    assert row["metric"] not in saved["files"]["sample"].get(row["case"], {})
+    assert row["metric"] not in saved["files"]["tests/data/sample.yaml"].get(row["case"], {})
 
 
 @settings(max_examples=150, deadline=None)

@@ -70,6 +70,20 @@ def test_json_carries_claims_measurements_and_provenance(sample):
     assert rows[("stride1", "static__registers_per_thread")] > 0
 
 
+def test_a_file_is_known_by_its_path_in_the_project_in_json_and_junit(sample):
+    (record,) = json.loads(export.to_json([sample]))["files"]
+    assert record["key"] == "tests/data/sample.yaml" and record["path"] == str(sample.path)
+    assert [result.key for result in export.from_json(export.to_json([sample]))] == ["tests/data/sample.yaml"]
+    assert 'classname="tests/data/sample.yaml"' in export.to_junit([sample])
+
+
+def test_results_of_an_earlier_version_without_keys_are_known_by_their_paths(sample):
+    document = json.loads(export.to_json([sample]))
+    del document["files"][0]["key"]
+    (result,) = export.from_json(json.dumps(document))
+    assert result.key == "tests/data/sample.yaml"
+
+
 def test_junit_is_read_by_a_ci_parser(mixed, tmp_path):
     path = tmp_path / "results.xml"
     path.write_text(export.to_junit(mixed))

@@ -14,7 +14,7 @@ from ncuverify.build import build_spec
 from ncuverify.errors import ExitCode
 from ncuverify.pipeline import CheckOptions, Environment, check_file, check_files
 from ncuverify.profile import NcuOptions, parse_csv
-from ncuverify.results import Verdict
+from ncuverify.results import Verdict, run_keys
 from ncuverify.spec import load
 
 pytestmark = pytest.mark.gpu
@@ -160,9 +160,9 @@ def test_every_file_of_a_run_is_profiled_in_one_ncu_process(gpu_environment, tmp
     files = [DATA / "sample.yaml", DATA / "static.yaml"]
     results = check_files(files, CheckOptions(save_profile=tmp_path), gpu_environment)
     assert all(c.verdict == Verdict.PASSED for r in results for c in r.claims)
-    runs = recording.load(tmp_path, ["sample", "static"]).runs
+    runs = recording.load(tmp_path, run_keys(files)).runs
     cases = {str(s["case"]).split("::")[0] for run in runs for s in run.status}
-    assert cases == {"sample", "static"}
+    assert cases == {"tests/data/sample.yaml", "tests/data/static.yaml"}
     assert len(runs) <= 2, "one process per group of metrics, not one per file or case"
 
 

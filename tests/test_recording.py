@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from ncuverify import pipeline, recording
 from ncuverify.cli import app
 from ncuverify.errors import ExitCode, InputError
+from ncuverify.results import FileKey, run_keys
 
 NO_GPU = pipeline.Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")
 
@@ -223,11 +224,11 @@ def test_a_file_key_cannot_reach_above_the_recording(tmp_path: Path, copy: Path)
     inner = copy / "inner"
     inner.mkdir()
     with pytest.raises(InputError, match=r"lies outside the recording"):
-        recording.load_provenance(inner, "..")
+        recording.load_provenance(inner, FileKey("..", ".."))
 
 
 def test_saving_never_writes_through_a_link(tmp_path: Path):
-    whole = recording.load(FIXTURES, ["sample"])
+    whole = recording.load(FIXTURES, run_keys([DATA / "sample.yaml"]))
     folder = tmp_path / "saved"
     folder.mkdir()
     victim = tmp_path / "victim.txt"
@@ -244,7 +245,7 @@ def test_saving_never_writes_through_a_link(tmp_path: Path):
 def test_the_provenance_shows_no_escape_sequences(copy: Path):
     edit_json(copy / "provenance.json", lambda data: {**data, "gpu": "\x1b]0;owned\x07NVIDIA H200"})
     assert (
-        recording.load_provenance(copy, "sample")
+        recording.load_provenance(copy, run_keys([DATA / "sample.yaml"])[0])
         .describe()
         .startswith("\\x1b]0;owned\\x07NVIDIA H200 (sm_90")
     )
@@ -329,7 +330,7 @@ def test_any_content_of_any_file_loads_or_is_an_input_error_naming_it(tmp_path_f
         text = data.draw(st.text(max_size=300))
     (folder / name).write_text(text)
     try:
-        loaded = recording.load(folder, ["sample"])
+        loaded = recording.load(folder, run_keys([DATA / "sample.yaml"]))
         measured = pipeline_measurements(loaded)
     except InputError as error:
         assert str(error).startswith((f"{folder}/", f"{folder} ")), str(error)

@@ -11,7 +11,7 @@ from ncuverify import recording
 from ncuverify.environment import Gpu
 from ncuverify.pipeline import CheckOptions, Environment, check_files, split_claims
 from ncuverify.profile import NcuOptions
-from ncuverify.results import Verdict, exit_code
+from ncuverify.results import Verdict, exit_code, run_keys
 from ncuverify.schedule import PassCounts
 from ncuverify.session import case_metrics, qualified
 from ncuverify.spec import load
@@ -39,8 +39,12 @@ def test_each_case_needs_the_metrics_of_its_claims_and_a_control_those_of_its_cl
 def test_per_file_recordings_saved_as_one_run_replay_to_the_same_verdicts(tmp_path: Path):
     files = [DATA / "sample.yaml", DATA / "faults.yaml"]
     before = verdicts(files, FIXTURES)
-    whole = recording.load(FIXTURES, ["sample", "faults"])
-    assert all(s.case.startswith(("sample::", "faults::")) for run in whole.runs for s in run.cases)
+    whole = recording.load(FIXTURES, run_keys(files))
+    assert all(
+        s.case.startswith(("tests/data/sample.yaml::", "tests/data/faults.yaml::"))
+        for run in whole.runs
+        for s in run.cases
+    )
     recording.save(tmp_path, whole.runs, whole.provenance)
     assert (tmp_path / "ncu.5.log").is_file()  # one run of sample, five of faults
     assert verdicts(files, tmp_path) == before
@@ -48,7 +52,7 @@ def test_per_file_recordings_saved_as_one_run_replay_to_the_same_verdicts(tmp_pa
 
 
 def test_a_file_the_recording_does_not_hold_is_an_input_error(tmp_path: Path):
-    whole = recording.load(FIXTURES, ["sample"])
+    whole = recording.load(FIXTURES, run_keys([DATA / "sample.yaml"]))
     recording.save(tmp_path, whole.runs, whole.provenance)
     results = check_files(
         [DATA / "sample.yaml", DATA / "launch_failure.yaml"], CheckOptions(from_profile=tmp_path), NO_GPU

@@ -132,7 +132,7 @@ def test_shards_of_runs_split_differently_are_refused(thirds, tmp_path: Path):
 
 def test_shards_over_other_files_are_refused(thirds, tmp_path: Path):
     other = json.loads(thirds[2])
-    other["files"][0]["path"] = "elsewhere/sample.yaml"
+    other["files"][0]["key"] = "elsewhere/sample.yaml"
     given = shards(tmp_path, {"shard1.json": thirds[1], "shard2.json": json.dumps(other)})
     with pytest.raises(InputError) as error:
         export.merge(given, partial=True)
@@ -140,6 +140,14 @@ def test_shards_over_other_files_are_refused(thirds, tmp_path: Path):
         f"{tmp_path}/shard2.json: files: not the files of {tmp_path}/shard1.json (elsewhere/sample.yaml is"
         " in one of them only; run every shard from the same folder on the same files)"
     )
+
+
+def test_shards_name_their_files_by_key_so_a_path_given_otherwise_still_merges(thirds, tmp_path: Path):
+    other = json.loads(thirds[2])
+    other["files"][0]["path"] = str(DATA.resolve() / "sample.yaml")  # run from another folder
+    given = shards(tmp_path, {"shard1.json": thirds[1], "shard2.json": json.dumps(other)})
+    merged, _ = export.merge(given, partial=True)
+    assert [result.key for result in merged] == ["tests/data/sample.yaml"]
 
 
 def test_a_claim_judged_by_two_shards_is_refused(thirds, tmp_path: Path):
