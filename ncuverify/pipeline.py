@@ -20,7 +20,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ncuverify import __version__, explain, metrics, profile, recording, session
-from ncuverify.build import BuildLimits, KernelBuild, build_spec, nvrtc_version
+from ncuverify.build import BuildLimits, KernelBuild, build_spec, is_static, nvrtc_version
+from ncuverify.build import measurement_rows as static_rows
 from ncuverify.cache import CompileCache
 from ncuverify.environment import Gpu, detect_gpu, find_ncu, gpu_count, ncu_version
 from ncuverify.errors import EnvironmentProblem, ExitCode, InputError
@@ -29,8 +30,6 @@ from ncuverify.judge import ClaimResult, Verdict, applies_to, judge, other_arch,
 from ncuverify.recording import Provenance
 from ncuverify.schedule import PassCounts
 from ncuverify.spec import Claim, Spec, load
-from ncuverify.static import is_static
-from ncuverify.static import measurement_rows as static_rows
 from ncuverify.text import one_line, printable
 
 # The patterns a folder stands for: the expectation files in it.

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ncuverify.build import KernelBuild
+from ncuverify.build import STATIC_PREFIX, KernelBuild, is_static
 from ncuverify.errors import EnvironmentProblem, InputError
 from ncuverify.expression import SASS_PREFIX, MetricRef
 from ncuverify.processes import TimedOut, kill_group, run_bounded, start_group
@@ -36,7 +36,6 @@ from ncuverify.runner import (
     read_statuses,
 )
 from ncuverify.spec import BUFFER_PREFIX, CaseSpec
-from ncuverify.static import STATIC_PREFIX, is_static
 from ncuverify.text import one_line
 
 MEASUREMENT_COLUMNS = ["case", "kernel", "metric", "value", "unit"]

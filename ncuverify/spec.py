@@ -40,11 +40,11 @@ from pydantic import (
 )
 
 from ncuverify import expression
+from ncuverify.build.static import STATIC_METRICS, STATIC_PREFIX
 from ncuverify.errors import InputError
 from ncuverify.expression import CaseMetric, MetricRef
 from ncuverify.files import CannotRead, NotRegular, TooLarge, read_plain
 from ncuverify.measures import expand
-from ncuverify.static import STATIC_METRICS, STATIC_PREFIX
 
 # Bounds the work an expectation file can cause while it is read (aliases can expand exponentially).
 MAX_YAML_NODES = 100_000

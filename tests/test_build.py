@@ -6,7 +6,8 @@ import pytest
 import yaml
 from conftest import DATA, ended
 
-from ncuverify.build import BuildLimits, build_spec, nvrtc_options
+from ncuverify.build import BuildLimits, build_spec
+from ncuverify.build.compile import nvrtc_options
 from ncuverify.errors import InputError
 from ncuverify.spec import load
 
@@ -103,8 +104,8 @@ def test_missing_entry_point_lists_what_exists(tmp_path):
 
 
 def test_nvrtc_options_carry_the_choices(tmp_path):
-    from ncuverify.build import _unit
-    from ncuverify.includes import Roots
+    from ncuverify.build.compile import _unit
+    from ncuverify.build.resolve import Roots
 
     spec = spec_with(
         tmp_path,
@@ -272,7 +273,7 @@ def test_flags_with_values_are_checked(repo, flags, problem):
 
 
 def test_defines_are_checked(repo):
-    from ncuverify.build import _define_value
+    from ncuverify.build.compile import _define_value
 
     root, _ = repo
     spec = spec_with(
@@ -291,8 +292,8 @@ def test_defines_are_checked(repo):
 
 
 def test_allowed_flags_are_passed_in_full(repo):
-    from ncuverify.build import _unit
-    from ncuverify.includes import Roots
+    from ncuverify.build.compile import _unit
+    from ncuverify.build.resolve import Roots
 
     root, _ = repo
     (root / "include").mkdir()
@@ -382,7 +383,7 @@ def test_a_compile_that_does_not_end_is_stopped(repo, scratch):
 def test_the_whole_worker_group_is_killed_at_the_limit(repo, scratch, monkeypatch):
     import sys
 
-    from ncuverify import build
+    from ncuverify.build import compile as build
 
     root, _ = repo
     pids = scratch.parent / "pids"
@@ -406,7 +407,7 @@ def test_the_whole_worker_group_is_killed_at_the_limit(repo, scratch, monkeypatc
 def test_a_worker_that_breaks_is_an_internal_error(repo, scratch, monkeypatch):
     import sys
 
-    from ncuverify import build
+    from ncuverify.build import compile as build
 
     root, _ = repo
     monkeypatch.setattr(
@@ -420,7 +421,7 @@ def test_a_worker_that_breaks_is_an_internal_error(repo, scratch, monkeypatch):
 
 
 def test_the_worker_does_not_see_the_environment(monkeypatch):
-    from ncuverify.build import worker_environment
+    from ncuverify.build.compile import worker_environment
 
     monkeypatch.setenv("CI_DEPLOY_TOKEN", SECRET)
     environment = worker_environment()
@@ -474,9 +475,7 @@ def confinement_problem(readable: Path) -> str | None:
     import subprocess
     import sys
 
-    script = (
-        f"from ncuverify.compile_worker import confine; print(confine([{str(readable)!r}]) or 'confined')"
-    )
+    script = f"from ncuverify.build.worker import confine; print(confine([{str(readable)!r}]) or 'confined')"
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     return None if done.stdout.strip() == "confined" else done.stdout.strip()
 
@@ -489,7 +488,7 @@ def test_a_confined_worker_reads_only_its_folders(tmp_path):
         pytest.skip(problem)
     (tmp_path / "mine.txt").write_text("mine")
     script = (
-        "from ncuverify.compile_worker import confine\n"
+        "from ncuverify.build.worker import confine\n"
         f"assert confine([{str(tmp_path)!r}]) is None\n"
         f"print(open({str(tmp_path / 'mine.txt')!r}).read())\n"
         "for path in ('/etc/passwd', '/proc/self/environ'):\n"

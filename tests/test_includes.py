@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ncuverify.build.resolve import GraphLimits, Roots, Source, directives, resolve
 from ncuverify.errors import InputError
-from ncuverify.includes import GraphLimits, Roots, Source, directives, resolve
 
 SECRET = "SECRET_7c41e9"
 

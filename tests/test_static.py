@@ -6,11 +6,7 @@ from typer.testing import CliRunner
 
 from ncuverify import pipeline
 from ncuverify.build import build_spec
-from ncuverify.cli import app
-from ncuverify.errors import ExitCode
-from ncuverify.expression import MetricRef
-from ncuverify.spec import load
-from ncuverify.static import (
+from ncuverify.build.static import (
     ResourceUsage,
     StaticFacts,
     is_static,
@@ -19,6 +15,10 @@ from ncuverify.static import (
     parse_resource_usage,
     sass_matches,
 )
+from ncuverify.cli import app
+from ncuverify.errors import ExitCode
+from ncuverify.expression import MetricRef
+from ncuverify.spec import load
 
 NO_GPU = pipeline.Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")
 
@@ -274,8 +274,8 @@ def tool(tmp_path, monkeypatch):
 
 
 def test_a_tool_that_does_not_end_is_stopped(tool, tmp_path):
+    from ncuverify.build.static import _run_on_cubin
     from ncuverify.processes import TimedOut
-    from ncuverify.static import _run_on_cubin
 
     # The tool leaves a child behind that would outlive it.
     path, scratch = tool(f"sleep 300 & echo $! > {tmp_path}/child\nsleep 300")
@@ -286,7 +286,7 @@ def test_a_tool_that_does_not_end_is_stopped(tool, tmp_path):
 
 
 def test_a_tool_that_fails_says_why(tool):
-    from ncuverify.static import _run_on_cubin
+    from ncuverify.build.static import _run_on_cubin
 
     path, scratch = tool("echo 'fake-tool: not a cubin' >&2; exit 1")
     with pytest.raises(RuntimeError, match="fake-tool failed: fake-tool: not a cubin"):
@@ -295,7 +295,7 @@ def test_a_tool_that_fails_says_why(tool):
 
 
 def test_both_tools_run_within_the_limit(tool, monkeypatch):
-    from ncuverify import static
+    from ncuverify.build import static
     from ncuverify.processes import TimedOut
 
     path, scratch = tool("sleep 300")
@@ -306,7 +306,7 @@ def test_both_tools_run_within_the_limit(tool, monkeypatch):
 
 
 def test_a_tool_past_its_limit_is_an_input_error_of_the_build(monkeypatch):
-    from ncuverify import build
+    from ncuverify.build import compile as build
     from ncuverify.errors import InputError
     from ncuverify.processes import TimedOut
 

@@ -2,12 +2,12 @@
 
 Kernels that share a source and compile options are compiled together, once. ptxas's resource report
 (registers, stack, spills, shared memory) comes from the compile log, with NVRTC's cache off: on a cache
-hit the log is empty. ncuverify.static adds the cubin's resource table and SASS.
+hit the log is empty. ncuverify.build.static adds the cubin's resource table and SASS.
 
 The kernel, its headers and its flags may come from the pull request under test, so before anything is
-compiled the include graph is walked (ncuverify.includes) and every flag is checked against a list of
+compiled the include graph is walked (ncuverify.build.resolve) and every flag is checked against a list of
 NVRTC options that neither read nor write files. Each program compiles in a worker process of its own
-(ncuverify.compile_worker), in an empty temporary folder, with a time limit and only the include folders
+(ncuverify.build.worker), in an empty temporary folder, with a time limit and only the include folders
 that were checked: what NVRTC can find is what the walk found.
 """
 
@@ -23,16 +23,22 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import ncuverify
+import ncuverify.spec
 from ncuverify import cache as compile_cache
-from ncuverify import includes
+from ncuverify.build import resolve as includes
 from ncuverify.cache import CompileCache, Compiled
 from ncuverify.errors import InputError
 from ncuverify.processes import TimedOut, run_bounded
-from ncuverify.spec import KernelSpec, Spec, project_root
-from ncuverify.static import StaticFacts, entry_functions, static_facts, tool_outputs
+from ncuverify.build.static import StaticFacts, entry_functions, static_facts, tool_outputs
 from ncuverify.text import one_line
+
+if TYPE_CHECKING:
+    # The spec imports the static metric names from this package: its names are looked up as they are
+    # used, so that either may be imported first.
+    from ncuverify.spec import KernelSpec, Spec
 
 
 @dataclass(frozen=True)
@@ -143,7 +149,7 @@ def build_spec(
 
 def _roots(spec: Spec, limits: BuildLimits) -> includes.Roots:
     return includes.Roots(
-        project=project_root(spec.folder),
+        project=ncuverify.spec.project_root(spec.folder),
         allowed=tuple(Path(os.path.realpath(folder)) for folder in limits.allowed_roots),
         toolkit=tuple(Path(os.path.realpath(folder)) for folder in cuda_include_dirs()),
     )
@@ -538,14 +544,20 @@ def worker_environment() -> dict[str, str]:
     return environment
 
 
+# The worker runs as a script, not with -m: -m would import this package first, and with it the
+# expectation file's schema and pandas (a second per compile). -P keeps the worker's folder, whose
+# modules' names are common words, off the import path.
+WORKER_SCRIPT = Path(__file__).with_name("worker.py")
+
+
 def _worker_command(request_file: Path) -> list[str]:
-    return [sys.executable, "-m", "ncuverify.compile_worker", str(request_file)]
+    return [sys.executable, "-P", str(WORKER_SCRIPT), str(request_file)]
 
 
 def _in_worker(
     unit: _Unit, templates: list[str], options: list[str], readable: list[str], timeout_s: float
 ) -> dict:
-    """Run the compile in `python -m ncuverify.compile_worker`, in an empty folder of its own that is
+    """Run the compile in the worker script (ncuverify.build.worker), in an empty folder of its own that is
     removed afterwards, reading only under `readable` where the system allows; the worker's process
     group is killed at the time limit."""
     request = {
