@@ -7,7 +7,7 @@ import yaml
 from conftest import DATA, ended
 
 from ncuverify.build import BuildLimits, build_spec
-from ncuverify.build.compile import nvrtc_options
+from ncuverify.build.units import nvrtc_options
 from ncuverify.errors import InputError
 from ncuverify.spec import load
 
@@ -104,8 +104,8 @@ def test_missing_entry_point_lists_what_exists(tmp_path):
 
 
 def test_nvrtc_options_carry_the_choices(tmp_path):
-    from ncuverify.build.compile import _unit
     from ncuverify.build.resolve import Roots
+    from ncuverify.build.units import unit_of
 
     spec = spec_with(
         tmp_path,
@@ -122,7 +122,7 @@ def test_nvrtc_options_carry_the_choices(tmp_path):
         },
     )
     roots = Roots(project=tmp_path.resolve())
-    options = nvrtc_options(_unit(spec.path, "k", spec.content.kernels["k"], "sm_90", roots))
+    options = nvrtc_options(unit_of(spec.path, "k", spec.content.kernels["k"], "sm_90", roots))
     for expected in [
         "-arch=sm_90",
         "--std=c++20",
@@ -273,7 +273,7 @@ def test_flags_with_values_are_checked(repo, flags, problem):
 
 
 def test_defines_are_checked(repo):
-    from ncuverify.build.compile import _define_value
+    from ncuverify.build.flags import define_value
 
     root, _ = repo
     spec = spec_with(
@@ -286,14 +286,14 @@ def test_defines_are_checked(repo):
     with pytest.raises(
         InputError, match=r"^kernels.k.defines.X: the value holds a control character \(a newline\?\)$"
     ):
-        _define_value("X", "1\n#include </etc/passwd>", "kernels.k.defines")
+        define_value("X", "1\n#include </etc/passwd>", "kernels.k.defines")
     with pytest.raises(InputError, match=r"^kernels.k.defines: 'A B' is not a macro name$"):
-        _define_value("A B", 1, "kernels.k.defines")
+        define_value("A B", 1, "kernels.k.defines")
 
 
 def test_allowed_flags_are_passed_in_full(repo):
-    from ncuverify.build.compile import _unit
     from ncuverify.build.resolve import Roots
+    from ncuverify.build.units import unit_of
 
     root, _ = repo
     (root / "include").mkdir()
@@ -315,7 +315,7 @@ def test_allowed_flags_are_passed_in_full(repo):
         '#include <width.h>\nextern "C" __global__ void k(float* o) { o[threadIdx.x] = A * B * WIDTH; }\n'
     )
     spec = spec_with(root, {"k": {"source": source, "entry": "k", "flags": flags}})
-    unit = _unit(spec.path, "k", spec.content.kernels["k"], "sm_90", Roots(project=root.resolve()))
+    unit = unit_of(spec.path, "k", spec.content.kernels["k"], "sm_90", Roots(project=root.resolve()))
     assert list(unit.options) == [
         "--define-macro=A=3",
         "--define-macro=B",
@@ -383,7 +383,7 @@ def test_a_compile_that_does_not_end_is_stopped(repo, scratch):
 def test_the_whole_worker_group_is_killed_at_the_limit(repo, scratch, monkeypatch):
     import sys
 
-    from ncuverify.build import compile as build
+    from ncuverify.build import launch
 
     root, _ = repo
     pids = scratch.parent / "pids"
@@ -395,7 +395,7 @@ def test_the_whole_worker_group_is_killed_at_the_limit(repo, scratch, monkeypatc
         "time.sleep(600)\n"
     )
     monkeypatch.setattr(
-        build, "_worker_command", lambda request: [sys.executable, "-c", script, str(request)]
+        launch, "_worker_command", lambda request: [sys.executable, "-c", script, str(request)]
     )
     spec = kernel_file(root, KERNEL)
     assert "did not compile within 2 s; stopped" in refused(spec, BuildLimits(timeout_s=2))
@@ -407,11 +407,11 @@ def test_the_whole_worker_group_is_killed_at_the_limit(repo, scratch, monkeypatc
 def test_a_worker_that_breaks_is_an_internal_error(repo, scratch, monkeypatch):
     import sys
 
-    from ncuverify.build import compile as build
+    from ncuverify.build import launch
 
     root, _ = repo
     monkeypatch.setattr(
-        build,
+        launch,
         "_worker_command",
         lambda request: [sys.executable, "-c", "import sys; print('not json'); sys.exit(3)"],
     )
@@ -421,7 +421,7 @@ def test_a_worker_that_breaks_is_an_internal_error(repo, scratch, monkeypatch):
 
 
 def test_the_worker_does_not_see_the_environment(monkeypatch):
-    from ncuverify.build.compile import worker_environment
+    from ncuverify.build.launch import worker_environment
 
     monkeypatch.setenv("CI_DEPLOY_TOKEN", SECRET)
     environment = worker_environment()

@@ -6,15 +6,8 @@ from typer.testing import CliRunner
 
 from ncuverify import pipeline
 from ncuverify.build import build_spec
-from ncuverify.build.static import (
-    ResourceUsage,
-    StaticFacts,
-    is_static,
-    parse_disassembly,
-    parse_ptxas_report,
-    parse_resource_usage,
-    sass_matches,
-)
+from ncuverify.build.reports import ResourceUsage, parse_disassembly, parse_ptxas_report, parse_resource_usage
+from ncuverify.build.static import StaticFacts, is_static, sass_matches
 from ncuverify.cli import app
 from ncuverify.errors import ExitCode
 from ncuverify.expression import MetricRef
@@ -274,7 +267,7 @@ def tool(tmp_path, monkeypatch):
 
 
 def test_a_tool_that_does_not_end_is_stopped(tool, tmp_path):
-    from ncuverify.build.static import _run_on_cubin
+    from ncuverify.build.binutils import _run_on_cubin
     from ncuverify.processes import TimedOut
 
     # The tool leaves a child behind that would outlive it.
@@ -286,7 +279,7 @@ def test_a_tool_that_does_not_end_is_stopped(tool, tmp_path):
 
 
 def test_a_tool_that_fails_says_why(tool):
-    from ncuverify.build.static import _run_on_cubin
+    from ncuverify.build.binutils import _run_on_cubin
 
     path, scratch = tool("echo 'fake-tool: not a cubin' >&2; exit 1")
     with pytest.raises(RuntimeError, match="fake-tool failed: fake-tool: not a cubin"):
@@ -295,13 +288,13 @@ def test_a_tool_that_fails_says_why(tool):
 
 
 def test_both_tools_run_within_the_limit(tool, monkeypatch):
-    from ncuverify.build import static
+    from ncuverify.build import binutils
     from ncuverify.processes import TimedOut
 
     path, scratch = tool("sleep 300")
-    monkeypatch.setattr(static, "find_tool", lambda name: path)
+    monkeypatch.setattr(binutils, "find_tool", lambda name: path)
     with pytest.raises(TimedOut):
-        static.tool_outputs(b"\x7fELF", timeout_s=0.5)
+        binutils.tool_outputs(b"\x7fELF", timeout_s=0.5)
     assert list(scratch.iterdir()) == []
 
 

@@ -4,18 +4,20 @@
 
 from __future__ import annotations
 
-import re
-import shutil
-import tempfile
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
+from ncuverify.build.reports import (
+    Instruction,
+    ResourceUsage,
+    parse_disassembly,
+    parse_ptxas_report,
+    parse_resource_usage,
+)
 from ncuverify.expression import SASS_PREFIX, MetricRef, sass_regex
-from ncuverify.processes import run_bounded
 
 STATIC_PREFIX = "static__"
 
@@ -33,25 +35,6 @@ STATIC_METRICS: dict[str, tuple[str, str]] = {
         "nvdisasm: instructions of the kernel, less the end's NOP padding",
     ),
 }
-
-
-@dataclass(frozen=True)
-class ResourceUsage:
-    """What ptxas reported for one entry function."""
-
-    registers: int
-    stack_frame_bytes: int
-    spill_store_bytes: int
-    spill_load_bytes: int
-    shared_bytes: int
-    barriers: int
-
-
-@dataclass(frozen=True)
-class Instruction:
-    offset: int
-    mnemonic: str  # opcode and modifiers: LDG.E.128.CONSTANT
-    text: str  # the whole line as nvdisasm prints it, predicate and operands included
 
 
 @dataclass(frozen=True)
@@ -110,133 +93,6 @@ def sass_matches(pattern: str, mnemonic: str) -> bool:
     regex = sass_regex(pattern)
     boundaries = [index for index, character in enumerate(mnemonic) if character == "."]
     return any(regex.fullmatch(mnemonic, 0, end) is not None for end in (*boundaries, len(mnemonic)))
-
-
-# --- ptxas ---------------------------------------------------------------------------------------------------
-
-_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '([^']+)'")
-_PROPERTIES = re.compile(r"Function properties for (\S+)")
-_STACK = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
-_USED = re.compile(r"Used (\d+) registers")
-_BARRIERS = re.compile(r"used (\d+) barriers")
-_SMEM = re.compile(r"(\d+) bytes smem")
-
-
-def entry_functions(log: str) -> set[str]:
-    """The mangled names of the kernels ptxas compiled."""
-    return {match.group(1) for match in _ENTRY.finditer(log)}
-
-
-def parse_ptxas_report(log: str) -> dict[str, ResourceUsage]:
-    """ptxas -v lines, per mangled entry function."""
-    found: dict[str, dict[str, int]] = {}
-    current: str | None = None
-    for line in log.splitlines():
-        if match := _ENTRY.search(line) or _PROPERTIES.search(line):
-            current = match.group(1)
-            found.setdefault(current, {})
-            continue
-        if current is None:
-            continue
-        facts = found[current]
-        if match := _STACK.search(line):
-            facts["stack"], facts["spill_st"], facts["spill_ld"] = (int(g) for g in match.groups())
-        if match := _USED.search(line):
-            facts["registers"] = int(match.group(1))
-            facts["barriers"] = int(b.group(1)) if (b := _BARRIERS.search(line)) else 0
-            facts["smem"] = int(s.group(1)) if (s := _SMEM.search(line)) else 0
-    return {
-        name: ResourceUsage(
-            registers=facts["registers"],
-            stack_frame_bytes=facts.get("stack", 0),
-            spill_store_bytes=facts.get("spill_st", 0),
-            spill_load_bytes=facts.get("spill_ld", 0),
-            shared_bytes=facts.get("smem", 0),
-            barriers=facts.get("barriers", 0),
-        )
-        for name, facts in found.items()
-        if "registers" in facts
-    }
-
-
-# --- the CUDA binary utilities ---------------------------------------------------------------------------------
-
-
-def find_tool(name: str) -> str | None:
-    """nvdisasm or cuobjdump: from the CUDA wheels or a toolkit, else the PATH."""
-    try:
-        from cuda import pathfinder
-
-        found = pathfinder.find_nvidia_binary_utility(name)
-    except Exception:  # an older cuda-pathfinder, or none: fall back to the PATH
-        found = None
-    return found or shutil.which(name)
-
-
-# How long cuobjdump or nvdisasm may take on one cubin (they take well under a second).
-TOOL_TIMEOUT_S = 120.0
-
-
-def _run_on_cubin(tool: str, arguments: list[str], cubin: bytes, timeout_s: float = TOOL_TIMEOUT_S) -> str:
-    """The tool's output on the cubin; RuntimeError where it fails, TimedOut past the limit (its
-    process group is killed, and the cubin's temporary folder removed either way)."""
-    with tempfile.TemporaryDirectory(prefix="ncuverify-") as scratch:
-        path = Path(scratch) / "kernel.cubin"
-        path.write_bytes(cubin)
-        finished = run_bounded([tool, *arguments, str(path)], timeout_s, cwd=Path(scratch))
-    if finished.returncode != 0:
-        raise RuntimeError(f"{Path(tool).name} failed: {finished.stderr.strip() or finished.stdout.strip()}")
-    return finished.stdout
-
-
-_FUNCTION = re.compile(r"^\s*Function (\S+):\s*$")
-_RESOURCE = re.compile(r"([A-Z]+(?:\[\d+\])?):(\d+)")
-
-
-def parse_resource_usage(text: str) -> dict[str, dict[str, int]]:
-    """`cuobjdump --dump-resource-usage` -> {function: {REG: 10, STACK: 0, ...}}."""
-    usage: dict[str, dict[str, int]] = {}
-    current: str | None = None
-    for line in text.splitlines():
-        if match := _FUNCTION.match(line):
-            current = match.group(1)
-        elif current is not None and (pairs := _RESOURCE.findall(line)):
-            usage[current] = {key: int(value) for key, value in pairs}
-            current = None
-    return usage
-
-
-_SECTION = re.compile(r"^\s*\.section\s+\.text\.(\S+?),")
-_INSTRUCTION = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*)")
-
-
-def parse_disassembly(text: str) -> dict[str, list[Instruction]]:
-    """nvdisasm's text -> {function: instructions}."""
-    functions: dict[str, list[Instruction]] = {}
-    current: list[Instruction] | None = None
-    for line in text.splitlines():
-        if match := _SECTION.match(line):
-            current = functions.setdefault(match.group(1), [])
-        elif current is not None and (match := _INSTRUCTION.search(line)):
-            current.append(Instruction(int(match.group(1), 16), match.group(2), line.strip()))
-    return {name: _without_padding(instructions) for name, instructions in functions.items()}
-
-
-def _without_padding(instructions: list[Instruction]) -> list[Instruction]:
-    """Drop the NOPs that align a function's end: they are not code the kernel runs."""
-    end = len(instructions)
-    while end > 0 and instructions[end - 1].mnemonic == "NOP":
-        end -= 1
-    return instructions[:end]
-
-
-def tool_outputs(cubin: bytes, timeout_s: float = TOOL_TIMEOUT_S) -> tuple[str, str | None]:
-    """cuobjdump's resource usage ("" without cuobjdump) and nvdisasm's text (None without nvdisasm),
-    each run within timeout_s."""
-    cuobjdump, nvdisasm = find_tool("cuobjdump"), find_tool("nvdisasm")
-    resources = _run_on_cubin(cuobjdump, ["--dump-resource-usage"], cubin, timeout_s) if cuobjdump else ""
-    disassembly = _run_on_cubin(nvdisasm, ["-c"], cubin, timeout_s) if nvdisasm else None
-    return resources, disassembly
 
 
 def static_facts(
