@@ -128,7 +128,7 @@ def _describe_metric(metric: str) -> str:
         return f"SASS count of {metric.removeprefix(SASS_PREFIX)!r} (no disassembler: install nvdisasm)"
     if metric.startswith(BUFFER_PREFIX):
         return f"{metric} (the runner read no such buffer back)"
-    if metric.startswith("static__"):
+    if metric.startswith(STATIC_PREFIX):
         return f"static fact {metric} (the build did not report it)"
     return f"value of {metric} from ncu"
 

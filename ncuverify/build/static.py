@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import pandas as pd
@@ -21,21 +21,6 @@ from ncuverify.expression import SASS_PREFIX, MetricRef, sass_regex
 
 STATIC_PREFIX = "static__"
 
-# name -> (unit, where it comes from); the README lists the same table.
-STATIC_METRICS: dict[str, tuple[str, str]] = {
-    "static__registers_per_thread": ("register/thread", "ptxas: Used N registers"),
-    "static__spill_store_bytes": ("byte", "ptxas: N bytes spill stores"),
-    "static__spill_load_bytes": ("byte", "ptxas: N bytes spill loads"),
-    "static__stack_frame_bytes": ("byte", "ptxas: N bytes stack frame (local arrays and spills)"),
-    "static__shared_static_bytes": ("byte", "ptxas: N bytes smem (static __shared__ only)"),
-    "static__barriers": ("", "ptxas: used N barriers"),
-    "static__local_bytes": ("byte", "cuobjdump --dump-resource-usage: LOCAL"),
-    "static__sass_instructions": (
-        "instruction",
-        "nvdisasm: instructions of the kernel, less the end's NOP padding",
-    ),
-}
-
 
 @dataclass(frozen=True)
 class StaticFacts:
@@ -46,19 +31,9 @@ class StaticFacts:
     sass: tuple[Instruction, ...] | None  # None without nvdisasm
 
     def metrics(self) -> dict[str, float]:
-        values: dict[str, float] = {
-            "static__registers_per_thread": self.ptxas.registers,
-            "static__spill_store_bytes": self.ptxas.spill_store_bytes,
-            "static__spill_load_bytes": self.ptxas.spill_load_bytes,
-            "static__stack_frame_bytes": self.ptxas.stack_frame_bytes,
-            "static__shared_static_bytes": self.ptxas.shared_bytes,
-            "static__barriers": self.ptxas.barriers,
-        }
-        if "LOCAL" in self.cubin_resources:
-            values["static__local_bytes"] = self.cubin_resources["LOCAL"]
-        if self.sass is not None:
-            values["static__sass_instructions"] = len(self.sass)
-        return values
+        """Each static fact this kernel's build reports, by metric name."""
+        values = {name: metric.read(self) for name, metric in STATIC_METRICS.items()}
+        return {name: value for name, value in values.items() if value is not None}
 
     def count(self, pattern: str) -> int | None:
         """How many instructions match the SASS pattern; None without a disassembly."""
@@ -78,6 +53,92 @@ class StaticFacts:
     def mix(self) -> Counter[str]:
         """SASS opcodes (without modifiers) by count."""
         return Counter(i.mnemonic.split(".", 1)[0] for i in self.sass or ())
+
+
+@dataclass(frozen=True)
+class StaticMetric:
+    """A static fact as claims, baselines and `ncuverify build` know it."""
+
+    name: str
+    unit: str
+    source: str  # where it comes from; the README lists the same table
+    read: Callable[[StaticFacts], float | None]  # its value for a kernel; None where the build lacks it
+    label: str  # its column's heading in `ncuverify build`
+    column: int  # its column's place there, among the facts
+    exact: bool = False  # a compiler's decision that a baseline holds to an exact match unless told otherwise
+
+
+# In the README's order, which is also the order a baseline compares them in.
+STATIC_METRICS: dict[str, StaticMetric] = {
+    metric.name: metric
+    for metric in (
+        StaticMetric(
+            "static__registers_per_thread",
+            "register/thread",
+            "ptxas: Used N registers",
+            lambda facts: facts.ptxas.registers,
+            "regs",
+            0,
+            exact=True,
+        ),
+        StaticMetric(
+            "static__spill_store_bytes",
+            "byte",
+            "ptxas: N bytes spill stores",
+            lambda facts: facts.ptxas.spill_store_bytes,
+            "spill st",
+            2,
+            exact=True,
+        ),
+        StaticMetric(
+            "static__spill_load_bytes",
+            "byte",
+            "ptxas: N bytes spill loads",
+            lambda facts: facts.ptxas.spill_load_bytes,
+            "spill ld",
+            3,
+            exact=True,
+        ),
+        StaticMetric(
+            "static__stack_frame_bytes",
+            "byte",
+            "ptxas: N bytes stack frame (local arrays and spills)",
+            lambda facts: facts.ptxas.stack_frame_bytes,
+            "stack",
+            1,
+            exact=True,
+        ),
+        StaticMetric(
+            "static__shared_static_bytes",
+            "byte",
+            "ptxas: N bytes smem (static __shared__ only)",
+            lambda facts: facts.ptxas.shared_bytes,
+            "smem",
+            4,
+        ),
+        StaticMetric(
+            "static__barriers", "", "ptxas: used N barriers", lambda facts: facts.ptxas.barriers, "bar", 5
+        ),
+        StaticMetric(
+            "static__local_bytes",
+            "byte",
+            "cuobjdump --dump-resource-usage: LOCAL",
+            lambda facts: facts.cubin_resources.get("LOCAL"),
+            "local",
+            6,
+        ),
+        StaticMetric(
+            "static__sass_instructions",
+            "instruction",
+            "nvdisasm: instructions of the kernel, less the end's NOP padding",
+            lambda facts: len(facts.sass) if facts.sass is not None else None,
+            "sass",
+            7,
+        ),
+    )
+}
+# The facts in the order of `ncuverify build`'s columns.
+BUILD_COLUMNS: tuple[StaticMetric, ...] = tuple(sorted(STATIC_METRICS.values(), key=lambda m: m.column))
 
 
 def is_static(ref: MetricRef) -> bool:
@@ -127,7 +188,7 @@ def measurement_rows(
     for case, kernel in cases.items():
         kernel_facts = facts[kernel]
         for name, value in kernel_facts.metrics().items():
-            rows.append((case, kernel, name, float(value), STATIC_METRICS[name][0]))
+            rows.append((case, kernel, name, float(value), STATIC_METRICS[name].unit))
         for pattern in patterns:
             count = kernel_facts.count(pattern)
             if count is not None:
