@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ncuverify.build import KernelBuild
+from ncuverify.build import KernelBuild, is_static
 from ncuverify.errors import EnvironmentProblem, InputError
 from ncuverify.expression import MetricRef
 from ncuverify.measurements import MEASUREMENT_COLUMNS, Measurements
@@ -37,7 +37,6 @@ from ncuverify.runner import (
     read_statuses,
 )
 from ncuverify.spec import BUFFER_PREFIX, CaseSpec
-from ncuverify.static import is_static
 from ncuverify.text import one_line
 
 # ncu's fixed columns in CSV output; every other column of the raw page is a metric.
