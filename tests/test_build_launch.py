@@ -100,3 +100,27 @@ def test_the_worker_does_not_see_the_environment(monkeypatch):
     environment = worker_environment()
     assert SECRET not in environment.values()
     assert "PYTHONPATH" in environment
+
+
+@pytest.mark.parametrize(
+    ("printed", "problem"),
+    [
+        ([], "no result"),
+        ({"status": "done"}, "no result"),
+        ({"status": "compiled", "log": 3}, "a field that is not text"),
+        ({"status": "compiled", "cubin": "not base64!"}, "Only base64 data"),
+        ({"status": "compiled", "lowered": {"k": 1}}, "lowered: not names"),
+    ],
+)
+def test_an_answer_the_worker_does_not_write_is_refused(printed, problem):
+    from ncuverify.build.launch import _answer
+
+    with pytest.raises(ValueError, match=problem):
+        _answer(printed)
+
+
+def test_the_worker_s_answer_is_typed():
+    from ncuverify.build.launch import WorkerAnswer, _answer
+
+    printed = {"status": "compiled", "log": "ok", "cubin": "AAE=", "lowered": {"k<1>": "_Z1kILi1EEvv"}}
+    assert _answer(printed) == WorkerAnswer("compiled", "ok", b"\x00\x01", {"k<1>": "_Z1kILi1EEvv"})

@@ -14,7 +14,6 @@ is what the walk found.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import os
 from collections.abc import Iterable
@@ -190,19 +189,17 @@ def _run_nvrtc(
     unit: Unit, templates: list[str], options: list[str], readable: list[str], timeout_s: float
 ) -> Compiled:
     """Compile in a worker process, then read the cubin with cuobjdump and nvdisasm."""
-    result = in_worker(unit, templates, options, readable, timeout_s)
-    if result["status"] == "error":
-        raise InputError(f"{unit.source_name}: {result['call']} failed: {result['message']}")
-    if result["status"] == "failed":
-        raise InputError(
-            f"{unit.source_name}: does not compile for {unit.arch}:\n{_bounded_log(result['log'])}"
-        )
-    cubin = base64.b64decode(result["cubin"])
+    answer = in_worker(unit, templates, options, readable, timeout_s)
+    if answer.status == "error":
+        raise InputError(f"{unit.source_name}: {answer.call} failed: {answer.message}")
+    if answer.status == "failed":
+        raise InputError(f"{unit.source_name}: does not compile for {unit.arch}:\n{_bounded_log(answer.log)}")
+    cubin = answer.cubin
     try:
         resource_usage, disassembly = tool_outputs(cubin, timeout_s)
     except (RuntimeError, TimedOut) as error:
         raise InputError(f"{unit.source_name}: cannot read the static facts of the build: {error}") from None
-    return Compiled(cubin, result["log"], dict(result["lowered"]), resource_usage, disassembly)
+    return Compiled(cubin, answer.log, dict(answer.lowered), resource_usage, disassembly)
 
 
 # What a failed compile's message shows of NVRTC's log.

@@ -9,7 +9,9 @@ import os
 import re
 import sys
 import tempfile
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Literal
 
 import ncuverify
 from ncuverify.build.units import Unit
@@ -54,9 +56,22 @@ def _worker_command(request_file: Path) -> list[str]:
     return [sys.executable, "-P", str(WORKER_SCRIPT), str(request_file)]
 
 
+@dataclass(frozen=True)
+class WorkerAnswer:
+    """What the worker printed: compiled (cubin, log, each name expression's lowered name), failed
+    (NVRTC's log) or error (the NVRTC call that failed, and its message)."""
+
+    status: Literal["compiled", "failed", "error"]
+    log: str = ""
+    cubin: bytes = b""
+    lowered: dict[str, str] = field(default_factory=dict)
+    call: str = ""
+    message: str = ""
+
+
 def in_worker(
     unit: Unit, templates: list[str], options: list[str], readable: list[str], timeout_s: float
-) -> dict:
+) -> WorkerAnswer:
     """Run the compile in the worker script (ncuverify.build.worker), in an empty folder of its own that is
     removed afterwards, reading only under `readable` where the system allows; the worker's process
     group is killed at the time limit."""
@@ -88,15 +103,25 @@ def in_worker(
     try:
         if finished.returncode != 0:
             raise ValueError(f"exit status {finished.returncode}")
-        result = json.loads(finished.stdout)
-        if not isinstance(result, dict) or result.get("status") not in ("compiled", "failed", "error"):
-            raise ValueError("no result")
+        answer = _answer(json.loads(finished.stdout))
     except ValueError as error:
         last = (finished.stderr.strip().splitlines() or [""])[-1]
         raise RuntimeError(f"the compile worker for {unit.source_name} failed ({error}): {last}") from None
-    if isinstance(result.get("log"), str):
-        result["log"] = _named_as_shown(result["log"], unit)
-    return result
+    return replace(answer, log=_named_as_shown(answer.log, unit))
+
+
+def _answer(data: object) -> WorkerAnswer:
+    """The worker's JSON as a WorkerAnswer; ValueError where it is not one the worker writes."""
+    if not isinstance(data, dict) or data.get("status") not in ("compiled", "failed", "error"):
+        raise ValueError("no result")
+    texts = {name: data.get(name, "") for name in ("log", "cubin", "call", "message")}
+    lowered = data.get("lowered", {})
+    if not all(isinstance(value, str) for value in texts.values()):
+        raise ValueError("a field that is not text")
+    if not (isinstance(lowered, dict) and all(isinstance(v, str) for v in lowered.values())):
+        raise ValueError("lowered: not names")
+    cubin = base64.b64decode(texts.pop("cubin"), validate=True)
+    return WorkerAnswer(data["status"], cubin=cubin, lowered=lowered, **texts)
 
 
 def _named_as_shown(log: str, unit: Unit) -> str:
