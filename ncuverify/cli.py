@@ -33,7 +33,7 @@ from ncuverify import cache as compile_cache
 from ncuverify import export, pipeline, report
 from ncuverify.build import BuildLimits
 from ncuverify.cache import CompileCache
-from ncuverify.environment import gpu_count
+from ncuverify.environment import Environment, gpu_count
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.pipeline import internal_error_line
 from ncuverify.profile import NcuOptions
@@ -389,7 +389,7 @@ def build(
     )
     console = _console()
     status = ExitCode.OK
-    environment = pipeline.Environment.probe("ncu")
+    environment = Environment.probe("ncu")
     for path in paths:
         try:
             built = pipeline.build_file(path, options, environment)
@@ -502,7 +502,7 @@ def lint(
     )
     console = _console()
     status = ExitCode.OK
-    environment = pipeline.Environment.probe("ncu")
+    environment = Environment.probe("ncu")
     for path in paths:
         try:
             built = pipeline.build_file(path, options, environment, lint=True)

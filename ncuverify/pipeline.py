@@ -20,7 +20,7 @@ from pathlib import Path
 from ncuverify import __version__, explain, metrics, profile, recording, session
 from ncuverify.build import BuildLimits, KernelBuild, build_spec, nvrtc_version
 from ncuverify.cache import CompileCache
-from ncuverify.environment import Gpu, detect_gpu, find_ncu, gpu_count, ncu_version
+from ncuverify.environment import Environment, Gpu, ncu_version
 from ncuverify.errors import EnvironmentProblem, InputError
 from ncuverify.explain import Explanation
 from ncuverify.judge import applies_to, judge, other_arch, skip_all
@@ -52,27 +52,6 @@ class CheckOptions:
     explain: bool = True  # profile failing memory claims again for ncu's rules and source lines
     shard: tuple[int, int] | None = None  # (K, N): judge only the K-th of N shares of the claims
     on_progress: Callable[[str], None] | None = None  # told what the run is doing, a line at a time
-
-
-@dataclass(frozen=True)
-class Environment:
-    """What the machine can do, probed once per run."""
-
-    gpu: Gpu | None
-    ncu: str | None
-    problem: str | None  # why profiler claims cannot be measured here
-    gpu_count: int = 0
-
-    @classmethod
-    def probe(cls, ncu_executable: str) -> Environment:
-        try:
-            gpu = detect_gpu()
-        except EnvironmentProblem as problem:
-            return cls(None, None, str(problem))
-        try:
-            return cls(gpu, find_ncu(ncu_executable), None, gpu_count())
-        except EnvironmentProblem as problem:
-            return cls(gpu, None, str(problem), gpu_count())
 
 
 class Interrupted(Exception):

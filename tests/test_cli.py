@@ -13,17 +13,18 @@ from typer.testing import CliRunner
 from ncuverify import pipeline
 from ncuverify.build import BuildLimits
 from ncuverify.cli import app
+from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.results import FileResult, exit_code, worst
 
-NO_GPU = pipeline.Environment(
+NO_GPU = Environment(
     gpu=None, ncu=None, problem="no NVIDIA GPU: the CUDA driver library (libcuda) cannot be loaded"
 )
 
 
 @pytest.fixture
 def no_gpu(monkeypatch):
-    monkeypatch.setattr(pipeline.Environment, "probe", classmethod(lambda cls, ncu: NO_GPU))
+    monkeypatch.setattr(Environment, "probe", classmethod(lambda cls, ncu: NO_GPU))
 
 
 def invoke(*args: str):
@@ -208,8 +209,8 @@ def test_a_wrong_gpu_list_is_refused_with_exit_2(gpus, message):
 def test_a_gpu_the_machine_lacks_is_an_input_error(monkeypatch):
     from ncuverify.environment import Gpu
 
-    machine = pipeline.Environment(Gpu(0, "One GPU", "sm_90", "13.0"), "ncu", None, gpu_count=1)
-    monkeypatch.setattr(pipeline.Environment, "probe", classmethod(lambda cls, ncu: machine))
+    machine = Environment(Gpu(0, "One GPU", "sm_90", "13.0"), "ncu", None, gpu_count=1)
+    monkeypatch.setattr(Environment, "probe", classmethod(lambda cls, ncu: machine))
     result = invoke("--gpus", "0,1", str(DATA / "sample.yaml"))
     assert result.exit_code == ExitCode.BAD_INPUT
     assert "--gpus: no GPU 1 here (the driver reports 1)" in result.output
@@ -239,7 +240,7 @@ def test_a_bug_is_one_line_naming_its_traceback_and_exit_4(monkeypatch):
     def broken(cls, ncu):
         raise ValueError("probe broke on \x1b[2J [bold red]x")
 
-    monkeypatch.setattr(pipeline.Environment, "probe", classmethod(broken))
+    monkeypatch.setattr(Environment, "probe", classmethod(broken))
     result = invoke("--static-only", str(DATA / "static.yaml"))
     assert result.exit_code == ExitCode.INTERNAL_ERROR
     (line,) = result.stderr.strip().splitlines()
@@ -276,11 +277,11 @@ def test_the_command_prints_no_traceback_of_its_own(tmp_path):
 
     script = (
         "import sys\n"
-        "from ncuverify import pipeline\n"
+        "from ncuverify.environment import Environment\n"
         "def broken(cls, ncu):\n"
         "    secret = 'hunter2'\n"
         "    raise RuntimeError('injected')\n"
-        "pipeline.Environment.probe = classmethod(broken)\n"
+        "Environment.probe = classmethod(broken)\n"
         "from ncuverify.cli import main\n"
         "sys.argv = ['ncuverify', 'check', '--static-only', sys.argv[1]]\n"
         "main()\n"
@@ -299,7 +300,7 @@ def test_ctrl_c_outside_the_run_exits_3(monkeypatch):
     def interrupted(cls, ncu):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(pipeline.Environment, "probe", classmethod(interrupted))
+    monkeypatch.setattr(Environment, "probe", classmethod(interrupted))
     result = invoke_command("lint", str(DATA / "static.yaml"))
     assert result.exit_code == ExitCode.NOT_MEASURABLE
     assert result.stderr.strip() == "interrupted"
@@ -457,7 +458,7 @@ def test_a_crash_while_profiling_is_every_profiled_files_and_keeps_the_static_ve
 
     monkeypatch.setattr(session, "measurements_by_file", crashing_on_sample)
     options = pipeline.CheckOptions(from_profile=FIXTURES)
-    environment = pipeline.Environment(None, None, "no GPU")
+    environment = Environment(None, None, "no GPU")
     static, sample = pipeline.check_files([DATA / "static.yaml", DATA / "sample.yaml"], options, environment)
     assert sample.internal_error.startswith(
         "internal error: ZeroDivisionError: split broke, please report it"
@@ -726,7 +727,7 @@ def test_the_progress_line_shows_file_names_as_text(monkeypatch, tmp_path):
     named.write_text((DATA / "hostile_text.yaml").read_text())
     monkeypatch.setattr(cli, "Progress", Recorded)
     monkeypatch.setattr(cli, "_console", lambda: cli.Console(force_terminal=True, width=160))
-    monkeypatch.setattr(pipeline.Environment, "probe", classmethod(lambda cls, ncu: NO_GPU))
+    monkeypatch.setattr(Environment, "probe", classmethod(lambda cls, ncu: NO_GPU))
     cli._check_files([named], pipeline.CheckOptions(static_only=True))
     assert descriptions == ["\\x1b[2J[bold]x.yaml: reading", "\\x1b[2J[bold]x.yaml: compiling"]
 
