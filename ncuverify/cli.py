@@ -35,7 +35,7 @@ from ncuverify.build import BuildLimits
 from ncuverify.cache import CompileCache
 from ncuverify.environment import Environment, gpu_count
 from ncuverify.errors import ExitCode, InputError
-from ncuverify.pipeline import internal_error_line
+from ncuverify.internal import internal_error_line
 from ncuverify.profile import NcuOptions
 from ncuverify.report import block_text, line_text
 from ncuverify.results import FileResult, exit_code, worst

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
-import platform
 import shutil
 import tempfile
 import time
-import traceback
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -23,6 +21,7 @@ from ncuverify.cache import CompileCache
 from ncuverify.environment import Environment, Gpu, ncu_version
 from ncuverify.errors import EnvironmentProblem, InputError
 from ncuverify.explain import Explanation
+from ncuverify.internal import internal_error_line
 from ncuverify.judge import applies_to, judge, other_arch, skip_all
 from ncuverify.measurements import Measurements
 from ncuverify.provenance import Provenance
@@ -31,10 +30,7 @@ from ncuverify.schedule import PassCounts
 from ncuverify.spec import Claim, Spec, load, share_of
 from ncuverify.static import is_static
 from ncuverify.static import measurement_rows as static_rows
-from ncuverify.text import one_line, printable
-
-# How much of an unexpected exception's message its one line shows; the traceback file has it all.
-_MAX_INTERNAL_MESSAGE = 300
+from ncuverify.text import printable
 
 
 @dataclass(frozen=True)
@@ -553,31 +549,3 @@ def _work_dir(keep_dir: Path | None) -> Iterator[Path]:
 def _say(options: CheckOptions, line: str) -> None:
     if options.on_progress is not None:
         options.on_progress(line)
-
-
-def internal_error_line(error: BaseException) -> str:
-    """The one line that stands for a bug in ncuverify: what was raised, made printable and short, and
-    a new file that holds its traceback, to report it with."""
-    try:
-        message = one_line(str(error))
-    except Exception:  # an exception that cannot even say what it is
-        message = "(its message cannot be shown)"
-    if len(message) > _MAX_INTERNAL_MESSAGE:
-        message = message[:_MAX_INTERNAL_MESSAGE] + "..."
-    what = one_line(type(error).__name__) + (f": {message}" if message else "")
-    try:
-        saved = _save_traceback(error)
-    except OSError as problem:
-        return (
-            f"internal error: {what}, please report it (its traceback could not be saved: {problem.strerror})"
-        )
-    return f"internal error: {what}, please report it with {saved}"
-
-
-def _save_traceback(error: BaseException) -> str:
-    """A new file (readable by its owner only) holding the traceback of error; its path."""
-    handle, name = tempfile.mkstemp(prefix="ncuverify-internal-", suffix=".txt")
-    with os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace") as file:
-        file.write(f"ncuverify {__version__}, Python {platform.python_version()}\n")
-        file.write(printable("".join(traceback.format_exception(error))))
-    return name
