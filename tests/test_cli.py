@@ -15,7 +15,8 @@ from ncuverify.build import BuildLimits
 from ncuverify.cli import app
 from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode, InputError
-from ncuverify.results import FileResult, exit_code, worst
+from ncuverify.results import FileResult, Verdict, exit_code, worst
+from ncuverify.stages import prepare
 
 NO_GPU = Environment(
     gpu=None, ncu=None, problem="no NVIDIA GPU: the CUDA driver library (libcuda) cannot be loaded"
@@ -99,14 +100,14 @@ def test_arch_option_builds_without_a_gpu(no_gpu, tmp_path):
 def test_ctrl_c_keeps_what_finished_and_marks_the_rest(no_gpu, monkeypatch, tmp_path):
     import json
 
-    real_prepare = pipeline._prepare
+    real_prepare = prepare.prepare_file
 
     def interrupted_on_the_second_file(path, key, options, environment):
         if path.name == "sample.yaml":  # files are built side by side: name the one Ctrl-C stops
             raise KeyboardInterrupt
         return real_prepare(path, key, options, environment)
 
-    monkeypatch.setattr(pipeline, "_prepare", interrupted_on_the_second_file)
+    monkeypatch.setattr(prepare, "prepare_file", interrupted_on_the_second_file)
     out = tmp_path / "results.json"
     result = invoke(
         "--static-only",
@@ -313,15 +314,15 @@ THREE = (DATA / "static.yaml", DATA / "sample.yaml", DATA / "shared.yaml")
 
 @pytest.fixture
 def second_file_crashes(monkeypatch):
-    """pipeline._prepare raises, as a bug would, on sample.yaml only."""
-    real_prepare = pipeline._prepare
+    """prepare.prepare_file raises, as a bug would, on sample.yaml only."""
+    real_prepare = prepare.prepare_file
 
     def crashing_on_sample(path, key, options, environment):
         if path.name == "sample.yaml":
             raise RuntimeError("injected fault \x1b]0;title\x07")
         return real_prepare(path, key, options, environment)
 
-    monkeypatch.setattr(pipeline, "_prepare", crashing_on_sample)
+    monkeypatch.setattr(prepare, "prepare_file", crashing_on_sample)
 
 
 def test_one_crashing_file_leaves_the_others_judged_and_every_output_written(
@@ -463,15 +464,15 @@ def test_a_crash_while_profiling_is_every_profiled_files_and_keeps_the_static_ve
     assert sample.internal_error.startswith(
         "internal error: ZeroDivisionError: split broke, please report it"
     )
-    assert sample.claims and {r.verdict for r in sample.claims} == {pipeline.Verdict.SKIPPED}
-    assert static.internal_error is None and static.count(pipeline.Verdict.PASSED) == 7
+    assert sample.claims and {r.verdict for r in sample.claims} == {Verdict.SKIPPED}
+    assert static.internal_error is None and static.count(Verdict.PASSED) == 7
     assert exit_code([static, sample]) == ExitCode.INTERNAL_ERROR
 
 
 def test_the_builds_warnings_are_the_files(no_gpu, monkeypatch):
     from dataclasses import dataclass
 
-    real_build = pipeline.build_spec
+    real_build = prepare.build_spec
 
     @dataclass(frozen=True)
     class Warned:
@@ -484,7 +485,7 @@ def test_the_builds_warnings_are_the_files(no_gpu, monkeypatch):
     def warned(spec, arch, cache, limits):
         return {name: Warned(build) for name, build in real_build(spec, arch, cache, limits).items()}
 
-    monkeypatch.setattr(pipeline, "build_spec", warned)
+    monkeypatch.setattr(prepare, "build_spec", warned)
     result = pipeline.check_file(DATA / "static.yaml", pipeline.CheckOptions(static_only=True))
     assert result.warnings == ["cache entry x was damaged; rebuilt"]  # once, though three kernels share it
 
@@ -496,7 +497,7 @@ def test_the_builds_warnings_are_the_files(no_gpu, monkeypatch):
 def nothing_runs(monkeypatch):
     """Fails the test if anything is compiled or checked."""
     ran: list[str] = []
-    monkeypatch.setattr(pipeline, "build_spec", lambda *args: ran.append("build_spec"))
+    monkeypatch.setattr(prepare, "build_spec", lambda *args: ran.append("build_spec"))
     monkeypatch.setattr(pipeline, "check_files", lambda *args: ran.append("check_files"))
     yield ran
     assert ran == []

@@ -164,7 +164,7 @@ def test_every_recorded_expectation_file_holds_on_replay(path):
 
 
 def test_every_expectation_file_with_profiler_claims_is_recorded():
-    from ncuverify.pipeline import split_claims
+    from ncuverify.stages.prepare import split_claims
 
     profiled = {p.stem for p in EXPECTATIONS.glob("*.yaml") if split_claims(load(p).content.claims)[1]}
     assert profiled == {p.stem for p in RECORDED}
