@@ -1,4 +1,5 @@
-"""A bug in ncuverify, said in one line: what was raised, and a new file that holds its traceback."""
+"""A bug in ncuverify, said in one line: what was raised, and a new file that holds its traceback; and a
+step run so that its bug becomes that line, given to the file (or files) the step was for."""
 
 from __future__ import annotations
 
@@ -6,12 +7,30 @@ import os
 import platform
 import tempfile
 import traceback
+from collections.abc import Callable
+from typing import TypeVar
 
 from ncuverify import __version__
 from ncuverify.text import one_line, printable
 
 # How much of an unexpected exception's message its one line shows; the traceback file has it all.
 _MAX_INTERNAL_MESSAGE = 300
+
+T = TypeVar("T")
+
+
+def isolated(
+    step: Callable[[], T], on_bug: Callable[[str], T], expected: tuple[type[Exception], ...] = ()
+) -> T:
+    """step's value; where it raises an exception it does not expect (a bug in ncuverify, not the
+    input's fault), on_bug's value for that bug's internal-error line. The expected exceptions, and
+    Ctrl-C, pass through."""
+    try:
+        return step()
+    except expected:
+        raise
+    except Exception as error:
+        return on_bug(internal_error_line(error))
 
 
 def internal_error_line(error: BaseException) -> str:

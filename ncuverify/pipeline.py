@@ -9,12 +9,14 @@ import concurrent.futures
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from ncuverify import profile
 from ncuverify.build import BuildLimits
 from ncuverify.cache import CompileCache
 from ncuverify.environment import Environment
+from ncuverify.internal import isolated
 from ncuverify.results import FileKey, FileResult, run_keys
 from ncuverify.schedule import PassCounts
 from ncuverify.stages import explaining, finish, prepare, profiling
@@ -62,13 +64,22 @@ def check_files(
         _prepare_all(paths, keys, options, environment, prepared)
         waiting = [p for p in prepared if isinstance(p, Prepared) and p.waiting]
         with work_folder(options.save_profile) as work_dir:
-            profiled = profiling.profile_isolated(waiting, options, environment, work_dir)
-            results = [finish.finish_isolated(p, profiled) for p in prepared]
-            return explaining.explained_isolated(results, waiting, profiled, options, environment, work_dir)
+            profiled = isolated(
+                partial(profiling.profile_waiting, waiting, options, environment, work_dir),
+                # a bug while profiling: every waiting file's, their static verdicts kept
+                lambda line: Profiled(internal_error=line),
+            )
+            results = [_finished(p, profiled) for p in prepared]
+            return isolated(
+                partial(
+                    explaining.explain_failures, results, waiting, profiled, options, environment, work_dir
+                ),
+                partial(explaining.not_explained, results, waiting),
+            )
     except KeyboardInterrupt:
         reason = "the run was interrupted before this file was checked"
         interrupted = Profiled(problem="the run was interrupted before these claims were profiled")
-        finished = [finish.finish_isolated(p, interrupted) for p in prepared]
+        finished = [_finished(p, interrupted) for p in prepared]
         later = zip(paths[len(prepared) :], keys[len(prepared) :], strict=True)
         finished += [FileResult(path, [], not_run=reason, key=key.name) for path, key in later]
         raise Interrupted(finished) from None
@@ -93,10 +104,21 @@ def _prepare_all(
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ncuverify-build")
     try:
         futures = [
-            pool.submit(prepare.prepare_isolated, path, key, options, environment)
+            pool.submit(
+                isolated,
+                partial(prepare.prepare_file, path, key, options, environment),
+                partial(prepare.not_prepared, path, key),
+            )
             for path, key in zip(paths, keys, strict=True)
         ]
         for future in futures:
             prepared.append(future.result())
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _finished(prepared: Prepared | FileResult, profiled: Profiled) -> FileResult:
+    """The file's result: its profiler claims judged; one that ended while it was prepared, as it ended."""
+    if isinstance(prepared, FileResult):
+        return prepared
+    return isolated(partial(finish.finish_file, prepared, profiled), partial(finish.not_finished, prepared))

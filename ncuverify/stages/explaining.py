@@ -4,6 +4,7 @@ the recording when replaying, else from a second pass over the failing cases (`s
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,7 +12,7 @@ from ncuverify import explain, profile, recording, session
 from ncuverify.environment import Environment
 from ncuverify.errors import EnvironmentProblem, InputError
 from ncuverify.explain import Explanation
-from ncuverify.internal import internal_error_line
+from ncuverify.internal import isolated
 from ncuverify.results import FileResult, Verdict
 from ncuverify.stages.profiling import file_cases, profile_settings
 from ncuverify.stages.progress import say
@@ -21,25 +22,20 @@ if TYPE_CHECKING:  # the pipeline runs this stage: imported for its types only
     from ncuverify.pipeline import CheckOptions
 
 
-def explained_isolated(
-    results: list[FileResult],
-    waiting: list[Prepared],
-    profiled: Profiled,
-    options: CheckOptions,
-    environment: Environment,
-    work_dir: Path,
+def not_explained(
+    results: list[FileResult], waiting: list[Prepared], internal_error: str
 ) -> list[FileResult]:
-    try:
-        return explain_failures(results, waiting, profiled, options, environment, work_dir)
-    except Exception as error:  # a bug while explaining: the files with failed claims keep their verdicts
-        line = internal_error_line(error)
-        profiled_paths = {p.path for p in waiting}
-        return [
-            replace(r, internal_error=r.internal_error or line)
-            if r.path in profiled_paths and r.count(Verdict.FAILED)
-            else r
-            for r in results
-        ]
+    """A bug while explaining: the profiled files with failed claims get its line and keep their verdicts."""
+    profiled_paths = {p.path for p in waiting}
+    return [
+        with_internal_error(r, internal_error) if r.path in profiled_paths and r.count(Verdict.FAILED) else r
+        for r in results
+    ]
+
+
+def with_internal_error(result: FileResult, internal_error: str) -> FileResult:
+    """The result with internal_error, unless it has one already (the first bug is the one to report)."""
+    return replace(result, internal_error=result.internal_error or internal_error)
 
 
 def explain_failures(
@@ -75,16 +71,10 @@ def explain_failures(
             return [replace(r, input_error=str(problem)) if r.path in unexplained else r for r in results]
         warning = f"no explanation from ncu: {problem}"
         return [replace(r, warnings=[*r.warnings, warning]) if r.path in unexplained else r for r in results]
-    return [_with_explanations_isolated(r, wanted, found) for r in results]
-
-
-def _with_explanations_isolated(
-    result: FileResult, wanted: dict[tuple[Path, str], tuple[str, str]], found: dict[str, Explanation]
-) -> FileResult:
-    try:
-        return _with_explanations(result, wanted, found)
-    except Exception as error:
-        return replace(result, internal_error=result.internal_error or internal_error_line(error))
+    return [
+        isolated(partial(_with_explanations, r, wanted, found), partial(with_internal_error, r))
+        for r in results
+    ]
 
 
 def _to_explain(results: list[FileResult], keys: dict[Path, str]) -> dict[tuple[Path, str], tuple[str, str]]:

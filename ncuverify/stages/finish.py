@@ -5,28 +5,23 @@ from __future__ import annotations
 
 import time
 
-from ncuverify.internal import internal_error_line
 from ncuverify.judge import judge, skip_all
 from ncuverify.results import ClaimResult, FileResult
 from ncuverify.spec import Spec
 from ncuverify.stages.values import Prepared, Profiled
 
 
-def finish_isolated(prepared: Prepared | FileResult, profiled: Profiled) -> FileResult:
-    if isinstance(prepared, FileResult):
-        return prepared
-    try:
-        return finish_file(prepared, profiled)
-    except Exception as error:  # a bug while judging this file: its static verdicts are kept
-        return FileResult(
-            prepared.path,
-            list(prepared.judged),
-            internal_error=internal_error_line(error),
-            seconds=time.monotonic() - prepared.started,
-            warnings=prepared.warnings,
-            spec=prepared.spec,
-            key=prepared.key.name,
-        )
+def not_finished(prepared: Prepared, internal_error: str) -> FileResult:
+    """A bug while judging the file's profiler claims: its static verdicts are kept."""
+    return FileResult(
+        prepared.path,
+        list(prepared.judged),
+        internal_error=internal_error,
+        seconds=time.monotonic() - prepared.started,
+        warnings=prepared.warnings,
+        spec=prepared.spec,
+        key=prepared.key.name,
+    )
 
 
 def finish_file(prepared: Prepared, profiled: Profiled) -> FileResult:

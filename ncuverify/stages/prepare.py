@@ -11,7 +11,6 @@ from ncuverify import recording
 from ncuverify.build import KernelBuild, build_spec
 from ncuverify.environment import Environment
 from ncuverify.errors import InputError
-from ncuverify.internal import internal_error_line
 from ncuverify.judge import applies_to, judge, other_arch, skip_all
 from ncuverify.lint import build_warnings, check_metric_names, target_arch
 from ncuverify.measurements import Measurements
@@ -65,13 +64,9 @@ def prepare_file(
     return Prepared(key, path, spec, arch, builds, judged, profiler_claims, static, started, warnings)
 
 
-def prepare_isolated(
-    path: Path, key: FileKey, options: CheckOptions, environment: Environment
-) -> Prepared | FileResult:
-    try:
-        return prepare_file(path, key, options, environment)
-    except Exception as error:  # a bug, not the file's fault: the other files go on
-        return FileResult(path, [], internal_error=internal_error_line(error), key=key.name)
+def not_prepared(path: Path, key: FileKey, internal_error: str) -> FileResult:
+    """A bug while preparing the file, not the file's fault: only its internal error; the other files go on."""
+    return FileResult(path, [], internal_error=internal_error, key=key.name)
 
 
 def split_claims(claims: list[Claim]) -> tuple[list[Claim], list[Claim]]:

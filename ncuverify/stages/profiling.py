@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ncuverify import recording, session
 from ncuverify.environment import Environment, Gpu
 from ncuverify.errors import EnvironmentProblem, InputError
-from ncuverify.internal import internal_error_line
+from ncuverify.internal import isolated
 from ncuverify.measurements import Measurements
 from ncuverify.schedule import PassCounts
 from ncuverify.stages.live_provenance import live_provenance
@@ -19,15 +20,6 @@ from ncuverify.stages.values import Prepared, Profiled
 
 if TYPE_CHECKING:  # the pipeline runs this stage: imported for its types only
     from ncuverify.pipeline import CheckOptions
-
-
-def profile_isolated(
-    waiting: list[Prepared], options: CheckOptions, environment: Environment, work_dir: Path
-) -> Profiled:
-    try:
-        return profile_waiting(waiting, options, environment, work_dir)
-    except Exception as error:  # a bug while profiling: every waiting file's, their static verdicts kept
-        return Profiled(internal_error=internal_error_line(error))
 
 
 def profile_waiting(
@@ -75,13 +67,23 @@ def _per_file(
     measured: dict[str, Measurements] = {}
     failed: dict[str, str] = {}
     for key in keys:
-        try:
-            measured.update(split([key]))
-        except (EnvironmentProblem, InputError):
-            raise
-        except Exception as error:
-            failed[key] = internal_error_line(error)
+        alone, line = isolated(
+            partial(_split_alone, split, key), _not_split, (EnvironmentProblem, InputError)
+        )
+        measured.update(alone)
+        if line is not None:
+            failed[key] = line
     return measured, failed
+
+
+def _split_alone(
+    split: Callable[[list[str]], dict[str, Measurements]], key: str
+) -> tuple[dict[str, Measurements], str | None]:
+    return split([key]), None
+
+
+def _not_split(internal_error: str) -> tuple[dict[str, Measurements], str | None]:
+    return {}, internal_error
 
 
 def _remember_passes(passes: PassCounts | None) -> tuple[str, ...]:
