@@ -13,7 +13,7 @@ from ncuverify.environment import Environment
 from ncuverify.errors import InputError
 from ncuverify.spec import Spec, load
 
-if TYPE_CHECKING:  # the pipeline runs the stages that use these: imported for its types only
+if TYPE_CHECKING:  # the pipeline, which holds CheckOptions, imports this module: for types only
     from ncuverify.pipeline import CheckOptions
 
 

@@ -66,8 +66,7 @@ def check_files(
         with work_folder(options.save_profile) as work_dir:
             profiled = isolated(
                 partial(profiling.profile_waiting, waiting, options, environment, work_dir),
-                # a bug while profiling: every waiting file's, their static verdicts kept
-                lambda line: Profiled(internal_error=line),
+                profiling.not_profiled,
             )
             results = [_finished(p, profiled) for p in prepared]
             return isolated(

@@ -1,5 +1,5 @@
-"""Stage 5 for the whole run: what ncu says about each failed claim on global or shared memory, from
-the recording when replaying, else from a second pass over the failing cases (`session`)."""
+"""After judging, for the whole run: what ncu says about each failed claim on global or shared memory,
+from the recording when replaying, else from a second pass over the failing cases (`session`)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from ncuverify.stages.profiling import file_cases, profile_settings
 from ncuverify.stages.progress import say
 from ncuverify.stages.values import Prepared, Profiled
 
-if TYPE_CHECKING:  # the pipeline runs this stage: imported for its types only
+if TYPE_CHECKING:  # the pipeline, which holds CheckOptions, imports this module: for types only
     from ncuverify.pipeline import CheckOptions
 
 

@@ -1,5 +1,5 @@
-"""Stage 4 for one file: its profiler claims judged on the run's profile (or skipped, with why), its
-verdicts in the order of its claims."""
+"""The judge stage for one file: its profiler claims judged on the run's profile (or skipped, with
+why), its verdicts in the order of its claims."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Stage 1 for one file: loaded, built and judged on its static facts; what is left waits for the
-run's profile. The files of a run are prepared side by side."""
+"""The spec and build stages for one file, and the judging of its static claims: the file loaded, built
+and judged on its static facts; its profiler claims wait for the run's profile."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from ncuverify.stages.values import Prepared
 from ncuverify.static import is_static
 from ncuverify.static import measurement_rows as static_rows
 
-if TYPE_CHECKING:  # the pipeline runs this stage: imported for its types only
+if TYPE_CHECKING:  # the pipeline, which holds CheckOptions, imports this module: for types only
     from ncuverify.pipeline import CheckOptions
 
 
@@ -65,7 +65,7 @@ def prepare_file(
 
 
 def not_prepared(path: Path, key: FileKey, internal_error: str) -> FileResult:
-    """A bug while preparing the file, not the file's fault: only its internal error; the other files go on."""
+    """A bug while preparing the file, not the file's fault: its internal error; the other files go on."""
     return FileResult(path, [], internal_error=internal_error, key=key.name)
 
 

@@ -1,5 +1,5 @@
-"""Stage 3 for the whole run: the profile of every file whose claims wait for one, replayed from a
-recording or measured by ncu (`session`), split back per file."""
+"""The profile stage, for the whole run: the profile of every file whose claims wait for one, replayed
+from a recording or measured by ncu (`session`), split back per file."""
 
 from __future__ import annotations
 
@@ -18,8 +18,13 @@ from ncuverify.schedule import PassCounts
 from ncuverify.stages.live_provenance import live_provenance
 from ncuverify.stages.values import Prepared, Profiled
 
-if TYPE_CHECKING:  # the pipeline runs this stage: imported for its types only
+if TYPE_CHECKING:  # the pipeline, which holds CheckOptions, imports this module: for types only
     from ncuverify.pipeline import CheckOptions
+
+
+def not_profiled(internal_error: str) -> Profiled:
+    """A bug while profiling: every waiting file's, their static verdicts kept."""
+    return Profiled(internal_error=internal_error)
 
 
 def profile_waiting(

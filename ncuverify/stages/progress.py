@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # the pipeline runs the stages that say what they do: imported for its types only
+if TYPE_CHECKING:  # the pipeline, which holds CheckOptions, imports this module: for types only
     from ncuverify.pipeline import CheckOptions
 
 
