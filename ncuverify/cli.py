@@ -33,9 +33,10 @@ from ncuverify import cache as compile_cache
 from ncuverify import export, pipeline, report
 from ncuverify.build import BuildLimits
 from ncuverify.cache import CompileCache
-from ncuverify.environment import gpu_count
+from ncuverify.environment import Environment, gpu_count
 from ncuverify.errors import ExitCode, InputError
-from ncuverify.pipeline import internal_error_line
+from ncuverify.internal import internal_error_line
+from ncuverify.lint import build_file, build_warnings
 from ncuverify.profile import NcuOptions
 from ncuverify.report import block_text, line_text
 from ncuverify.results import FileResult, exit_code, worst
@@ -389,10 +390,10 @@ def build(
     )
     console = _console()
     status = ExitCode.OK
-    environment = pipeline.Environment.probe("ncu")
+    environment = Environment.probe("ncu")
     for path in paths:
         try:
-            built = pipeline.build_file(path, options, environment)
+            built = build_file(path, options, environment)
             report.print_build(console, path, built)
         except Exception as error:  # a bug on this file: the other files are still built
             console.print(line_text(f"{path}: {internal_error_line(error)}", "bold red"), soft_wrap=True)
@@ -502,10 +503,10 @@ def lint(
     )
     console = _console()
     status = ExitCode.OK
-    environment = pipeline.Environment.probe("ncu")
+    environment = Environment.probe("ncu")
     for path in paths:
         try:
-            built = pipeline.build_file(path, options, environment, lint=True)
+            built = build_file(path, options, environment, lint=True)
         except Exception as error:  # a bug on this file: the other files are still linted
             console.print(line_text(f"{path}: {internal_error_line(error)}", "bold red"), soft_wrap=True)
             status = worst(status, ExitCode.INTERNAL_ERROR)
@@ -517,7 +518,7 @@ def lint(
         else:
             line = f"{path}: sound ({len(built)} kernels built)"
             console.print(line_text(line, "green"), soft_wrap=True)
-            _print_warnings(console, pipeline.build_warnings(built))
+            _print_warnings(console, build_warnings(built))
     raise typer.Exit(int(status))
 
 

@@ -56,6 +56,27 @@ def gpu_count() -> int:
         return 0
 
 
+@dataclass(frozen=True)
+class Environment:
+    """What the machine can do, probed once per run."""
+
+    gpu: Gpu | None
+    ncu: str | None
+    problem: str | None  # why profiler claims cannot be measured here
+    gpu_count: int = 0
+
+    @classmethod
+    def probe(cls, ncu_executable: str) -> Environment:
+        try:
+            gpu = detect_gpu()
+        except EnvironmentProblem as problem:
+            return cls(None, None, str(problem))
+        try:
+            return cls(gpu, find_ncu(ncu_executable), None, gpu_count())
+        except EnvironmentProblem as problem:
+            return cls(gpu, None, str(problem), gpu_count())
+
+
 # The oldest Nsight Compute whose command line and CSV ncuverify relies on.
 OLDEST_NCU = (2022, 1)
 # ncu answers --version in about a second; one that takes longer than this is stuck.

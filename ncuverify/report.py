@@ -18,8 +18,9 @@ from ncuverify.baseline import Change
 from ncuverify.build import BUILD_COLUMNS, KernelBuild
 from ncuverify.errors import ExitCode
 from ncuverify.explain import claim_lines
+from ncuverify.internal import internal_error_line
 from ncuverify.judge import describe, format_number
-from ncuverify.pipeline import build_warnings, internal_error_line
+from ncuverify.lint import build_warnings
 from ncuverify.results import ClaimResult, FileResult, Verdict
 from ncuverify.text import one_line, printable
 

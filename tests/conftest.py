@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from hypothesis import strategies as st
 
-from ncuverify.pipeline import Environment
+from ncuverify.environment import Environment
 
 pytest_plugins = ["pytester"]
 

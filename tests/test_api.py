@@ -54,16 +54,16 @@ def test_folders_give_their_yml_files_too(tmp_path):
 
 
 def test_a_file_on_which_ncuverify_fails_is_its_own_and_the_others_are_checked(monkeypatch):
-    from ncuverify import pipeline
+    from ncuverify.stages import prepare
 
-    real_prepare = pipeline._prepare
+    real_prepare = prepare.prepare_file
 
     def crashing_on_sample(path, key, options, environment):
         if path.name == "sample.yaml":
             raise RuntimeError("injected")
         return real_prepare(path, key, options, environment)
 
-    monkeypatch.setattr(pipeline, "_prepare", crashing_on_sample)
+    monkeypatch.setattr(prepare, "prepare_file", crashing_on_sample)
     results = ncuverify.check(
         [DATA / "sample.yaml", DATA / "static.yaml"], from_profile=FIXTURES, cache=False
     )

@@ -11,9 +11,10 @@ from typer.testing import CliRunner
 
 from ncuverify import baseline
 from ncuverify.cli import app
+from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.measurements import Measurements
-from ncuverify.pipeline import CheckOptions, Environment, check_file
+from ncuverify.pipeline import CheckOptions, check_file
 from ncuverify.spec import Tolerance
 
 NO_GPU = Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")

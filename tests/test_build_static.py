@@ -2,18 +2,18 @@
 
 import pytest
 from conftest import DATA
-from ncuverify.build.reports import ResourceUsage
 from typer.testing import CliRunner
 
-from ncuverify import pipeline
 from ncuverify.build import build_spec
+from ncuverify.build.reports import ResourceUsage
 from ncuverify.build.static import StaticFacts, is_static, sass_matches
 from ncuverify.cli import app
+from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode
 from ncuverify.expression import MetricRef
 from ncuverify.spec import load
 
-NO_GPU = pipeline.Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")
+NO_GPU = Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +118,7 @@ def test_unknown_static_name_is_an_input_error(tmp_path):
 
 @pytest.fixture
 def no_gpu(monkeypatch):
-    monkeypatch.setattr(pipeline.Environment, "probe", classmethod(lambda cls, ncu: NO_GPU))
+    monkeypatch.setattr(Environment, "probe", classmethod(lambda cls, ncu: NO_GPU))
 
 
 def test_static_only_checks_static_claims_without_a_gpu(no_gpu):

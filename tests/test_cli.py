@@ -13,17 +13,19 @@ from typer.testing import CliRunner
 from ncuverify import pipeline
 from ncuverify.build import BuildLimits
 from ncuverify.cli import app
+from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode, InputError
-from ncuverify.results import FileResult, exit_code, worst
+from ncuverify.results import FileResult, Verdict, exit_code, worst
+from ncuverify.stages import prepare
 
-NO_GPU = pipeline.Environment(
+NO_GPU = Environment(
     gpu=None, ncu=None, problem="no NVIDIA GPU: the CUDA driver library (libcuda) cannot be loaded"
 )
 
 
 @pytest.fixture
 def no_gpu(monkeypatch):
-    monkeypatch.setattr(pipeline.Environment, "probe", classmethod(lambda cls, ncu: NO_GPU))
+    monkeypatch.setattr(Environment, "probe", classmethod(lambda cls, ncu: NO_GPU))
 
 
 def invoke(*args: str):
@@ -98,14 +100,14 @@ def test_arch_option_builds_without_a_gpu(no_gpu, tmp_path):
 def test_ctrl_c_keeps_what_finished_and_marks_the_rest(no_gpu, monkeypatch, tmp_path):
     import json
 
-    real_prepare = pipeline._prepare
+    real_prepare = prepare.prepare_file
 
     def interrupted_on_the_second_file(path, key, options, environment):
         if path.name == "sample.yaml":  # files are built side by side: name the one Ctrl-C stops
             raise KeyboardInterrupt
         return real_prepare(path, key, options, environment)
 
-    monkeypatch.setattr(pipeline, "_prepare", interrupted_on_the_second_file)
+    monkeypatch.setattr(prepare, "prepare_file", interrupted_on_the_second_file)
     out = tmp_path / "results.json"
     result = invoke(
         "--static-only",
@@ -208,8 +210,8 @@ def test_a_wrong_gpu_list_is_refused_with_exit_2(gpus, message):
 def test_a_gpu_the_machine_lacks_is_an_input_error(monkeypatch):
     from ncuverify.environment import Gpu
 
-    machine = pipeline.Environment(Gpu(0, "One GPU", "sm_90", "13.0"), "ncu", None, gpu_count=1)
-    monkeypatch.setattr(pipeline.Environment, "probe", classmethod(lambda cls, ncu: machine))
+    machine = Environment(Gpu(0, "One GPU", "sm_90", "13.0"), "ncu", None, gpu_count=1)
+    monkeypatch.setattr(Environment, "probe", classmethod(lambda cls, ncu: machine))
     result = invoke("--gpus", "0,1", str(DATA / "sample.yaml"))
     assert result.exit_code == ExitCode.BAD_INPUT
     assert "--gpus: no GPU 1 here (the driver reports 1)" in result.output
@@ -239,7 +241,7 @@ def test_a_bug_is_one_line_naming_its_traceback_and_exit_4(monkeypatch):
     def broken(cls, ncu):
         raise ValueError("probe broke on \x1b[2J [bold red]x")
 
-    monkeypatch.setattr(pipeline.Environment, "probe", classmethod(broken))
+    monkeypatch.setattr(Environment, "probe", classmethod(broken))
     result = invoke("--static-only", str(DATA / "static.yaml"))
     assert result.exit_code == ExitCode.INTERNAL_ERROR
     (line,) = result.stderr.strip().splitlines()
@@ -276,11 +278,11 @@ def test_the_command_prints_no_traceback_of_its_own(tmp_path):
 
     script = (
         "import sys\n"
-        "from ncuverify import pipeline\n"
+        "from ncuverify.environment import Environment\n"
         "def broken(cls, ncu):\n"
         "    secret = 'hunter2'\n"
         "    raise RuntimeError('injected')\n"
-        "pipeline.Environment.probe = classmethod(broken)\n"
+        "Environment.probe = classmethod(broken)\n"
         "from ncuverify.cli import main\n"
         "sys.argv = ['ncuverify', 'check', '--static-only', sys.argv[1]]\n"
         "main()\n"
@@ -299,7 +301,7 @@ def test_ctrl_c_outside_the_run_exits_3(monkeypatch):
     def interrupted(cls, ncu):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(pipeline.Environment, "probe", classmethod(interrupted))
+    monkeypatch.setattr(Environment, "probe", classmethod(interrupted))
     result = invoke_command("lint", str(DATA / "static.yaml"))
     assert result.exit_code == ExitCode.NOT_MEASURABLE
     assert result.stderr.strip() == "interrupted"
@@ -312,15 +314,15 @@ THREE = (DATA / "static.yaml", DATA / "sample.yaml", DATA / "shared.yaml")
 
 @pytest.fixture
 def second_file_crashes(monkeypatch):
-    """pipeline._prepare raises, as a bug would, on sample.yaml only."""
-    real_prepare = pipeline._prepare
+    """prepare.prepare_file raises, as a bug would, on sample.yaml only."""
+    real_prepare = prepare.prepare_file
 
     def crashing_on_sample(path, key, options, environment):
         if path.name == "sample.yaml":
             raise RuntimeError("injected fault \x1b]0;title\x07")
         return real_prepare(path, key, options, environment)
 
-    monkeypatch.setattr(pipeline, "_prepare", crashing_on_sample)
+    monkeypatch.setattr(prepare, "prepare_file", crashing_on_sample)
 
 
 def test_one_crashing_file_leaves_the_others_judged_and_every_output_written(
@@ -457,20 +459,20 @@ def test_a_crash_while_profiling_is_every_profiled_files_and_keeps_the_static_ve
 
     monkeypatch.setattr(session, "measurements_by_file", crashing_on_sample)
     options = pipeline.CheckOptions(from_profile=FIXTURES)
-    environment = pipeline.Environment(None, None, "no GPU")
+    environment = Environment(None, None, "no GPU")
     static, sample = pipeline.check_files([DATA / "static.yaml", DATA / "sample.yaml"], options, environment)
     assert sample.internal_error.startswith(
         "internal error: ZeroDivisionError: split broke, please report it"
     )
-    assert sample.claims and {r.verdict for r in sample.claims} == {pipeline.Verdict.SKIPPED}
-    assert static.internal_error is None and static.count(pipeline.Verdict.PASSED) == 7
+    assert sample.claims and {r.verdict for r in sample.claims} == {Verdict.SKIPPED}
+    assert static.internal_error is None and static.count(Verdict.PASSED) == 7
     assert exit_code([static, sample]) == ExitCode.INTERNAL_ERROR
 
 
 def test_the_builds_warnings_are_the_files(no_gpu, monkeypatch):
     from dataclasses import dataclass
 
-    real_build = pipeline.build_spec
+    real_build = prepare.build_spec
 
     @dataclass(frozen=True)
     class Warned:
@@ -483,7 +485,7 @@ def test_the_builds_warnings_are_the_files(no_gpu, monkeypatch):
     def warned(spec, arch, cache, limits):
         return {name: Warned(build) for name, build in real_build(spec, arch, cache, limits).items()}
 
-    monkeypatch.setattr(pipeline, "build_spec", warned)
+    monkeypatch.setattr(prepare, "build_spec", warned)
     result = pipeline.check_file(DATA / "static.yaml", pipeline.CheckOptions(static_only=True))
     assert result.warnings == ["cache entry x was damaged; rebuilt"]  # once, though three kernels share it
 
@@ -495,7 +497,7 @@ def test_the_builds_warnings_are_the_files(no_gpu, monkeypatch):
 def nothing_runs(monkeypatch):
     """Fails the test if anything is compiled or checked."""
     ran: list[str] = []
-    monkeypatch.setattr(pipeline, "build_spec", lambda *args: ran.append("build_spec"))
+    monkeypatch.setattr(prepare, "build_spec", lambda *args: ran.append("build_spec"))
     monkeypatch.setattr(pipeline, "check_files", lambda *args: ran.append("check_files"))
     yield ran
     assert ran == []
@@ -726,7 +728,7 @@ def test_the_progress_line_shows_file_names_as_text(monkeypatch, tmp_path):
     named.write_text((DATA / "hostile_text.yaml").read_text())
     monkeypatch.setattr(cli, "Progress", Recorded)
     monkeypatch.setattr(cli, "_console", lambda: cli.Console(force_terminal=True, width=160))
-    monkeypatch.setattr(pipeline.Environment, "probe", classmethod(lambda cls, ncu: NO_GPU))
+    monkeypatch.setattr(Environment, "probe", classmethod(lambda cls, ncu: NO_GPU))
     cli._check_files([named], pipeline.CheckOptions(static_only=True))
     assert descriptions == ["\\x1b[2J[bold]x.yaml: reading", "\\x1b[2J[bold]x.yaml: compiling"]
 

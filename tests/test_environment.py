@@ -6,23 +6,22 @@ from pathlib import Path
 import pytest
 from conftest import DATA, assert_group_ends
 
-from ncuverify import pipeline
-from ncuverify.pipeline import Environment
+from ncuverify import environment
+from ncuverify.environment import Environment
 
 
 def test_the_environment_says_why_it_cannot_measure(monkeypatch):
-    from ncuverify import environment, pipeline
     from ncuverify.errors import EnvironmentProblem
 
     def no_driver(index: int = 0):
         raise EnvironmentProblem("no NVIDIA GPU: the CUDA driver library (libcuda) cannot be loaded")
 
-    monkeypatch.setattr(pipeline, "detect_gpu", no_driver)
+    monkeypatch.setattr(environment, "detect_gpu", no_driver)
     probed = Environment.probe("ncu")
     assert (probed.gpu, probed.ncu) == (None, None)
     assert probed.problem == "no NVIDIA GPU: the CUDA driver library (libcuda) cannot be loaded"
     gpu = environment.Gpu(0, "NVIDIA H200", "sm_90", "13.0")
-    monkeypatch.setattr(pipeline, "detect_gpu", lambda index=0: gpu)
+    monkeypatch.setattr(environment, "detect_gpu", lambda index=0: gpu)
     probed = Environment.probe("no-such-ncu")
     assert probed.gpu == gpu and probed.ncu is None and "ncu is not on the PATH" in (probed.problem or "")
 
@@ -60,7 +59,7 @@ def test_an_ncu_that_hangs_on_its_version_is_stopped_and_cannot_measure(tmp_path
     [group] = probe_groups(tmp_path / "notes.jsonl")
     assert_group_ends(group)
     gpu = environment.Gpu(0, "NVIDIA H200", "sm_90", "13.0")
-    monkeypatch.setattr(pipeline, "detect_gpu", lambda index=0: gpu)
+    monkeypatch.setattr(environment, "detect_gpu", lambda index=0: gpu)
     probed = Environment.probe(str(STALLING_NCU))
     assert probed.ncu is None and probed.problem == str(problem.value)
 

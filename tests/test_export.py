@@ -13,9 +13,10 @@ from typer.testing import CliRunner
 
 from ncuverify import export
 from ncuverify.cli import app
+from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode
 from ncuverify.explain import Explanation, RuleFinding, SourceLine
-from ncuverify.pipeline import CheckOptions, Environment, check_file
+from ncuverify.pipeline import CheckOptions, check_file
 from ncuverify.results import ClaimResult, FileResult, Verdict
 from ncuverify.spec import Claim
 from ncuverify.text import printable

@@ -6,9 +6,10 @@ import pytest
 from conftest import DATA, EXPECTATIONS, FIXTURES, RECORDINGS
 
 from ncuverify import export, recording
+from ncuverify.environment import Environment
 from ncuverify.judge import describe, format_number, holds, judge_claim, skip_all
 from ncuverify.measurements import Measurements
-from ncuverify.pipeline import CheckOptions, Environment, check_file
+from ncuverify.pipeline import CheckOptions, check_file
 from ncuverify.results import ClaimResult, Verdict, file_key, run_keys
 from ncuverify.spec import Claim, Expectation, load
 
@@ -173,7 +174,7 @@ def test_every_recorded_expectation_file_holds_on_replay(path):
 
 
 def test_every_expectation_file_with_profiler_claims_is_recorded():
-    from ncuverify.pipeline import split_claims
+    from ncuverify.stages.prepare import split_claims
 
     profiled = {p.stem for p in EXPECTATIONS.glob("*.yaml") if split_claims(load(p).content.claims)[1]}
     assert profiled == {p.stem for p in RECORDED}

@@ -73,18 +73,18 @@ def test_other_yaml_is_left_alone(pytester):
 
 
 def test_a_file_on_which_ncuverify_fails_fails_its_claims_and_the_others_pass(pytester, monkeypatch):
-    from ncuverify import pipeline
+    from ncuverify.stages import prepare
 
     folder = sandbox(pytester)
     shutil.copy(DATA / "static.yaml", folder / "static.yaml")
-    real_prepare = pipeline._prepare
+    real_prepare = prepare.prepare_file
 
     def crashing_on_static(path, key, options, environment):
         if path.name == "static.yaml":
             raise RuntimeError("injected \x1b[2J")
         return real_prepare(path, key, options, environment)
 
-    monkeypatch.setattr(pipeline, "_prepare", crashing_on_static)
+    monkeypatch.setattr(prepare, "prepare_file", crashing_on_static)
     result = run_pytest(pytester, "expectations", "--ncuverify-from-profile", str(FIXTURES))
     result.assert_outcomes(passed=8, failed=7)  # sample.yaml's 8; static.yaml's 7, each with the line
     result.stdout.fnmatch_lines(["*internal error: RuntimeError: injected \\x1b[2J, please report it with *"])

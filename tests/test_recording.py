@@ -13,17 +13,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from ncuverify import pipeline, recording
+from ncuverify import recording
 from ncuverify.cli import app
+from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.results import FileKey, run_keys
 
-NO_GPU = pipeline.Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")
+NO_GPU = Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")
 
 
 @pytest.fixture
 def no_gpu(monkeypatch):
-    monkeypatch.setattr(pipeline.Environment, "probe", classmethod(lambda cls, ncu: NO_GPU))
+    monkeypatch.setattr(Environment, "probe", classmethod(lambda cls, ncu: NO_GPU))
 
 
 @pytest.fixture

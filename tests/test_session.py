@@ -8,13 +8,14 @@ import pytest
 from conftest import DATA, FIXTURES
 
 from ncuverify import recording
-from ncuverify.environment import Gpu
-from ncuverify.pipeline import CheckOptions, Environment, check_files, split_claims
+from ncuverify.environment import Environment, Gpu
+from ncuverify.pipeline import CheckOptions, check_files
 from ncuverify.profile import NcuOptions
 from ncuverify.results import Verdict, exit_code, run_keys
 from ncuverify.schedule import PassCounts
 from ncuverify.session import case_metrics, qualified
 from ncuverify.spec import load
+from ncuverify.stages.prepare import split_claims
 
 NO_GPU = Environment(None, None, "no GPU here")
 

@@ -14,9 +14,10 @@ from typer.testing import CliRunner
 
 from ncuverify import export
 from ncuverify.cli import app
+from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.export import Shard, ShardOf
-from ncuverify.pipeline import CheckOptions, Environment, check_file
+from ncuverify.pipeline import CheckOptions, check_file
 from ncuverify.results import FileResult
 from ncuverify.spec import load, share_of
 

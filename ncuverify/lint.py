@@ -1,0 +1,61 @@
+"""What `ncuverify lint` and `ncuverify build` ask of a file, and a check asks too: the architecture to
+build for, the metric names checked against that chip's, the kernels built, and what the builds warn of."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ncuverify import metrics, profile
+from ncuverify.build import KernelBuild, build_spec
+from ncuverify.environment import Environment
+from ncuverify.errors import InputError
+from ncuverify.spec import Spec, load
+
+if TYPE_CHECKING:  # the pipeline, which holds CheckOptions, imports this module: for types only
+    from ncuverify.pipeline import CheckOptions
+
+
+def build_file(
+    path: Path, options: CheckOptions, environment: Environment, lint: bool = False
+) -> dict[str, KernelBuild] | str:
+    """The kernels of one file, built; or why they could not be. With lint, the metric names are
+    checked against the target chip's list too."""
+    try:
+        spec = load(path)
+        arch = target_arch(spec, options, environment)
+        if arch is None:
+            return "no architecture to build for: pass --arch or set 'arch' in the file"
+        if lint:
+            check_metric_names(spec, arch, environment.ncu or shutil.which(options.ncu.executable))
+        return build_spec(spec, arch, options.cache, options.build)
+    except InputError as error:
+        return str(error)
+
+
+def check_metric_names(spec: Spec, arch: str, ncu: str | None = None) -> None:
+    """Refuse, before anything runs, metric names that ncu does not know on arch's chip."""
+    problems = []
+    for claim in spec.content.claims:
+        names = {ref.name for ref in claim.metric_refs() if profile.is_ncu_metric(ref)}
+        for name, suggestion in metrics.unknown(names, arch, ncu).items():
+            hint = f" (did you mean {suggestion}?)" if suggestion else ""
+            problems.append(f"{spec.path}: claim {claim.id}: ncu knows no metric {name} on {arch}{hint}")
+    if problems:
+        raise InputError("\n".join(problems))
+
+
+def target_arch(spec: Spec, options: CheckOptions, environment: Environment) -> str | None:
+    """--arch, else the GPU's own architecture, else the file's `arch` (for machines without a GPU)."""
+    if options.arch is not None:
+        return options.arch
+    if environment.gpu is not None:
+        return environment.gpu.arch
+    return spec.content.arch
+
+
+def build_warnings(builds: dict[str, KernelBuild]) -> list[str]:
+    """What the builds warn of (a damaged cache entry rebuilt, ...), each once: kernels compiled
+    together share their warnings."""
+    return list(dict.fromkeys(w for build in builds.values() for w in getattr(build, "warnings", ())))

@@ -1,0 +1,70 @@
+"""The judge stage for one file: its profiler claims judged on the run's profile (or skipped, with
+why), its verdicts in the order of its claims."""
+
+from __future__ import annotations
+
+import time
+
+from ncuverify.judge import judge, skip_all
+from ncuverify.results import ClaimResult, FileResult
+from ncuverify.spec import Spec
+from ncuverify.stages.values import Prepared, Profiled
+
+
+def not_finished(prepared: Prepared, internal_error: str) -> FileResult:
+    """A bug while judging the file's profiler claims: its static verdicts are kept."""
+    return FileResult(
+        prepared.path,
+        list(prepared.judged),
+        internal_error=internal_error,
+        seconds=time.monotonic() - prepared.started,
+        warnings=prepared.warnings,
+        spec=prepared.spec,
+        key=prepared.key.name,
+    )
+
+
+def finish_file(prepared: Prepared, profiled: Profiled) -> FileResult:
+    """The file's result: its profiler claims judged on the run's profile (or skipped, with why)."""
+    results = list(prepared.judged)
+    measured = prepared.static
+    internal_error = None
+    warnings = list(prepared.warnings)
+    if prepared.waiting:
+        if profiled.input_error is not None:
+            return FileResult(
+                prepared.path, [], input_error=profiled.input_error, spec=prepared.spec, key=prepared.key.name
+            )
+        internal_error = profiled.internal_errors.get(prepared.key.name, profiled.internal_error)
+        warnings += profiled.warnings
+        if internal_error is not None:
+            results += skip_all(
+                prepared.waiting, "not profiled: ncuverify failed (its internal error says how)"
+            )
+        elif profiled.replayed and prepared.key.name not in profiled.measured:
+            missing = f"the recording holds no case of {prepared.path.name}"
+            return FileResult(
+                prepared.path, [], input_error=missing, spec=prepared.spec, key=prepared.key.name
+            )
+        elif prepared.key.name in profiled.measured:
+            measured = prepared.static.combined(profiled.measured[prepared.key.name])
+            results += judge(prepared.waiting, measured, prepared.arch)
+        else:
+            results += skip_all(prepared.waiting, profiled.problem or "not profiled")
+    return FileResult(
+        prepared.path,
+        _in_file_order(prepared.spec, results),
+        internal_error=internal_error,
+        seconds=time.monotonic() - prepared.started,
+        provenance=profiled.provenance if prepared.waiting else None,
+        replayed=profiled.replayed and bool(prepared.waiting),
+        warnings=warnings,
+        measurements=measured,
+        spec=prepared.spec,
+        key=prepared.key.name,
+    )
+
+
+def _in_file_order(spec: Spec, results: list[ClaimResult]) -> list[ClaimResult]:
+    position = {claim.id: index for index, claim in enumerate(spec.content.claims)}
+    return sorted(results, key=lambda result: position[result.claim.id])

@@ -1,0 +1,33 @@
+"""Where a live profile's figures come from: the GPU and its driver, ncu and NVRTC, ncu's settings and
+command, and a digest of every profiled kernel's source."""
+
+from __future__ import annotations
+
+from ncuverify import __version__, profile, recording, session
+from ncuverify.build import nvrtc_version
+from ncuverify.environment import Gpu, ncu_version
+from ncuverify.provenance import Provenance
+
+
+def live_provenance(
+    gpu: Gpu, ncu: profile.NcuOptions, command: list[str], files: list[session.FileCases]
+) -> Provenance:
+    major, minor = nvrtc_version()
+    return Provenance(
+        recorded_at=recording.now(),
+        gpu=gpu.name,
+        arch=gpu.arch,
+        nvidia_driver=recording.nvidia_driver_version(),
+        cuda_driver=gpu.driver_version,
+        ncu_version=ncu_version(ncu.executable),
+        nvrtc_version=f"{major}.{minor}",
+        ncuverify_version=__version__,
+        clock_control=ncu.clock_control,
+        cache_control=ncu.cache_control,
+        ncu_command=command,
+        kernels={
+            session.qualified(file.key, name): build.source_digest
+            for file in files
+            for name, build in file.builds.items()
+        },
+    )

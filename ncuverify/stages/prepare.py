@@ -1,0 +1,84 @@
+"""The spec and build stages for one file, and the judging of its static claims: the file loaded, built
+and judged on its static facts; its profiler claims wait for the run's profile."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ncuverify import recording
+from ncuverify.build import KernelBuild, build_spec, is_static
+from ncuverify.build import measurement_rows as static_rows
+from ncuverify.environment import Environment
+from ncuverify.errors import InputError
+from ncuverify.judge import applies_to, judge, other_arch, skip_all
+from ncuverify.lint import build_warnings, check_metric_names, target_arch
+from ncuverify.measurements import Measurements
+from ncuverify.results import FileKey, FileResult
+from ncuverify.spec import Claim, Spec, load, share_of
+from ncuverify.stages.progress import say
+from ncuverify.stages.values import Prepared
+
+if TYPE_CHECKING:  # the pipeline, which holds CheckOptions, imports this module: for types only
+    from ncuverify.pipeline import CheckOptions
+
+
+def prepare_file(
+    path: Path, key: FileKey, options: CheckOptions, environment: Environment
+) -> Prepared | FileResult:
+    """Load, build and judge the static claims of one file; a FileResult if nothing is left to profile."""
+    started = time.monotonic()
+    say(options, f"{path.name}: reading")
+    try:
+        spec = load(path)
+        if options.shard is not None:
+            spec = share_of(spec, *options.shard)
+        from_profile = options.from_profile
+        provenance = recording.load_provenance(from_profile, key) if from_profile else None
+        arch = provenance.arch if provenance else target_arch(spec, options, environment)
+        if arch is not None:
+            check_metric_names(spec, arch, environment.ncu)
+        say(options, f"{path.name}: compiling")
+        builds = build_spec(spec, arch, options.cache, options.build) if arch is not None else None
+    except InputError as error:
+        return FileResult(path, [], input_error=str(error), seconds=time.monotonic() - started, key=key.name)
+    applicable = [claim for claim in spec.content.claims if applies_to(claim, arch)]
+    judged = other_arch([claim for claim in spec.content.claims if claim not in applicable], arch)
+    static_claims, profiler_claims = split_claims(applicable)
+    if options.static_only:
+        profiler_claims = []
+    if builds is None:
+        reason = f"{environment.problem or 'no GPU'}; and no architecture to build for: pass --arch or set 'arch' in the file"
+        judged += skip_all(static_claims + profiler_claims, reason)
+        return Prepared(key, path, spec, arch, None, judged, [], Measurements.empty(), started)
+    static = static_measurements(spec, builds, applicable)
+    judged += judge(static_claims, static, arch)
+    warnings = build_warnings(builds)
+    if provenance is not None:
+        warnings += [
+            f"kernel {name} changed since it was recorded: its figures may be stale"
+            for name in recording.changed_kernels(provenance, builds, key.name)
+        ]
+    return Prepared(key, path, spec, arch, builds, judged, profiler_claims, static, started, warnings)
+
+
+def not_prepared(path: Path, key: FileKey, internal_error: str) -> FileResult:
+    """A bug while preparing the file, not the file's fault: its internal error; the other files go on."""
+    return FileResult(path, [], internal_error=internal_error, key=key.name)
+
+
+def split_claims(claims: list[Claim]) -> tuple[list[Claim], list[Claim]]:
+    """Claims that read only static facts (no GPU needed), and the rest."""
+    static = [c for c in claims if all(is_static(ref) for ref in c.metric_refs())]
+    return static, [c for c in claims if c not in static]
+
+
+def static_measurements(spec: Spec, builds: dict[str, KernelBuild], claims: list[Claim]) -> Measurements:
+    """The static facts of every case's kernel, as measurements, with the SASS counts the claims ask for."""
+    patterns = [
+        ref.sass_pattern for claim in claims for ref in claim.metric_refs() if ref.sass_pattern is not None
+    ]
+    cases = {name: case.kernel for name, case in spec.content.cases.items()}
+    facts = {name: build.facts for name, build in builds.items()}
+    return Measurements(frame=static_rows(cases, facts, patterns))

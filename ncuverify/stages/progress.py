@@ -1,0 +1,13 @@
+"""Telling the caller what the run is doing, a line at a time, where it asked to be told."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the pipeline, which holds CheckOptions, imports this module: for types only
+    from ncuverify.pipeline import CheckOptions
+
+
+def say(options: CheckOptions, line: str) -> None:
+    if options.on_progress is not None:
+        options.on_progress(line)
