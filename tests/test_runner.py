@@ -230,12 +230,12 @@ def test_the_progress_reads_back_and_refuses_what_the_runner_does_not_write():
 def test_where_cuda_cannot_start_every_case_fails_and_the_progress_says_the_plan_ended(
     tmp_path: Path, monkeypatch
 ):
-    from ncuverify import runner
+    from ncuverify.runner import run as runner
 
     def no_cuda(device_index: int):
         raise RuntimeError("no CUDA here")
 
-    monkeypatch.setattr(runner, "_Launcher", no_cuda)
+    monkeypatch.setattr(runner, "CudaLauncher", no_cuda)
     cases = [PlannedCase(name, "/none.cubin", "k", (1, 1, 1), (32, 1, 1), 0, []) for name in ("a", "b")]
     plan = Plan(device=0, status_path=str(tmp_path / "status.json"), cases=cases)
     statuses = run_plan(plan)
@@ -249,7 +249,7 @@ def test_where_cuda_cannot_start_every_case_fails_and_the_progress_says_the_plan
 def test_the_progress_tells_each_case_s_start_and_end_and_a_lost_context_ends_the_plan(
     tmp_path: Path, monkeypatch
 ):
-    from ncuverify import runner
+    from ncuverify.runner import run as runner
 
     seen: list[Progress | None] = []
 
@@ -267,7 +267,7 @@ def test_the_progress_tells_each_case_s_start_and_end_and_a_lost_context_ends_th
         def usable(self) -> bool:
             return not self.lost
 
-    monkeypatch.setattr(runner, "_Launcher", Launcher)
+    monkeypatch.setattr(runner, "CudaLauncher", Launcher)
     names = ("first", "faults", "never")
     cases = [PlannedCase(name, "/k.cubin", "k", (1, 1, 1), (32, 1, 1), 0, [], repeat=2) for name in names]
     statuses = run_plan(Plan(device=0, status_path=str(tmp_path / "status.json"), cases=cases))
