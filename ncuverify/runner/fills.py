@@ -29,7 +29,7 @@ def host_contents(arg: dict[str, Any]) -> np.ndarray | None:
     return generator.integers(0, high, size=count, dtype=np.int64).astype(dtype)
 
 
-SCALAR_DTYPES = {
+SCALAR_DTYPES: dict[str, type[np.generic]] = {
     "int32": np.int32,
     "uint32": np.uint32,
     "int64": np.int64,

@@ -3,29 +3,31 @@ ends, and what a lost CUDA context means for the cases after it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from ncuverify.runner.case import Launcher, run_case
 from ncuverify.runner.launch import CudaLauncher
 from ncuverify.runner.plan import Plan
 from ncuverify.runner.progress import PROGRESS_FILE, ProgressWriter, write_atomically
 from ncuverify.runner.status import CaseStatus, statuses_json
 
 
-def run_plan(plan: Plan) -> list[CaseStatus]:
+def run_plan(plan: Plan, start: Callable[[int], Launcher] = CudaLauncher) -> list[CaseStatus]:
     """Launch every case in order; record each outcome as it ends, and the progress: the runner's
     start, each case's start and end, and the end of the plan.
 
     A fault that leaves the CUDA context unusable (an illegal address, a trap) ends the run after
     recording it: the cases after it are not tried here, and the caller runs them again in a fresh
-    process.
+    process. start gives the launcher for the plan's device (CUDA's start).
     """
     status: list[CaseStatus] = []
     status_path = Path(plan.status_path)
     progress = ProgressWriter(status_path.with_name(PROGRESS_FILE))
     progress.write(None, running=False)  # started: what follows is CUDA's start, then the cases
     try:
-        launcher = CudaLauncher(plan.device)
+        launcher = start(plan.device)
     except Exception as error:
         status = [
             CaseStatus(c.name, False, f"CUDA could not start: {error}", kernel=c.symbol) for c in plan.cases
@@ -36,7 +38,7 @@ def run_plan(plan: Plan) -> list[CaseStatus]:
     for case in plan.cases:
         progress.write(case.name, running=True)
         try:
-            values = launcher.run(case)
+            values = run_case(launcher, case)
             status.append(CaseStatus(case.name, True, None, case.symbol, case.repeat, values))
         except Exception as error:
             status.append(CaseStatus(case.name, False, _one_line(error), kernel=case.symbol))
