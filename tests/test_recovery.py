@@ -15,7 +15,7 @@ from ncuverify.environment import Gpu
 from ncuverify.pipeline import CheckOptions, Environment, check_files
 from ncuverify.profile import NcuOptions
 from ncuverify.results import FileResult, Verdict, run_keys
-from ncuverify.runner.status import read_statuses
+from ncuverify.runner.status import CaseStatus, read_statuses
 from ncuverify.session import RUNS, qualified
 
 FAKE_NCU = DATA / "fake_ncu" / "ncu"
@@ -69,8 +69,8 @@ def own_value(case: str, metric: str) -> float:
     return len(metric) + 1000 * (zlib.crc32(full(case).encode()) % 997)
 
 
-def named_without_the_profiler(saved: Path) -> list[tuple[list[str], str]]:
-    """The cases run again without ncu, with the error each ended in, in the order of the processes."""
+def named_without_the_profiler(saved: Path) -> list[tuple[list[str], CaseStatus]]:
+    """The cases run again without ncu, with the status of each, in the order of the processes."""
     reruns = sorted(
         (saved / RUNS).glob("*/*/fault"), key=lambda p: (int(p.parent.parent.name), int(p.parent.name))
     )
@@ -78,8 +78,19 @@ def named_without_the_profiler(saved: Path) -> list[tuple[list[str], str]]:
     for folder in reruns:
         plan = json.loads((folder / "plan.json").read_text())
         [status] = read_statuses((folder / "status.json").read_text())
-        named.append(([c["name"] for c in plan["cases"]], str(status.error)))
+        named.append(([c["name"] for c in plan["cases"]], status))
     return named
+
+
+def reason_of_a_fault(case: str, without_the_profiler: CaseStatus) -> str:
+    """Here, without a GPU, the run without the profiler fails as CUDA cannot start, and that is taken
+    for the fault's name; on a GPU, a faulting kernel's own CUDA error is, and a healthy one names none."""
+    if without_the_profiler.ok:
+        return f"case {case} did not run: {UNDER_THE_PROFILER}"
+    error = without_the_profiler.error
+    return (
+        f"case {case} did not run: {error} (run again without the profiler; under it: {UNDER_THE_PROFILER})"
+    )
 
 
 def saved_statuses(saved: Path) -> list[Path]:
@@ -120,13 +131,9 @@ def test_a_faulting_case_s_claims_are_errors_naming_the_fault_found_without_the_
     named = named_without_the_profiler(faulted.saved)
     assert [cases for cases, _ in named] == [[full(c)] for c in FAULTING], "each fault run again alone"
     by_case = {claim.claim.case: claim for claim in faulted.result.claims}
-    for (_, error), case in zip(named, FAULTING, strict=True):
-        # Here, without a GPU, the run without the profiler names why CUDA could not start; on a GPU,
-        # the kernel's own CUDA error.
+    for (_, status), case in zip(named, FAULTING, strict=True):
         assert by_case[case].verdict is Verdict.ERROR
-        assert by_case[case].reason == (
-            f"case {case} did not run: {error} (run again without the profiler; under it: {UNDER_THE_PROFILER})"
-        )
+        assert by_case[case].reason == reason_of_a_fault(case, status)
     healthy = [c for c in faulted.result.claims if c.claim.case not in FAULTING]
     assert all(c.verdict is not Verdict.ERROR for c in healthy)
 
@@ -143,11 +150,10 @@ def test_the_recovered_run_replays_from_its_recording_to_the_same_verdicts(fault
 def test_a_fault_in_the_last_case_starts_no_other_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     checked = check_faults(tmp_path, monkeypatch, FAKE_NCU_FAULT="last")
     assert len(checked.processes) == 1
-    [(cases, error)] = named_without_the_profiler(checked.saved)
+    [(cases, status)] = named_without_the_profiler(checked.saved)
     assert cases == [full("last")]
     [last] = [c for c in checked.result.claims if c.claim.case == "last"]
-    assert last.verdict is Verdict.ERROR and last.reason is not None
-    assert last.reason.startswith(f"case last did not run: {error} (run again without the profiler")
+    assert last.verdict is Verdict.ERROR and last.reason == reason_of_a_fault("last", status)
 
 
 def test_a_runner_that_writes_no_status_fails_every_case_with_what_was_said_last(
