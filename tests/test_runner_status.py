@@ -1,68 +1,15 @@
-"""The runner's host side: buffer contents, the plan's round trip, the per-case status it writes and
-its progress (launching needs a GPU: test_gpu)."""
+"""The per-case status the runner writes, and what reading one refuses."""
 
 import contextlib
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 from conftest import FIXTURES, RECORDINGS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ncuverify.runner import (
-    MAX_LAUNCHES,
-    PROGRESS_FILE,
-    RANDOM_INT_LIMIT,
-    CaseStatus,
-    Plan,
-    PlannedCase,
-    Progress,
-    StatusError,
-    host_contents,
-    read_statuses,
-    run_plan,
-    statuses_json,
-)
-
-
-def test_fills():
-    assert host_contents({"buffer": "float32", "count": 4}) is None  # zeros: a memset on the device
-    assert host_contents({"buffer": "int32", "count": 4, "fill": "iota"}).tolist() == [0, 1, 2, 3]
-    constant = host_contents({"buffer": "float16", "count": 3, "fill": "constant", "value": 2.5})
-    assert constant.dtype == np.float16 and constant.tolist() == [2.5, 2.5, 2.5]
-
-
-def test_random_fills_are_seeded_and_bounded():
-    first = host_contents({"buffer": "float32", "count": 1000, "fill": "random", "seed": 7})
-    again = host_contents({"buffer": "float32", "count": 1000, "fill": "random", "seed": 7})
-    other = host_contents({"buffer": "float32", "count": 1000, "fill": "random", "seed": 8})
-    assert np.array_equal(first, again) and not np.array_equal(first, other)
-    assert first.min() >= 0 and first.max() < 1
-    integers = host_contents({"buffer": "uint8", "count": 10000, "fill": "random"})
-    assert integers.dtype == np.uint8 and integers.max() < 256
-    wide = host_contents({"buffer": "int64", "count": 10000, "fill": "random"})
-    assert wide.min() >= 0 and wide.max() < RANDOM_INT_LIMIT
-
-
-def test_the_plan_survives_its_round_trip(tmp_path):
-    case = PlannedCase(
-        "c",
-        "/k.cubin",
-        "_Z1kPf",
-        (4, 2, 1),
-        (32, 4, 1),
-        1024,
-        [{"buffer": "float32", "count": 8, "name": "out"}, {"int32": 3}],
-        repeat=2,
-    )
-    plan = Plan(device=0, status_path=str(tmp_path / "status.json"), cases=[case])
-    plan.write(tmp_path / "plan.json")
-    assert Plan.read(tmp_path / "plan.json") == plan
-
-
-# --- the per-case outcome ------------------------------------------------------------------------------------
+from ncuverify.runner.status import MAX_LAUNCHES, CaseStatus, StatusError, read_statuses, statuses_json
 
 
 def committed_statuses() -> list[Path]:
@@ -212,76 +159,3 @@ def test_any_json_reads_as_statuses_or_fails_with_a_status_error(data):
 def test_any_text_reads_as_statuses_or_fails_with_a_status_error(text):
     with contextlib.suppress(StatusError):
         read_statuses(text)
-
-
-def test_the_progress_reads_back_and_refuses_what_the_runner_does_not_write():
-    progress = Progress("f::a", running=True, done=False, step=3)
-    assert Progress.from_json(progress.to_json()) == progress
-    for text in (
-        "",
-        "[]",
-        '{"case": 1, "running": true, "done": false, "step": 1}',
-        '{"case": "a"}',
-        "[" * 10**5,
-    ):
-        assert Progress.from_json(text) is None
-
-
-def test_where_cuda_cannot_start_every_case_fails_and_the_progress_says_the_plan_ended(
-    tmp_path: Path, monkeypatch
-):
-    from ncuverify import runner
-
-    def no_cuda(device_index: int):
-        raise RuntimeError("no CUDA here")
-
-    monkeypatch.setattr(runner, "_Launcher", no_cuda)
-    cases = [PlannedCase(name, "/none.cubin", "k", (1, 1, 1), (32, 1, 1), 0, []) for name in ("a", "b")]
-    plan = Plan(device=0, status_path=str(tmp_path / "status.json"), cases=cases)
-    statuses = run_plan(plan)
-    assert statuses == [CaseStatus(name, False, "CUDA could not start: no CUDA here", "k") for name in "ab"]
-    assert read_statuses((tmp_path / "status.json").read_text()) == statuses
-    progress = Progress.from_json((tmp_path / PROGRESS_FILE).read_text())
-    assert progress is not None and progress.done and not progress.running
-    assert not list(tmp_path.glob("*.partial")), "every file written whole, then renamed"
-
-
-def test_the_progress_tells_each_case_s_start_and_end_and_a_lost_context_ends_the_plan(
-    tmp_path: Path, monkeypatch
-):
-    from ncuverify import runner
-
-    seen: list[Progress | None] = []
-
-    class Launcher:
-        def __init__(self, device_index: int) -> None:
-            self.lost = False
-
-        def run(self, case: PlannedCase) -> dict[str, float]:
-            seen.append(Progress.from_json((tmp_path / PROGRESS_FILE).read_text()))
-            if case.name == "faults":
-                self.lost = True
-                raise RuntimeError("CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access")
-            return {"buffer__out.max": 7.0}
-
-        def usable(self) -> bool:
-            return not self.lost
-
-    monkeypatch.setattr(runner, "_Launcher", Launcher)
-    names = ("first", "faults", "never")
-    cases = [PlannedCase(name, "/k.cubin", "k", (1, 1, 1), (32, 1, 1), 0, [], repeat=2) for name in names]
-    statuses = run_plan(Plan(device=0, status_path=str(tmp_path / "status.json"), cases=cases))
-    assert seen == [Progress("first", True, False, 2), Progress("faults", True, False, 4)]
-    assert statuses == [
-        CaseStatus("first", True, None, "k", 2, {"buffer__out.max": 7.0}),
-        CaseStatus(
-            "faults",
-            False,
-            "RuntimeError: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access",
-            "k",
-            context_lost=True,
-            not_run=("never",),
-        ),
-    ]
-    assert read_statuses((tmp_path / "status.json").read_text()) == statuses
-    assert Progress.from_json((tmp_path / PROGRESS_FILE).read_text()) == Progress("faults", False, True, 5)

@@ -1,0 +1,36 @@
+"""The program that Nsight Compute profiles: `python -m ncuverify.runner PLAN.json`.
+
+It loads the cubins through cuda-python, allocates and fills each case's buffers, launches the case's
+kernel once, synchronizes and checks every call. It prints nothing on stdout (ncu's report is read from
+its own log file, but a quiet runner keeps any console clean) and records each case's outcome in the
+plan's status file, rewritten after every case so that a crash loses nothing already launched.
+"""
+
+from ncuverify.runner.fills import RANDOM_INT_LIMIT, host_contents
+from ncuverify.runner.plan import Plan, PlannedCase
+from ncuverify.runner.progress import PROGRESS_FILE, Progress
+from ncuverify.runner.run import run_plan
+from ncuverify.runner.status import (
+    MAX_LAUNCHES,
+    READBACK_PREFIX,
+    CaseStatus,
+    StatusError,
+    read_statuses,
+    statuses_json,
+)
+
+__all__ = [
+    "MAX_LAUNCHES",
+    "PROGRESS_FILE",
+    "RANDOM_INT_LIMIT",
+    "READBACK_PREFIX",
+    "CaseStatus",
+    "Plan",
+    "PlannedCase",
+    "Progress",
+    "StatusError",
+    "host_contents",
+    "read_statuses",
+    "run_plan",
+    "statuses_json",
+]

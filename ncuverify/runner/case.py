@@ -1,0 +1,131 @@
+"""One case on a launcher: its arguments placed on the device, its launches, and what its named buffers
+held after each launch (the median over the launches).
+
+The launcher is what this needs of CUDA, and all of it (Launcher): the one over cuda.core in launch.py,
+or a stand-in that plays a GPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from ncuverify.runner.fills import SCALAR_DTYPES, host_contents
+from ncuverify.runner.plan import PlannedCase
+from ncuverify.runner.status import READBACK_PREFIX
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """Device memory allocated for one buffer: base is where the buffer starts (aligned), owner what
+    the launcher frees."""
+
+    base: int
+    owner: object
+
+
+@dataclass(frozen=True)
+class BufferView:
+    """A buffer as its kernel argument sees it: size bytes from address (its offset applied)."""
+
+    address: int
+    size: int
+
+
+# What a kernel is given: a buffer, or a scalar of its type.
+Argument = BufferView | np.generic
+
+
+class Launcher(Protocol):
+    """What running the cases of a plan asks of CUDA."""
+
+    def kernel(self, cubin: str, symbol: str, shared_bytes: int) -> object:
+        """The kernel symbol of the cubin, allowed shared_bytes of dynamic shared memory."""
+        ...
+
+    def allocate(self, size: int) -> Allocation:
+        """Device memory for a buffer of size bytes."""
+        ...
+
+    def fill(self, address: int, size: int, offset: int, contents: np.ndarray | None) -> None:
+        """Zero size bytes from address, then copy contents (if any) in at offset bytes from it."""
+        ...
+
+    def launch(self, kernel: object, case: PlannedCase, args: Sequence[Argument]) -> None:
+        """Launch the kernel once with the case's grid, block and dynamic shared memory."""
+        ...
+
+    def synchronize(self) -> None:
+        """Wait for all the work given so far; raise its error."""
+        ...
+
+    def read_back(self, address: int, count: int, dtype: np.dtype) -> np.ndarray:
+        """count values of dtype from address, copied to the host."""
+        ...
+
+    def free(self, allocation: Allocation) -> None: ...
+
+    def usable(self) -> bool:
+        """Whether the context survived the last error (an illegal address or a trap poisons it)."""
+        ...
+
+
+@dataclass(frozen=True)
+class _Readback:
+    """A named buffer, copied back to the host after each launch."""
+
+    name: str
+    address: int
+    count: int
+    dtype: np.dtype
+
+    def statistics(self, launcher: Launcher) -> dict[str, float]:
+        values = launcher.read_back(self.address, self.count, self.dtype).astype(np.float64)
+        prefix = f"{READBACK_PREFIX}{self.name}."
+        return {
+            prefix + "first": values[0],
+            prefix + "sum": values.sum(),
+            prefix + "mean": values.mean(),
+            prefix + "min": values.min(),
+            prefix + "max": values.max(),
+            prefix + "median": float(np.median(values)),
+        }
+
+
+def run_case(launcher: Launcher, case: PlannedCase) -> dict[str, float]:
+    """Launch the case; return what its named buffers held afterwards (median over launches)."""
+    kernel = launcher.kernel(case.cubin, case.symbol, case.shared_bytes)
+    allocations: list[Allocation] = []
+    readbacks: list[_Readback] = []
+    try:
+        args = [_argument(launcher, arg, allocations, readbacks) for arg in case.args]
+        launcher.synchronize()  # fills are complete before the profiled launches
+        per_launch: list[dict[str, float]] = []
+        for _ in range(case.repeat):
+            launcher.launch(kernel, case, args)
+            launcher.synchronize()
+            per_launch.append({k: v for r in readbacks for k, v in r.statistics(launcher).items()})
+    finally:
+        for allocation in allocations:
+            launcher.free(allocation)
+    return {key: float(np.median([values[key] for values in per_launch])) for key in per_launch[0]}
+
+
+def _argument(
+    launcher: Launcher, arg: dict[str, Any], allocations: list[Allocation], readbacks: list[_Readback]
+) -> Argument:
+    if "buffer" not in arg:
+        (kind, value), *_ = arg.items()
+        return SCALAR_DTYPES[kind](value)
+    dtype = np.dtype(arg["buffer"])
+    offset_bytes = arg.get("offset", 0) * dtype.itemsize
+    size = offset_bytes + arg["count"] * dtype.itemsize
+    allocation = launcher.allocate(size)
+    allocations.append(allocation)
+    launcher.fill(allocation.base, size, offset_bytes, host_contents(arg))
+    if "name" in arg:
+        readbacks.append(_Readback(arg["name"], allocation.base + offset_bytes, arg["count"], dtype))
+    return BufferView(allocation.base + offset_bytes, size - offset_bytes)

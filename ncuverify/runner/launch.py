@@ -1,0 +1,108 @@
+"""The launcher over cuda.core: the CUDA context, stream and modules of one run, and each buffer's
+memory, fill, launches and copies back on the device."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ncuverify.runner.case import Allocation, Argument, BufferView
+from ncuverify.runner.plan import PlannedCase
+
+# Launches may use this much dynamic shared memory without opting in.
+DEFAULT_DYNAMIC_SHARED_LIMIT = 48 * 1024
+# Every buffer starts on this boundary (cudaMalloc guarantees 256 B); `offset` moves the pointer from it.
+BUFFER_ALIGNMENT = 512
+
+
+class CudaLauncher:
+    """Holds the CUDA context, stream and loaded modules for one run."""
+
+    def __init__(self, device_index: int) -> None:
+        from cuda.core import Device
+
+        self.device = Device(device_index)
+        self.device.set_current()
+        self.stream = self.device.create_stream()
+        self.modules: dict[str, Any] = {}
+
+    def usable(self) -> bool:
+        """Whether the context survived the last error (an illegal address or a trap poisons it)."""
+        from cuda.bindings import driver
+
+        try:
+            (result,) = driver.cuCtxSynchronize()
+        except Exception:
+            return False
+        return result == driver.CUresult.CUDA_SUCCESS
+
+    def kernel(self, cubin: str, symbol: str, shared_bytes: int) -> object:
+        from cuda.core import ObjectCode
+
+        if cubin not in self.modules:
+            self.modules[cubin] = ObjectCode.from_cubin(Path(cubin).read_bytes())
+        kernel = self.modules[cubin].get_kernel(symbol)
+        if shared_bytes > DEFAULT_DYNAMIC_SHARED_LIMIT:
+            self._allow_dynamic_shared(kernel, shared_bytes)
+        return kernel
+
+    def _allow_dynamic_shared(self, kernel: Any, size: int) -> None:
+        """Above 48 KB a kernel must opt in to dynamic shared memory."""
+        from cuda.bindings import driver
+
+        attribute = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        device = _value(driver.cuDeviceGet(self.device.device_id))
+        _checked(driver.cuKernelSetAttribute(attribute, size, kernel.handle, device))
+
+    def allocate(self, size: int) -> Allocation:
+        owner = self.device.allocate(size + BUFFER_ALIGNMENT, stream=self.stream)
+        # Sector counts depend on where a buffer starts: align it ourselves, whatever the allocator gives.
+        return Allocation(-(-int(owner.handle) // BUFFER_ALIGNMENT) * BUFFER_ALIGNMENT, owner)
+
+    def fill(self, address: int, size: int, offset: int, contents: np.ndarray | None) -> None:
+        from cuda.bindings import driver
+
+        _checked(driver.cuMemsetD8Async(address, 0, size, self.stream.handle))
+        if contents is not None:
+            self.stream.sync()
+            _checked(driver.cuMemcpyHtoD(address + offset, contents.ctypes.data, contents.nbytes))
+
+    def launch(self, kernel: object, case: PlannedCase, args: Sequence[Argument]) -> None:
+        from cuda.core import Buffer, LaunchConfig, launch
+
+        config = LaunchConfig(grid=case.grid, block=case.block, shmem_size=case.shared_bytes)
+        values = [Buffer.from_handle(a.address, a.size) if isinstance(a, BufferView) else a for a in args]
+        launch(self.stream, config, kernel, *values)
+
+    def synchronize(self) -> None:
+        self.stream.sync()
+
+    def read_back(self, address: int, count: int, dtype: np.dtype) -> np.ndarray:
+        from cuda.bindings import driver
+
+        values = np.empty(count, dtype=dtype)
+        _checked(driver.cuMemcpyDtoH(values.ctypes.data, address, values.nbytes))
+        return values
+
+    def free(self, allocation: Allocation) -> None:
+        buffer: Any = allocation.owner  # a cuda.core Buffer, from allocate
+        buffer.close(self.stream)
+
+
+def _value(result: Any) -> Any:
+    """The value of a (error, value) result, raising on the error."""
+    _checked(result)
+    return result[1]
+
+
+def _checked(result: Any) -> None:
+    from cuda.bindings import driver
+
+    error = result[0] if isinstance(result, tuple) else result
+    if error != driver.CUresult.CUDA_SUCCESS:
+        _, name = driver.cuGetErrorName(error)
+        _, text = driver.cuGetErrorString(error)
+        raise RuntimeError(f"{name.decode()}: {text.decode()}")

@@ -1,0 +1,58 @@
+"""The loop over a plan's cases: each launched in order, its outcome and the progress recorded as it
+ends, and what a lost CUDA context means for the cases after it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from ncuverify.runner.case import Launcher, run_case
+from ncuverify.runner.launch import CudaLauncher
+from ncuverify.runner.plan import Plan
+from ncuverify.runner.progress import PROGRESS_FILE, ProgressWriter, write_atomically
+from ncuverify.runner.status import CaseStatus, statuses_json
+
+
+def run_plan(plan: Plan, start: Callable[[int], Launcher] = CudaLauncher) -> list[CaseStatus]:
+    """Launch every case in order; record each outcome as it ends, and the progress: the runner's
+    start, each case's start and end, and the end of the plan.
+
+    A fault that leaves the CUDA context unusable (an illegal address, a trap) ends the run after
+    recording it: the cases after it are not tried here, and the caller runs them again in a fresh
+    process. start gives the launcher for the plan's device (CUDA's start).
+    """
+    status: list[CaseStatus] = []
+    status_path = Path(plan.status_path)
+    progress = ProgressWriter(status_path.with_name(PROGRESS_FILE))
+    progress.write(None, running=False)  # started: what follows is CUDA's start, then the cases
+    try:
+        launcher = start(plan.device)
+    except Exception as error:
+        status = [
+            CaseStatus(c.name, False, f"CUDA could not start: {error}", kernel=c.symbol) for c in plan.cases
+        ]
+        write_atomically(status_path, statuses_json(status))
+        progress.write(None, running=False, done=True)
+        return status
+    for case in plan.cases:
+        progress.write(case.name, running=True)
+        try:
+            values = run_case(launcher, case)
+            status.append(CaseStatus(case.name, True, None, case.symbol, case.repeat, values))
+        except Exception as error:
+            status.append(CaseStatus(case.name, False, _one_line(error), kernel=case.symbol))
+            if not launcher.usable():
+                later = plan.cases[plan.cases.index(case) + 1 :]
+                status[-1] = replace(status[-1], context_lost=True, not_run=tuple(c.name for c in later))
+                write_atomically(status_path, statuses_json(status))
+                break
+        write_atomically(status_path, statuses_json(status))
+        progress.write(case.name, running=False)
+    progress.write(status[-1].case if status else None, running=False, done=True)
+    return status
+
+
+def _one_line(error: Exception) -> str:
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__

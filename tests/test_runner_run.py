@@ -1,0 +1,200 @@
+"""The loop over a plan's cases, driven by a launcher that plays a GPU (launching on one: test_gpu): each
+case's outcome, what a refused launch, a fault and a failed readback mean for it and for the cases after
+it, CUDA that cannot start, and the progress written on the way."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+from fake_launcher import ILLEGAL_ADDRESS, TOO_MANY_RESOURCES, FakeLauncher, case_number
+
+from ncuverify.runner import progress as progress_module
+from ncuverify.runner.__main__ import main
+from ncuverify.runner.plan import Plan, PlannedCase
+from ncuverify.runner.progress import PROGRESS_FILE, Progress
+from ncuverify.runner.run import run_plan
+from ncuverify.runner.status import CaseStatus, read_statuses
+
+OUT = {"buffer": "int32", "count": 4, "fill": "iota", "name": "out"}
+
+
+def planned(name: str, repeat: int = 1, args: tuple[dict, ...] = (OUT,)) -> PlannedCase:
+    return PlannedCase(name, f"/{name}.cubin", f"k_{name}", (1, 1, 1), (32, 1, 1), 0, list(args), repeat)
+
+
+def plan_of(tmp_path: Path, *cases: PlannedCase) -> Plan:
+    return Plan(device=0, status_path=str(tmp_path / "status.json"), cases=list(cases))
+
+
+def read_out(values: list[float]) -> dict[str, float]:
+    """What run_case records of the buffer out holding values."""
+    return {
+        "buffer__out.first": values[0],
+        "buffer__out.sum": sum(values),
+        "buffer__out.mean": sum(values) / len(values),
+        "buffer__out.min": min(values),
+        "buffer__out.max": max(values),
+        "buffer__out.median": float(np.median(values)),
+    }
+
+
+def run_with(tmp_path: Path, fake: FakeLauncher, *cases: PlannedCase) -> list[CaseStatus]:
+    """The plan run on fake; what it returns is also what it left in its status file."""
+    statuses = run_plan(plan_of(tmp_path, *cases), lambda device: fake)
+    assert read_statuses((tmp_path / "status.json").read_text()) == statuses
+    assert not list(tmp_path.glob("*.partial")), "every file written whole, then renamed"
+    assert sorted(fake.freed) == sorted(fake.memory), "every buffer freed"
+    return statuses
+
+
+def test_each_case_records_what_its_own_launches_left_in_its_named_buffers(tmp_path: Path):
+    fake = FakeLauncher(0)
+    once, thrice = planned("once"), planned("thrice", repeat=3)
+    statuses = run_with(tmp_path, fake, once, thrice)
+    assert fake.launches == ["once", "thrice", "thrice", "thrice"]
+    own = case_number("once")
+    assert statuses[0] == CaseStatus("once", True, None, "k_once", 1, read_out([own + i for i in range(4)]))
+    # Each launch adds the case's number again: the median launch is the second.
+    own = case_number("thrice")
+    assert statuses[1] == CaseStatus(
+        "thrice", True, None, "k_thrice", 3, read_out([2 * own + i for i in range(4)])
+    )
+
+
+def test_a_launch_cuda_refuses_fails_its_case_with_the_error_and_the_next_cases_run(tmp_path: Path):
+    fake = FakeLauncher(0, refused=frozenset({"refused"}))
+    statuses = run_with(tmp_path, fake, planned("refused"), planned("after"))
+    assert statuses[0] == CaseStatus("refused", False, f"CUDAError: {TOO_MANY_RESOURCES}", "k_refused")
+    assert statuses[1].ok and statuses[1].values == read_out([case_number("after") + i for i in range(4)])
+    assert fake.launches == ["after"]
+
+
+def test_a_fault_that_loses_the_context_fails_its_case_and_no_later_case_runs(tmp_path: Path):
+    fake = FakeLauncher(0, faults=frozenset({"faults"}))
+    cases = [planned("first"), planned("faults"), planned("never"), planned("nor_this")]
+    statuses = run_with(tmp_path, fake, *cases)
+    assert [s.ok for s in statuses] == [True, False]
+    assert statuses[1] == CaseStatus(
+        "faults",
+        False,
+        f"CUDAError: {ILLEGAL_ADDRESS}",
+        "k_faults",
+        context_lost=True,
+        not_run=("never", "nor_this"),
+    )
+    assert fake.launches == ["first", "faults"]
+    assert Progress.from_json((tmp_path / PROGRESS_FILE).read_text()) == Progress("faults", False, True, 5)
+
+
+def test_a_fault_in_the_last_case_leaves_no_case_unrun(tmp_path: Path):
+    fake = FakeLauncher(0, faults=frozenset({"last"}))
+    [first, last] = run_with(tmp_path, fake, planned("first"), planned("last"))
+    assert first.ok and last.context_lost and last.not_run == ()
+
+
+def test_a_readback_that_fails_fails_its_case_with_the_error_and_the_next_cases_run(tmp_path: Path):
+    fake = FakeLauncher(0, unreadable=frozenset({"unreadable"}))
+    statuses = run_with(tmp_path, fake, planned("unreadable", repeat=2), planned("after"))
+    error = "RuntimeError: CUDA_ERROR_INVALID_VALUE: invalid argument"
+    assert statuses[0] == CaseStatus("unreadable", False, error, "k_unreadable")
+    assert statuses[1].ok and statuses[1].values == read_out([case_number("after") + i for i in range(4)])
+    assert fake.launches == ["unreadable", "after"], "no launch after the failed readback"
+
+
+def test_a_case_without_named_buffers_records_no_values(tmp_path: Path):
+    unnamed = {"buffer": "float32", "count": 8}
+    [status] = run_with(tmp_path, FakeLauncher(0), planned("plain", repeat=2, args=(unnamed, {"int32": 3})))
+    assert status == CaseStatus("plain", True, None, "k_plain", 2, {})
+
+
+def test_where_cuda_cannot_start_every_case_fails_and_the_progress_says_the_plan_ended(tmp_path: Path):
+    def no_cuda(device_index: int) -> FakeLauncher:
+        raise RuntimeError("no CUDA here")
+
+    cases = [PlannedCase(name, "/none.cubin", "k", (1, 1, 1), (32, 1, 1), 0, []) for name in ("a", "b")]
+    plan = Plan(device=0, status_path=str(tmp_path / "status.json"), cases=cases)
+    statuses = run_plan(plan, no_cuda)
+    assert statuses == [CaseStatus(name, False, "CUDA could not start: no CUDA here", "k") for name in "ab"]
+    assert read_statuses((tmp_path / "status.json").read_text()) == statuses
+    progress = Progress.from_json((tmp_path / PROGRESS_FILE).read_text())
+    assert progress is not None and progress.done and not progress.running
+    assert not list(tmp_path.glob("*.partial")), "every file written whole, then renamed"
+
+
+def test_the_progress_tells_each_case_s_start_and_end_and_a_lost_context_ends_the_plan(tmp_path: Path):
+    seen: list[Progress | None] = []
+
+    class Watched(FakeLauncher):
+        def launch(self, kernel, case, args) -> None:
+            seen.append(Progress.from_json((tmp_path / PROGRESS_FILE).read_text()))
+            super().launch(kernel, case, args)
+
+    fake = Watched(0, faults=frozenset({"faults"}))
+    cases = [planned("first", repeat=2, args=()), planned("faults", args=()), planned("never", args=())]
+    statuses = run_with(tmp_path, fake, *cases)
+    assert seen == [Progress("first", True, False, 2)] * 2 + [Progress("faults", True, False, 4)]
+    assert statuses == [
+        CaseStatus("first", True, None, "k_first", 2, {}),
+        CaseStatus(
+            "faults",
+            False,
+            f"CUDAError: {ILLEGAL_ADDRESS}",
+            "k_faults",
+            context_lost=True,
+            not_run=("never",),
+        ),
+    ]
+    assert Progress.from_json((tmp_path / PROGRESS_FILE).read_text()) == Progress("faults", False, True, 5)
+
+
+def test_the_progress_is_written_at_the_start_at_each_case_s_start_and_end_and_at_the_plan_s_end(
+    tmp_path: Path, monkeypatch
+):
+    written: list[Progress | None] = []
+    write = progress_module.write_atomically
+
+    def noted(path: Path, text: str) -> None:
+        written.append(Progress.from_json(text))
+        write(path, text)
+
+    monkeypatch.setattr(progress_module, "write_atomically", noted)
+    run_with(tmp_path, FakeLauncher(0, refused=frozenset({"b"})), planned("a"), planned("b"))
+    assert written == [
+        Progress(None, False, False, 1),
+        Progress("a", True, False, 2),
+        Progress("a", False, False, 3),
+        Progress("b", True, False, 4),
+        Progress("b", False, False, 5),
+        Progress("b", False, True, 6),
+    ]
+
+
+def test_an_empty_plan_ends_at_once_and_writes_no_status(tmp_path: Path):
+    assert run_plan(plan_of(tmp_path), lambda device: FakeLauncher(device)) == []
+    assert not (tmp_path / "status.json").exists()
+    assert Progress.from_json((tmp_path / PROGRESS_FILE).read_text()) == Progress(None, False, True, 2)
+
+
+def test_the_command_line_wants_one_plan_and_fails_where_it_cannot_be_read(tmp_path: Path, capsys):
+    assert main([]) == 2
+    assert capsys.readouterr().err == "usage: python -m ncuverify.runner PLAN.json\n"
+    assert main([str(tmp_path / "missing.json")]) == 1
+    assert "FileNotFoundError" in capsys.readouterr().err
+
+
+def test_python_m_ncuverify_runner_runs_a_plan_and_says_nothing(tmp_path: Path):
+    plan = Plan(device=0, status_path=str(tmp_path / "status.json"), cases=[planned("a"), planned("b")])
+    plan.write(tmp_path / "plan.json")
+    ran = subprocess.run(
+        [sys.executable, "-m", "ncuverify.runner", str(tmp_path / "plan.json")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (ran.returncode, ran.stdout) == (0, "")
+    # No cubin exists (and here, maybe no GPU): every case fails, each with its error.
+    statuses = read_statuses((tmp_path / "status.json").read_text())
+    assert [s.case for s in statuses] == ["a", "b"] and not any(s.ok for s in statuses)
+    assert json.loads((tmp_path / PROGRESS_FILE).read_text())["done"] is True
