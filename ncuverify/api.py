@@ -12,6 +12,7 @@ import pandas as pd
 from ncuverify import cache as compile_cache
 from ncuverify import pipeline
 from ncuverify.errors import ExitCode
+from ncuverify.options import CheckOptions
 from ncuverify.profile import NcuOptions
 from ncuverify.results import FileResult, exit_code
 from ncuverify.schedule import PassCounts
@@ -110,7 +111,7 @@ def check(
     and the other files are still checked."""
     given = [paths] if isinstance(paths, str | Path) else list(paths)
     files = expand_paths(map(Path, given))
-    options = pipeline.CheckOptions(
+    options = CheckOptions(
         arch=arch,
         ncu=NcuOptions(executable=ncu, clock_control=clock_control),
         from_profile=Path(from_profile) if from_profile is not None else None,

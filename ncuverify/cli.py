@@ -35,6 +35,7 @@ from ncuverify.build import BuildLimits
 from ncuverify.cache import CompileCache
 from ncuverify.environment import gpu_count
 from ncuverify.errors import ExitCode, InputError
+from ncuverify.options import CheckOptions
 from ncuverify.pipeline import internal_error_line
 from ncuverify.profile import NcuOptions
 from ncuverify.report import block_text, line_text
@@ -232,7 +233,7 @@ def check(
     console = _console()
     passes = _passes(no_cache)
     _print_warnings(console, passes.warnings if passes is not None else ())
-    options = pipeline.CheckOptions(
+    options = CheckOptions(
         arch=arch,
         ncu=NcuOptions(
             executable=ncu,
@@ -293,7 +294,7 @@ def baseline_save(
     paths = expand_paths(files)
     check_outputs({"": output}, paths)
     check_profile_folders(None, from_profile)
-    options = pipeline.CheckOptions(
+    options = CheckOptions(
         arch=arch,
         ncu=NcuOptions(executable=ncu),
         from_profile=from_profile,
@@ -329,7 +330,7 @@ def audit(
     paths = expand_paths(files)
     check_outputs({"--markdown": markdown}, paths)
     check_profile_folders(None, from_profile)
-    options = pipeline.CheckOptions(
+    options = CheckOptions(
         arch=arch,
         ncu=NcuOptions(executable=ncu),
         from_profile=from_profile,
@@ -384,7 +385,7 @@ def build(
     ncuverify itself failed on a file.
     """
     paths = expand_paths(files)
-    options = pipeline.CheckOptions(
+    options = CheckOptions(
         arch=arch, cache=_cache(no_cache), build=build_limits(allow_include, compile_timeout)
     )
     console = _console()
@@ -497,7 +498,7 @@ def lint(
     Exit codes: 0 every file is sound; 2 one is not; 4 ncuverify itself failed on a file.
     """
     paths = expand_paths(files)
-    options = pipeline.CheckOptions(
+    options = CheckOptions(
         arch=arch, cache=_cache(no_cache), build=build_limits(allow_include, compile_timeout)
     )
     console = _console()
@@ -775,7 +776,7 @@ def _print_warnings(console: Console, warnings: Sequence[str]) -> None:
         console.print(line_text(f"warning: {warning}", "bold yellow"), soft_wrap=True)
 
 
-def _check_files(files: list[Path], options: pipeline.CheckOptions) -> list[FileResult]:
+def _check_files(files: list[Path], options: CheckOptions) -> list[FileResult]:
     """Every file's result; after Ctrl-C, those that finished, and the rest marked as not run. On a
     terminal a line under the output says what is being done; elsewhere nothing is added."""
     console = _console()

@@ -18,13 +18,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ncuverify import __version__, explain, metrics, profile, recording, session
-from ncuverify.build import BuildLimits, KernelBuild, build_spec, nvrtc_version
-from ncuverify.cache import CompileCache
+from ncuverify.build import KernelBuild, build_spec, nvrtc_version
 from ncuverify.environment import Gpu, detect_gpu, find_ncu, gpu_count, ncu_version
 from ncuverify.errors import EnvironmentProblem, InputError
 from ncuverify.explain import Explanation
 from ncuverify.judge import applies_to, judge, other_arch, skip_all
 from ncuverify.measurements import Measurements
+from ncuverify.options import CheckOptions
 from ncuverify.provenance import Provenance
 from ncuverify.results import ClaimResult, FileKey, FileResult, Verdict, run_keys
 from ncuverify.schedule import PassCounts
@@ -35,23 +35,6 @@ from ncuverify.text import one_line, printable
 
 # How much of an unexpected exception's message its one line shows; the traceback file has it all.
 _MAX_INTERNAL_MESSAGE = 300
-
-
-@dataclass(frozen=True)
-class CheckOptions:
-    arch: str | None = None  # build target; else the GPU's, else the file's
-    ncu: profile.NcuOptions = field(default_factory=profile.NcuOptions)
-    save_profile: Path | None = None  # record the run's profile in this folder
-    keep_report: bool = False  # with save_profile: keep ncu's .ncu-rep reports too
-    from_profile: Path | None = None  # judge a recorded profile from this folder instead of profiling
-    static_only: bool = False  # judge only the claims that need no GPU
-    cache: CompileCache | None = None  # compile through this cache; None compiles every time
-    build: BuildLimits = field(default_factory=BuildLimits)  # what kernels may include; build time limit
-    passes: PassCounts | None = None  # ncu's passes per metric set, remembered between runs
-    gpus: tuple[int, ...] | None = None  # profile on these GPUs; None: the first
-    explain: bool = True  # profile failing memory claims again for ncu's rules and source lines
-    shard: tuple[int, int] | None = None  # (K, N): judge only the K-th of N shares of the claims
-    on_progress: Callable[[str], None] | None = None  # told what the run is doing, a line at a time
 
 
 @dataclass(frozen=True)

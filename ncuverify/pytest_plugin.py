@@ -15,7 +15,8 @@ import pytest
 
 from ncuverify.errors import InputError
 from ncuverify.explain import claim_lines
-from ncuverify.pipeline import CheckOptions, check_files
+from ncuverify.options import CheckOptions
+from ncuverify.pipeline import check_files
 from ncuverify.profile import NcuOptions
 from ncuverify.results import FileResult, Verdict
 from ncuverify.spec import load

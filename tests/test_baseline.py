@@ -13,7 +13,8 @@ from ncuverify import baseline
 from ncuverify.cli import app
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.measurements import Measurements
-from ncuverify.pipeline import CheckOptions, Environment, check_file
+from ncuverify.options import CheckOptions
+from ncuverify.pipeline import Environment, check_file
 from ncuverify.spec import Tolerance
 
 NO_GPU = Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")

@@ -14,6 +14,7 @@ from ncuverify import pipeline
 from ncuverify.build import BuildLimits
 from ncuverify.cli import app
 from ncuverify.errors import ExitCode, InputError
+from ncuverify.options import CheckOptions
 from ncuverify.results import FileResult, exit_code, worst
 
 NO_GPU = pipeline.Environment(
@@ -190,7 +191,7 @@ def invoke_command(*args: str):
 
 def test_the_pipeline_says_what_it_is_doing(no_gpu):
     lines: list[str] = []
-    options = pipeline.CheckOptions(static_only=True, on_progress=lines.append)
+    options = CheckOptions(static_only=True, on_progress=lines.append)
     pipeline.check_files([DATA / "static.yaml"], options)
     assert lines == ["static.yaml: reading", "static.yaml: compiling"]
 
@@ -456,7 +457,7 @@ def test_a_crash_while_profiling_is_every_profiled_files_and_keeps_the_static_ve
         return real_split(runs, keys, symbols)
 
     monkeypatch.setattr(session, "measurements_by_file", crashing_on_sample)
-    options = pipeline.CheckOptions(from_profile=FIXTURES)
+    options = CheckOptions(from_profile=FIXTURES)
     environment = pipeline.Environment(None, None, "no GPU")
     static, sample = pipeline.check_files([DATA / "static.yaml", DATA / "sample.yaml"], options, environment)
     assert sample.internal_error.startswith(
@@ -484,7 +485,7 @@ def test_the_builds_warnings_are_the_files(no_gpu, monkeypatch):
         return {name: Warned(build) for name, build in real_build(spec, arch, cache, limits).items()}
 
     monkeypatch.setattr(pipeline, "build_spec", warned)
-    result = pipeline.check_file(DATA / "static.yaml", pipeline.CheckOptions(static_only=True))
+    result = pipeline.check_file(DATA / "static.yaml", CheckOptions(static_only=True))
     assert result.warnings == ["cache entry x was damaged; rebuilt"]  # once, though three kernels share it
 
 
@@ -727,7 +728,7 @@ def test_the_progress_line_shows_file_names_as_text(monkeypatch, tmp_path):
     monkeypatch.setattr(cli, "Progress", Recorded)
     monkeypatch.setattr(cli, "_console", lambda: cli.Console(force_terminal=True, width=160))
     monkeypatch.setattr(pipeline.Environment, "probe", classmethod(lambda cls, ncu: NO_GPU))
-    cli._check_files([named], pipeline.CheckOptions(static_only=True))
+    cli._check_files([named], CheckOptions(static_only=True))
     assert descriptions == ["\\x1b[2J[bold]x.yaml: reading", "\\x1b[2J[bold]x.yaml: compiling"]
 
 

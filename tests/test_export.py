@@ -15,7 +15,8 @@ from ncuverify import export
 from ncuverify.cli import app
 from ncuverify.errors import ExitCode
 from ncuverify.explain import Explanation, RuleFinding, SourceLine
-from ncuverify.pipeline import CheckOptions, Environment, check_file
+from ncuverify.options import CheckOptions
+from ncuverify.pipeline import Environment, check_file
 from ncuverify.results import ClaimResult, FileResult, Verdict
 from ncuverify.spec import Claim
 from ncuverify.text import printable

@@ -12,7 +12,8 @@ from conftest import DATA, ROOT
 from ncuverify import recording
 from ncuverify.build import build_spec
 from ncuverify.errors import ExitCode
-from ncuverify.pipeline import CheckOptions, Environment, check_file, check_files
+from ncuverify.options import CheckOptions
+from ncuverify.pipeline import Environment, check_file, check_files
 from ncuverify.profile import NcuOptions, parse_csv
 from ncuverify.results import Verdict, run_keys
 from ncuverify.spec import load

@@ -91,7 +91,8 @@ def test_a_failed_memory_claim_shows_what_ncu_says_and_where():
     """The H200 recording of tests/data/explain.yaml: two claims fail, each with ncu's rules and line."""
     from conftest import DATA, FIXTURES
 
-    from ncuverify.pipeline import CheckOptions, Environment, check_file
+    from ncuverify.options import CheckOptions
+    from ncuverify.pipeline import Environment, check_file
 
     result = check_file(
         DATA / "explain.yaml", CheckOptions(from_profile=FIXTURES), Environment(None, None, "no GPU")

@@ -9,7 +9,8 @@ from conftest import DATA, FIXTURES
 
 from ncuverify import recording
 from ncuverify.environment import Gpu
-from ncuverify.pipeline import CheckOptions, Environment, check_files, split_claims
+from ncuverify.options import CheckOptions
+from ncuverify.pipeline import Environment, check_files, split_claims
 from ncuverify.profile import NcuOptions
 from ncuverify.results import Verdict, exit_code, run_keys
 from ncuverify.schedule import PassCounts

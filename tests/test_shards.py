@@ -16,7 +16,8 @@ from ncuverify import export
 from ncuverify.cli import app
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.export import Shard, ShardOf
-from ncuverify.pipeline import CheckOptions, Environment, check_file
+from ncuverify.options import CheckOptions
+from ncuverify.pipeline import Environment, check_file
 from ncuverify.results import FileResult
 from ncuverify.spec import load, share_of
 
