@@ -254,14 +254,14 @@ def test_a_bug_is_one_line_naming_its_traceback_and_exit_4(monkeypatch):
 
 
 def test_main_turns_what_escapes_the_commands_into_one_line(monkeypatch, capsys):
-    from ncuverify import cli
+    from ncuverify.cli import root
 
     def broken() -> None:
         raise KeyError("outside any command")
 
-    monkeypatch.setattr(cli, "app", broken)
+    monkeypatch.setattr(root, "app", broken)
     with pytest.raises(SystemExit) as exited:
-        cli.main()
+        root.main()
     assert exited.value.code == ExitCode.INTERNAL_ERROR
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert line.startswith(
@@ -715,20 +715,20 @@ def test_markup_and_escape_sequences_from_a_file_show_literally(no_gpu, tmp_path
 
 
 def test_the_progress_line_shows_file_names_as_text(monkeypatch, tmp_path):
-    from ncuverify import cli
+    from ncuverify.cli import terminal
 
     descriptions = []
 
-    class Recorded(cli.Progress):
+    class Recorded(terminal.Progress):
         def update(self, task, **fields):
             descriptions.append(fields.get("description"))
 
     named = tmp_path / "\x1b[2J[bold]x.yaml"
     named.write_text((DATA / "hostile_text.yaml").read_text())
-    monkeypatch.setattr(cli, "Progress", Recorded)
-    monkeypatch.setattr(cli, "_console", lambda: cli.Console(force_terminal=True, width=160))
+    monkeypatch.setattr(terminal, "Progress", Recorded)
+    monkeypatch.setattr(terminal, "console", lambda: terminal.Console(force_terminal=True, width=160))
     monkeypatch.setattr(pipeline.Environment, "probe", classmethod(lambda cls, ncu: NO_GPU))
-    cli._check_files([named], CheckOptions(static_only=True))
+    terminal.check_files([named], CheckOptions(static_only=True))
     assert descriptions == ["\\x1b[2J[bold]x.yaml: reading", "\\x1b[2J[bold]x.yaml: compiling"]
 
 
@@ -825,9 +825,9 @@ def test_a_baseline_or_shard_that_is_not_a_regular_file_is_refused_not_read(no_g
 def test_any_option_text_is_a_value_or_one_refusal(text):
     import typer
 
-    from ncuverify import cli
+    from ncuverify.cli import option_groups
 
-    for parse in (cli._shard, cli._gpus):
+    for parse in (option_groups.shard_of, option_groups.gpus_of):
         try:
             value = parse(text)
         except typer.BadParameter as refused:
@@ -835,7 +835,7 @@ def test_any_option_text_is_a_value_or_one_refusal(text):
         else:
             assert all(isinstance(n, int) and 0 <= n < 100000 for n in value)
     try:
-        cli._tolerances([text])
+        option_groups.tolerances_of([text])
     except InputError as refused:
         assert "\x1b" not in str(refused) and "\n" not in str(refused)
 
