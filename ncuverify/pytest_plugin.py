@@ -3,7 +3,9 @@ named by file and claim id, with ncuverify's verdicts as pytest's outcomes.
 
 Files in a folder named `expectations` are collected; `--ncuverify` collects every YAML file given.
 The files are checked together, once per session, when the first claim runs: one profile of all of
-them, as `ncuverify check` makes.
+them, as `ncuverify check` makes, with its options (the compile cache, ncu's passes remembered). The
+ini values `ncuverify_allow_include` and `ncuverify_compile_timeout` set the build limits, as
+`--allow-include` and `--compile-timeout` do.
 """
 
 from __future__ import annotations

@@ -109,10 +109,8 @@ def check(
     profiler = Profiler(ncu, clock_control, cache_control, case_timeout)
     shares, chosen_gpus = shard_of(shard), gpus_of(gpus)
     paths = expand_paths(files)
-    outputs, against = (
-        Outputs(json_file, junit_xml, markdown),
-        BaselineChoice(baseline, tuple(tolerance or ())),
-    )
+    outputs = Outputs(json_file, junit_xml, markdown)
+    against = BaselineChoice(baseline, tuple(tolerance or ()))
     outputs.check([*paths, *against.inputs()])
     against.check_file()
     profiles.check_folders()
