@@ -9,12 +9,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from ncuverify import cache as compile_cache
-from ncuverify import pipeline
+from ncuverify import options, pipeline
 from ncuverify.errors import ExitCode
 from ncuverify.profile import NcuOptions
 from ncuverify.results import FileResult, exit_code
-from ncuverify.schedule import PassCounts
 from ncuverify.spec import expand_paths
 
 
@@ -102,21 +100,27 @@ def check(
     clock_control: str = "none",
     cache: bool = True,
     gpus: Iterable[int] | None = None,
+    allow_include: Iterable[str | Path] = (),
+    compile_timeout: float = 120.0,
 ) -> Results:
     """Check expectation files (or folders of them) as `ncuverify check` does, and return the results.
+    allow_include names folders outside the project that kernels may include from; compile_timeout
+    stops compiling one kernel source after that many seconds.
 
-    InputError for a path that does not exist or a folder without expectation files; a file that is
-    wrong, or on which ncuverify itself fails, has its `input_error` or `internal_error` set instead,
-    and the other files are still checked."""
+    InputError for a path that does not exist or a folder without expectation files (or for an
+    include folder that is not one); a file that is wrong, or on which ncuverify itself fails, has its
+    `input_error` or `internal_error` set instead, and the other files are still checked."""
     given = [paths] if isinstance(paths, str | Path) else list(paths)
     files = expand_paths(map(Path, given))
-    options = pipeline.CheckOptions(
+    run = options.for_run(
         arch=arch,
         ncu=NcuOptions(executable=ncu, clock_control=clock_control),
         from_profile=Path(from_profile) if from_profile is not None else None,
         static_only=static_only,
-        cache=compile_cache.CompileCache(compile_cache.default_folder()) if cache else None,
-        passes=PassCounts.load(compile_cache.passes_file()) if cache else None,
+        cache=cache,
+        build=options.build_limits(
+            map(Path, allow_include), compile_timeout, "allow_include", "compile_timeout"
+        ),
         gpus=tuple(gpus) if gpus is not None else None,
     )
-    return Results(pipeline.check_files(files, options))
+    return Results(pipeline.check_files(files, run))

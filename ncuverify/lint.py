@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ncuverify import metrics, profile
 from ncuverify.build import KernelBuild, build_spec
 from ncuverify.environment import Environment
 from ncuverify.errors import InputError
+from ncuverify.options import CheckOptions
 from ncuverify.spec import Spec, load
-
-if TYPE_CHECKING:  # the pipeline, which holds CheckOptions, imports this module: for types only
-    from ncuverify.pipeline import CheckOptions
 
 
 def build_file(

@@ -3,7 +3,9 @@ named by file and claim id, with ncuverify's verdicts as pytest's outcomes.
 
 Files in a folder named `expectations` are collected; `--ncuverify` collects every YAML file given.
 The files are checked together, once per session, when the first claim runs: one profile of all of
-them, as `ncuverify check` makes.
+them, as `ncuverify check` makes, with its options (the compile cache, ncu's passes remembered). The
+ini values `ncuverify_allow_include` and `ncuverify_compile_timeout` set the build limits, as
+`--allow-include` and `--compile-timeout` do.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ from typing import Any
 
 import pytest
 
+from ncuverify import options, pipeline
+from ncuverify.build import BuildLimits
 from ncuverify.errors import InputError
 from ncuverify.explain import claim_lines
-from ncuverify.pipeline import CheckOptions, check_files
 from ncuverify.profile import NcuOptions
 from ncuverify.results import FileResult, Verdict
 from ncuverify.spec import load
@@ -23,6 +26,7 @@ from ncuverify.text import one_line, printable
 
 _RESULTS = pytest.StashKey[dict[Path, FileResult]]()
 _FILES = pytest.StashKey[list[Path]]()  # every expectation file collected, in order
+_LIMITS = pytest.StashKey[BuildLimits]()  # the ini file's build limits, checked as pytest starts
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -33,6 +37,38 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--ncuverify-arch", default=None, help="build for this architecture, e.g. sm_90")
     group.addoption("--ncuverify-from-profile", default=None, help="judge profiles recorded in this folder")
     group.addoption("--ncuverify-ncu", default="ncu", help="the ncu executable")
+    parser.addini(
+        "ncuverify_allow_include",
+        "folders outside the project that kernels may include from",
+        type="paths",
+        default=[],
+    )
+    parser.addini(
+        "ncuverify_compile_timeout", "stop compiling one kernel source after this many seconds", default="120"
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The build limits of the ini file, refused as a usage error before anything is collected."""
+    timeout = str(config.getini("ncuverify_compile_timeout"))
+    try:
+        config.stash[_LIMITS] = options.build_limits(
+            config.getini("ncuverify_allow_include"),
+            _seconds(timeout),
+            "ncuverify_allow_include",
+            "ncuverify_compile_timeout",
+        )
+    except InputError as error:
+        raise pytest.UsageError(printable(str(error))) from None
+
+
+def _seconds(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise pytest.UsageError(
+            f"ncuverify_compile_timeout: {one_line(repr(text))}: give a number of seconds"
+        ) from None
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -98,11 +134,12 @@ def _file_result(config: pytest.Config, path: Path) -> FileResult:
     """The file's results: every collected file is checked on the first call, in one run."""
     if _RESULTS not in config.stash:
         from_profile = config.getoption("ncuverify_from_profile")
-        options = CheckOptions(
+        run = options.for_run(
             arch=config.getoption("ncuverify_arch"),
             ncu=NcuOptions(executable=config.getoption("ncuverify_ncu")),
             from_profile=Path(from_profile) if from_profile else None,
+            build=config.stash[_LIMITS],
         )
         files = config.stash.get(_FILES, [])
-        config.stash[_RESULTS] = dict(zip(files, check_files(files, options), strict=True))
+        config.stash[_RESULTS] = dict(zip(files, pipeline.check_files(files, run), strict=True))
     return config.stash[_RESULTS][path]

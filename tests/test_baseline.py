@@ -14,7 +14,8 @@ from ncuverify.cli import app
 from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.measurements import Measurements
-from ncuverify.pipeline import CheckOptions, check_file
+from ncuverify.options import CheckOptions
+from ncuverify.pipeline import check_file
 from ncuverify.spec import Tolerance
 
 NO_GPU = Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")

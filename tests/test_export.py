@@ -16,7 +16,8 @@ from ncuverify.cli import app
 from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode
 from ncuverify.explain import Explanation, RuleFinding, SourceLine
-from ncuverify.pipeline import CheckOptions, check_file
+from ncuverify.options import CheckOptions
+from ncuverify.pipeline import check_file
 from ncuverify.results import ClaimResult, FileResult, Verdict
 from ncuverify.spec import Claim
 from ncuverify.text import printable

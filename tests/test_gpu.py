@@ -13,7 +13,8 @@ from ncuverify import recording
 from ncuverify.build import build_spec
 from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode
-from ncuverify.pipeline import CheckOptions, check_file, check_files
+from ncuverify.options import CheckOptions
+from ncuverify.pipeline import check_file, check_files
 from ncuverify.profile import NcuOptions, parse_csv
 from ncuverify.results import Verdict, run_keys
 from ncuverify.spec import load

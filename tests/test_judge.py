@@ -9,7 +9,8 @@ from ncuverify import export, recording
 from ncuverify.environment import Environment
 from ncuverify.judge import describe, format_number, holds, judge_claim, skip_all
 from ncuverify.measurements import Measurements
-from ncuverify.pipeline import CheckOptions, check_file
+from ncuverify.options import CheckOptions
+from ncuverify.pipeline import check_file
 from ncuverify.results import ClaimResult, Verdict, file_key, run_keys
 from ncuverify.spec import Claim, Expectation, load
 

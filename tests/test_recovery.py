@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from conftest import DATA
 
-from ncuverify.environment import Gpu
-from ncuverify.pipeline import CheckOptions, Environment, check_files
+from ncuverify.environment import Environment, Gpu
+from ncuverify.options import CheckOptions
+from ncuverify.pipeline import check_files
 from ncuverify.profile import NcuOptions
 from ncuverify.results import FileResult, Verdict, run_keys
 from ncuverify.runner.status import CaseStatus, read_statuses

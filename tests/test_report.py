@@ -92,7 +92,8 @@ def test_a_failed_memory_claim_shows_what_ncu_says_and_where():
     from conftest import DATA, FIXTURES
 
     from ncuverify.environment import Environment
-    from ncuverify.pipeline import CheckOptions, check_file
+    from ncuverify.options import CheckOptions
+    from ncuverify.pipeline import check_file
 
     result = check_file(
         DATA / "explain.yaml", CheckOptions(from_profile=FIXTURES), Environment(None, None, "no GPU")

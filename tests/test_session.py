@@ -9,7 +9,8 @@ from conftest import DATA, FIXTURES
 
 from ncuverify import recording
 from ncuverify.environment import Environment, Gpu
-from ncuverify.pipeline import CheckOptions, check_files
+from ncuverify.options import CheckOptions
+from ncuverify.pipeline import check_files
 from ncuverify.profile import NcuOptions
 from ncuverify.results import Verdict, exit_code, run_keys
 from ncuverify.schedule import PassCounts

@@ -17,7 +17,8 @@ from ncuverify.cli import app
 from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.export import Shard, ShardOf
-from ncuverify.pipeline import CheckOptions, check_file
+from ncuverify.options import CheckOptions
+from ncuverify.pipeline import check_file
 from ncuverify.results import FileResult
 from ncuverify.spec import load, share_of
 

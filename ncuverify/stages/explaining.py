@@ -6,20 +6,17 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ncuverify import explain, profile, recording, session
 from ncuverify.environment import Environment
 from ncuverify.errors import EnvironmentProblem, InputError
 from ncuverify.explain import Explanation
 from ncuverify.internal import isolated
+from ncuverify.options import CheckOptions
 from ncuverify.results import FileResult, Verdict
 from ncuverify.stages.profiling import file_cases, profile_settings
 from ncuverify.stages.progress import say
 from ncuverify.stages.values import Prepared, Profiled
-
-if TYPE_CHECKING:  # the pipeline, which holds CheckOptions, imports this module: for types only
-    from ncuverify.pipeline import CheckOptions
 
 
 def not_explained(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ncuverify import recording
 from ncuverify.build import KernelBuild, build_spec, is_static
@@ -15,13 +14,11 @@ from ncuverify.errors import InputError
 from ncuverify.judge import applies_to, judge, other_arch, skip_all
 from ncuverify.lint import build_warnings, check_metric_names, target_arch
 from ncuverify.measurements import Measurements
+from ncuverify.options import CheckOptions
 from ncuverify.results import FileKey, FileResult
 from ncuverify.spec import Claim, Spec, load, share_of
 from ncuverify.stages.progress import say
 from ncuverify.stages.values import Prepared
-
-if TYPE_CHECKING:  # the pipeline, which holds CheckOptions, imports this module: for types only
-    from ncuverify.pipeline import CheckOptions
 
 
 def prepare_file(

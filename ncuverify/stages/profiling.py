@@ -7,19 +7,16 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ncuverify import recording, session
 from ncuverify.environment import Environment, Gpu
 from ncuverify.errors import EnvironmentProblem, InputError
 from ncuverify.internal import isolated
 from ncuverify.measurements import Measurements
+from ncuverify.options import CheckOptions
 from ncuverify.schedule import PassCounts
 from ncuverify.stages.live_provenance import live_provenance
 from ncuverify.stages.values import Prepared, Profiled
-
-if TYPE_CHECKING:  # the pipeline, which holds CheckOptions, imports this module: for types only
-    from ncuverify.pipeline import CheckOptions
 
 
 def not_profiled(internal_error: str) -> Profiled:

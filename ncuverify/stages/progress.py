@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # the pipeline, which holds CheckOptions, imports this module: for types only
-    from ncuverify.pipeline import CheckOptions
+from ncuverify.options import CheckOptions
 
 
 def say(options: CheckOptions, line: str) -> None:

@@ -1,0 +1,51 @@
+"""`ncuverify baseline save`: check the files and record every measured value, for `check --baseline`."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ncuverify import baseline as baselines
+from ncuverify import report
+from ncuverify.cli.outputs import write_output
+from ncuverify.cli.params import AllowInclude, Arch, CompileTimeout, Files, FromProfile, Ncu
+from ncuverify.cli.runs import replay_or_profile
+from ncuverify.cli.terminal import check_files, console, print_pass_warnings
+from ncuverify.errors import ExitCode
+from ncuverify.report import line_text
+from ncuverify.results import exit_code, worst
+
+baseline_app = typer.Typer(
+    no_args_is_help=True, help="Record every measured value of a run, to compare later runs with."
+)
+
+
+@baseline_app.command("save")
+def baseline_save(
+    output: Annotated[Path, typer.Argument(help="the baseline file to write (JSON)", show_default=False)],
+    files: Files,
+    arch: Arch = None,
+    ncu: Ncu = "ncu",
+    from_profile: FromProfile = None,
+    allow_include: AllowInclude = None,
+    compile_timeout: CompileTimeout = 120.0,
+) -> None:
+    """Check the files and save every measured value as a baseline for `check --baseline`.
+
+    Exit codes as for check; the baseline is written whatever the verdicts.
+    """
+    paths, run = replay_or_profile(
+        files, {"": output}, arch, ncu, from_profile, allow_include, compile_timeout
+    )
+    shown_on = console()
+    print_pass_warnings(shown_on, run)
+    started = time.monotonic()
+    results = check_files(paths, run)
+    written = write_output(shown_on, "", output, lambda path: baselines.save(results, path))
+    shown = report.print_run(shown_on, results, time.monotonic() - started, verbose=False)
+    if written is ExitCode.OK:
+        shown_on.print(line_text(f"baseline written to {output}"), soft_wrap=True)
+    raise typer.Exit(int(worst(exit_code(results), written, shown)))

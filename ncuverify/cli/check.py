@@ -1,0 +1,163 @@
+"""`ncuverify check`: build, profile and judge the claims of a run, compare it with a baseline, and
+write and show its results."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ncuverify import baseline as baselines
+from ncuverify import export, options, report
+from ncuverify.baseline import Change
+from ncuverify.cli.option_groups import (
+    BaselineChoice,
+    Comparison,
+    Outputs,
+    Profiler,
+    Profiles,
+    gpus_of,
+    shard_of,
+)
+from ncuverify.cli.outputs import write_results
+from ncuverify.cli.params import (
+    AllowInclude,
+    Arch,
+    CompileTimeout,
+    Files,
+    FromProfile,
+    JunitXml,
+    Ncu,
+    NoCache,
+    Verbose,
+    seconds,
+)
+from ncuverify.cli.terminal import check_files, console, print_pass_warnings, say_internal_error
+from ncuverify.errors import ExitCode
+from ncuverify.results import FileResult, exit_code, worst
+from ncuverify.spec import expand_paths
+
+
+def check(
+    files: Files,
+    verbose: Verbose = False,
+    arch: Arch = None,
+    ncu: Ncu = "ncu",
+    clock_control: Annotated[str, typer.Option(help="ncu --clock-control: none or base")] = "none",
+    cache_control: Annotated[str, typer.Option(help="ncu --cache-control: all or none")] = "all",
+    case_timeout: Annotated[
+        float,
+        typer.Option(
+            help="stop an ncu process that makes no progress (a case, or ncu itself) for this many seconds",
+            callback=seconds,
+        ),
+    ] = 300.0,
+    save_profile: Annotated[
+        Path | None,
+        typer.Option(help="record the run's profile (ncu logs, runner status, provenance, cubins) in DIR"),
+    ] = None,
+    ncu_report: Annotated[
+        bool, typer.Option("--ncu-report", help="with --save-profile: keep ncu's .ncu-rep reports too")
+    ] = False,
+    gpus: Annotated[
+        str | None,
+        typer.Option(help="profile on these GPUs: all, or indices such as 0,1 (default: the first)"),
+    ] = None,
+    explain: Annotated[
+        bool,
+        typer.Option(help="profile the cases of failed memory claims again for ncu's rules and source lines"),
+    ] = True,
+    from_profile: FromProfile = None,
+    static_only: Annotated[
+        bool, typer.Option("--static-only", help="judge only the claims on static facts (no GPU needed)")
+    ] = False,
+    no_cache: NoCache = False,
+    shard: Annotated[
+        str | None, typer.Option(help="K/N: judge only the K-th of N deterministic shares of the claims")
+    ] = None,
+    json_file: Annotated[
+        Path | None, typer.Option("--json", help="write every claim, measurement and provenance as JSON")
+    ] = None,
+    junit_xml: JunitXml = None,
+    markdown: Annotated[
+        Path | None, typer.Option(help="write a Markdown summary (pull request, CI step)")
+    ] = None,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(help="also report what got worse or better than this baseline; worse exits 1"),
+    ] = None,
+    tolerance: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="NAME=rel:FRACTION or NAME=abs:AMOUNT: how much worse than the baseline a measure may get"
+        ),
+    ] = None,
+    allow_include: AllowInclude = None,
+    compile_timeout: CompileTimeout = 120.0,
+) -> None:
+    """Build, profile and judge every claim of the given files (expectation files, or folders of them).
+
+    Exit codes: 0 every claim holds; 1 a claim failed or could not be evaluated, or a measure regressed
+    against --baseline; 2 the input is wrong (an output that cannot be written too); 3 the claims could
+    not be measured here (no GPU, no ncu, no counter access); 4 ncuverify itself failed (one line names
+    the file that holds the traceback). The first in the order 4, 2, 1, 3 wins.
+    """
+    profiles = Profiles(save_profile, ncu_report, from_profile)
+    profiler = Profiler(ncu, clock_control, cache_control, case_timeout)
+    shares, chosen_gpus = shard_of(shard), gpus_of(gpus)
+    paths = expand_paths(files)
+    outputs = Outputs(json_file, junit_xml, markdown)
+    against = BaselineChoice(baseline, tuple(tolerance or ()))
+    outputs.check([*paths, *against.inputs()])
+    against.check_file()
+    profiles.check_folders()
+    limits = options.build_limits(allow_include, compile_timeout)
+    comparison = against.load()
+    run = options.for_run(
+        arch=arch,
+        ncu=profiler.ncu(),
+        save_profile=profiles.save,
+        keep_report=profiles.keep_report,
+        from_profile=profiles.replay,
+        static_only=static_only,
+        cache=not no_cache,
+        build=limits,
+        gpus=chosen_gpus,
+        explain=explain,
+        shard=shares,
+    )
+    shown_on = console()
+    print_pass_warnings(shown_on, run)
+    started = time.monotonic()
+    results = check_files(paths, run)
+    changes, code = _compared(comparison, results, exit_code(results))
+    written = write_results(shown_on, results, code, outputs.by_option(), _run_identity(shares, paths))
+    shown = report.print_run(shown_on, results, time.monotonic() - started, verbose)
+    if changes is not None:
+        report.print_changes(shown_on, changes)
+    raise typer.Exit(int(worst(code, written, shown)))
+
+
+def _compared(
+    comparison: Comparison | None, results: Sequence[FileResult], code: ExitCode
+) -> tuple[list[Change] | None, ExitCode]:
+    """What moved against the baseline, and the run's exit code with what got worse in it."""
+    if comparison is None:
+        return None, code
+    try:
+        changes = baselines.compare(comparison.before, results, comparison.tolerances)
+    except Exception as error:  # a bug in the comparison: the results are still written and shown
+        say_internal_error(error, "--baseline")
+        return None, worst(code, ExitCode.INTERNAL_ERROR)
+    if any(change.worse for change in changes):
+        code = worst(code, ExitCode.CLAIM_FAILED)
+    return changes, code
+
+
+def _run_identity(shares: tuple[int, int] | None, paths: Sequence[Path]) -> export.ShardOf:
+    """Which share of which suite this run is, for --json (merge checks that shards make one run)."""
+    k, n = shares or (1, 1)
+    return export.ShardOf(k, n, export.suite_digest(paths))

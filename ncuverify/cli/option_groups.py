@@ -1,0 +1,146 @@
+"""The options of the commands in groups: each a frozen value made from the parsed parameters, which
+refuses what cannot be meant (typer.BadParameter, exit 2) as it is made."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from ncuverify import baseline as baselines
+from ncuverify.cli.paths import check_input_files, check_outputs, check_profile_folders
+from ncuverify.environment import gpu_count
+from ncuverify.profile import NcuOptions
+from ncuverify.spec import Tolerance
+from ncuverify.text import one_line
+
+# --shard K/N and --gpus: small numbers in ASCII digits (str.isdigit takes '²', which int() refuses).
+MAX_SHARDS = 10000
+_SHARD = re.compile(r"([0-9]{1,5})/([0-9]{1,5})")
+_GPU_INDEX = re.compile(r"[0-9]{1,3}")
+
+
+@dataclass(frozen=True)
+class Profiles:
+    """--save-profile, --ncu-report, --from-profile: record a run's profile, or replay one."""
+
+    save: Path | None
+    keep_report: bool
+    replay: Path | None
+
+    def __post_init__(self) -> None:
+        if self.save is not None and self.replay is not None:
+            raise typer.BadParameter(
+                "record a new profile or replay an old one, not both", param_hint="--save-profile"
+            )
+        if self.keep_report and self.save is None:
+            raise typer.BadParameter(
+                "keeps reports in the --save-profile folder: give one", param_hint="--ncu-report"
+            )
+
+    def check_folders(self) -> None:
+        check_profile_folders(self.save, self.replay)
+
+
+@dataclass(frozen=True)
+class Profiler:
+    """--ncu, --clock-control, --cache-control, --case-timeout: how ncu is run."""
+
+    executable: str
+    clock_control: str
+    cache_control: str
+    case_timeout_s: float
+
+    def __post_init__(self) -> None:
+        if self.clock_control not in ("none", "base"):
+            raise typer.BadParameter("none or base", param_hint="--clock-control")
+        if self.cache_control not in ("all", "none"):
+            raise typer.BadParameter("all or none", param_hint="--cache-control")
+
+    def ncu(self) -> NcuOptions:
+        return NcuOptions(
+            executable=self.executable,
+            clock_control=self.clock_control,
+            cache_control=self.cache_control,
+            case_timeout_s=self.case_timeout_s,
+        )
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """--json, --junit-xml, --markdown: the files a run's results are written to."""
+
+    json: Path | None
+    junit_xml: Path | None
+    markdown: Path | None
+
+    def by_option(self) -> dict[str, Path | None]:
+        return {"--json": self.json, "--junit-xml": self.junit_xml, "--markdown": self.markdown}
+
+    def check(self, inputs: Sequence[Path]) -> None:
+        check_outputs(self.by_option(), inputs)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A baseline that was read, and how much worse than it each measure named may get."""
+
+    before: dict[str, Any]
+    tolerances: dict[str, Tolerance]
+
+
+@dataclass(frozen=True)
+class BaselineChoice:
+    """--baseline and --tolerance: what a run is compared with."""
+
+    path: Path | None
+    tolerance_texts: tuple[str, ...]
+
+    def inputs(self) -> list[Path]:
+        return [self.path] if self.path is not None else []
+
+    def check_file(self) -> None:
+        check_input_files([("--baseline", self.path)] if self.path is not None else [])
+
+    def load(self) -> Comparison | None:
+        """The tolerances parsed, then the baseline read; None without --baseline."""
+        tolerances = tolerances_of(self.tolerance_texts)
+        return Comparison(baselines.load(self.path), tolerances) if self.path is not None else None
+
+
+def tolerances_of(texts: Sequence[str]) -> dict[str, Tolerance]:
+    return dict(baselines.parse_tolerance(text) for text in texts)
+
+
+def shard_of(text: str | None) -> tuple[int, int] | None:
+    """--shard K/N: the K-th of N shares, or None for the whole run."""
+    if text is None:
+        return None
+    matched = _SHARD.fullmatch(text.strip())
+    if matched is None or not 1 <= int(matched[1]) <= int(matched[2]) <= MAX_SHARDS:
+        raise typer.BadParameter(
+            f"{one_line(repr(text))}: write K/N with 1 <= K <= N <= {MAX_SHARDS}, e.g. 2/4",
+            param_hint="--shard",
+        )
+    return int(matched[1]), int(matched[2])
+
+
+def gpus_of(text: str | None) -> tuple[int, ...] | None:
+    """--gpus: None for the default GPU; "all" for every GPU the driver reports; else a list of indices."""
+    if text is None:
+        return None
+    if text.strip() == "all":
+        count = gpu_count()
+        if count == 0:
+            raise typer.BadParameter("no GPU here", param_hint="--gpus")
+        return tuple(range(count))
+    parts = [part.strip() for part in text.split(",")]
+    if not all(_GPU_INDEX.fullmatch(part) for part in parts) or len(set(parts)) != len(parts):
+        raise typer.BadParameter(
+            f"{one_line(repr(text))}: write all, or distinct GPU indices such as 0,1", param_hint="--gpus"
+        )
+    return tuple(int(part) for part in parts)

@@ -1,0 +1,74 @@
+"""The `ncuverify` command: its typer app, whose root command turns what a command raises into one
+line and its exit code, the commands registered on it, and `main`, the entry point."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import typer
+from typer.core import TyperGroup
+
+from ncuverify.cli import audit, baseline, build, cache, check, merge, schema
+from ncuverify.cli.terminal import console, say_internal_error
+from ncuverify.errors import ExitCode, InputError
+from ncuverify.report import block_text
+
+
+class _Guarded(TyperGroup):
+    """The root command: what a command raises ends as one line and its exit code, never a traceback."""
+
+    # typer hands every command its own Context, a subclass of the one the base class names
+    def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, typer.Abort, typer.TyperException, BrokenPipeError):
+            raise  # typer's own ends (usage errors exit 2), and a reader of the output that went away
+        except InputError as error:
+            console().print(block_text(error, "bold red"), soft_wrap=True)
+            raise typer.Exit(int(ExitCode.BAD_INPUT)) from None
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            raise typer.Exit(int(ExitCode.NOT_MEASURABLE)) from None
+        except Exception as error:
+            say_internal_error(error)
+            raise typer.Exit(int(ExitCode.INTERNAL_ERROR)) from None
+
+
+app = typer.Typer(
+    cls=_Guarded,
+    add_completion=False,
+    no_args_is_help=True,
+    # Typer's own traceback shows local variables, which may hold secrets; _Guarded shows none.
+    pretty_exceptions_enable=False,
+    help="Check quantitative claims about CUDA kernels against Nsight Compute measurements.",
+)
+
+
+@app.callback()
+def _root() -> None:
+    """ncuverify: claims about CUDA kernels, checked on the hardware."""
+
+
+# In the order `ncuverify --help` lists them.
+app.command()(check.check)
+app.add_typer(baseline.baseline_app, name="baseline")
+app.command()(audit.audit)
+app.command()(build.build)
+app.add_typer(cache.cache_app, name="cache")
+app.command()(merge.merge)
+app.command()(build.lint)
+app.command()(schema.schema)
+
+
+def main() -> None:
+    """The `ncuverify` command. What escapes the commands' own handling (see _Guarded) still ends in
+    one line: exit 3 on Ctrl-C, 4 on a bug."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(int(ExitCode.NOT_MEASURABLE))
+    except Exception as error:
+        say_internal_error(error)
+        sys.exit(int(ExitCode.INTERNAL_ERROR))

@@ -1,0 +1,104 @@
+"""The options of a run: what to build for, how to profile, what to judge; and the one way to make
+them, with the command line's defaults, that every caller uses (the commands, `ncuverify.check`, the
+pytest plugin)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ncuverify import cache as compile_cache
+from ncuverify import profile
+from ncuverify.build import BuildLimits
+from ncuverify.cache import CompileCache
+from ncuverify.errors import InputError
+from ncuverify.folders import folder_to_read_problem
+from ncuverify.schedule import PassCounts
+from ncuverify.text import printable
+
+# The longest time limit an option may set: a week; anything longer is a typo or an attack.
+MAX_SECONDS = 7 * 24 * 3600.0
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    arch: str | None = None  # build target; else the GPU's, else the file's
+    ncu: profile.NcuOptions = field(default_factory=profile.NcuOptions)
+    save_profile: Path | None = None  # record the run's profile in this folder
+    keep_report: bool = False  # with save_profile: keep ncu's .ncu-rep reports too
+    from_profile: Path | None = None  # judge a recorded profile from this folder instead of profiling
+    static_only: bool = False  # judge only the claims that need no GPU
+    cache: CompileCache | None = None  # compile through this cache; None compiles every time
+    build: BuildLimits = field(default_factory=BuildLimits)  # what kernels may include; build time limit
+    passes: PassCounts | None = None  # ncu's passes per metric set, remembered between runs
+    gpus: tuple[int, ...] | None = None  # profile on these GPUs; None: the first
+    explain: bool = True  # profile failing memory claims again for ncu's rules and source lines
+    shard: tuple[int, int] | None = None  # (K, N): judge only the K-th of N shares of the claims
+    on_progress: Callable[[str], None] | None = None  # told what the run is doing, a line at a time
+
+
+def for_run(
+    *,
+    arch: str | None = None,
+    ncu: profile.NcuOptions | None = None,
+    save_profile: Path | None = None,
+    keep_report: bool = False,
+    from_profile: Path | None = None,
+    static_only: bool = False,
+    cache: bool = True,
+    build: BuildLimits | None = None,
+    gpus: tuple[int, ...] | None = None,
+    explain: bool = True,
+    shard: tuple[int, int] | None = None,
+) -> CheckOptions:
+    """A run's options as `ncuverify check` makes them: compiled through the compile cache and with
+    ncu's passes per metric set remembered in its folder, unless cache is False (then every kernel is
+    compiled and the passes are guessed); failed memory claims explained unless explain is False."""
+    return CheckOptions(
+        arch=arch,
+        ncu=ncu or profile.NcuOptions(),
+        save_profile=save_profile,
+        keep_report=keep_report,
+        from_profile=from_profile,
+        static_only=static_only,
+        cache=CompileCache(compile_cache.default_folder()) if cache else None,
+        build=build or BuildLimits(),
+        # they shape how cases are grouped into ncu processes
+        passes=PassCounts.load(compile_cache.passes_file()) if cache else None,
+        gpus=gpus,
+        explain=explain,
+        shard=shard,
+    )
+
+
+def seconds_problem(value: float) -> str | None:
+    """Why value is no time limit, or None: it must be finite, above 0, at most a week (nan and inf
+    would never stop anything)."""
+    if math.isfinite(value) and 0 < value <= MAX_SECONDS:
+        return None
+    return f"{value}: give a number of seconds above 0 and at most {MAX_SECONDS:.0f}"
+
+
+def build_limits(
+    allow_include: Iterable[Path] | None,
+    timeout_s: float,
+    include_option: str = "--allow-include",
+    timeout_option: str = "--compile-timeout",
+) -> BuildLimits:
+    """The folders outside the project that kernels may include from (each must be an existing
+    folder) and the compile time limit, for the build; a refusal names the option at fault."""
+    roots: list[Path] = []
+    problems = []
+    for folder in allow_include or []:
+        problem = folder_to_read_problem(folder)
+        if problem is not None:
+            problems.append(f"{include_option}: {folder}: {problem}")
+        else:
+            roots.append(folder.resolve())
+    if (timeout_problem := seconds_problem(timeout_s)) is not None:
+        problems.append(f"{timeout_option}: {timeout_problem}")
+    if problems:
+        raise InputError("\n".join(printable(problem) for problem in problems))
+    return BuildLimits(allowed_roots=tuple(dict.fromkeys(roots)), timeout_s=timeout_s)

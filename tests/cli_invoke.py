@@ -1,0 +1,52 @@
+"""Running the command line in tests, without a GPU: the environment is fixed so that the tests run
+the same on any machine."""
+
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from ncuverify import pipeline
+from ncuverify.cli import app
+from ncuverify.environment import Environment
+from ncuverify.stages import prepare
+
+NO_GPU = Environment(
+    gpu=None, ncu=None, problem="no NVIDIA GPU: the CUDA driver library (libcuda) cannot be loaded"
+)
+
+
+@pytest.fixture
+def no_gpu(monkeypatch):
+    monkeypatch.setattr(Environment, "probe", classmethod(lambda cls, ncu: NO_GPU))
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(app, ["check", *args])
+
+
+def invoke_command(*args: str):
+    return CliRunner().invoke(app, list(args))
+
+
+@pytest.fixture
+def nothing_runs(monkeypatch):
+    """Fails the test if anything is compiled or checked."""
+    ran: list[str] = []
+    monkeypatch.setattr(prepare, "build_spec", lambda *args: ran.append("build_spec"))
+    monkeypatch.setattr(pipeline, "check_files", lambda *args: ran.append("check_files"))
+    yield ran
+    assert ran == []
+
+
+TRACEBACK_FILE = re.compile(r"please report it with (/\S+ncuverify-internal-\S+\.txt)$")
+
+
+def traceback_file(line: str) -> Path:
+    """The file an internal-error line names; it exists and holds the traceback."""
+    found = TRACEBACK_FILE.search(line)
+    assert found, line
+    path = Path(found[1])
+    assert path.is_file()
+    return path

@@ -1,0 +1,83 @@
+"""merge and the run's identity."""
+
+from pathlib import Path
+
+import cli_invoke
+from cli_invoke import invoke, invoke_command
+from conftest import DATA
+
+from ncuverify.errors import ExitCode
+
+no_gpu = cli_invoke.no_gpu
+
+
+# --- merge and the run's identity ---------------------------------------------------------------------------
+
+
+def shard_of_sample(tmp_path: Path, k: int, n: int) -> Path:
+    from conftest import FIXTURES
+
+    part = tmp_path / f"shard{k}.json"
+    result = invoke(
+        "--from-profile", str(FIXTURES), "--shard", f"{k}/{n}", "--json", str(part), str(DATA / "sample.yaml")
+    )
+    assert result.exit_code == ExitCode.OK, result.output
+    return part
+
+
+def test_an_incomplete_set_of_shards_is_refused_unless_partial(tmp_path):
+    import json
+
+    from ncuverify import export
+
+    part = shard_of_sample(tmp_path, 1, 2)
+    refused = invoke_command("merge", str(part))
+    assert (refused.exit_code, refused.stdout.strip()) == (
+        ExitCode.BAD_INPUT,
+        f"merge: shard 2/2 missing: {part} is 1 of 2 shards of the run (merge --partial merges them anyway)",
+    )
+    out = tmp_path / "merged.json"
+    partial = invoke_command("merge", "--partial", str(part), "--json", str(out))
+    assert partial.exit_code == ExitCode.OK
+    assert partial.stdout.startswith(
+        "warning: merge: shard 2/2 missing: the results are those of 1 of 2 shards of the run\n"
+    )
+    # The partial merge says what it lacks, so that it never passes for a whole run later.
+    assert json.loads(out.read_text())["run"]["missing"] == ["2/2"]
+    again = invoke_command("merge", str(out))
+    assert (again.exit_code, again.stdout.strip()) == (
+        ExitCode.BAD_INPUT,
+        f"{out}: a partial merge, without shard 2/2 (merge --partial merges it anyway)",
+    )
+    whole = invoke_command("merge", str(part), str(shard_of_sample(tmp_path, 2, 2)), "--json", str(out))
+    assert whole.exit_code == ExitCode.OK and "warning" not in whole.stdout
+    suite = export.suite_digest([DATA / "sample.yaml"])
+    assert json.loads(out.read_text())["run"] == {"suite": suite, "shard": [1, 1]}
+
+
+def test_check_says_which_share_of_which_suite_it_ran(no_gpu, tmp_path):
+    import json
+
+    from ncuverify import export
+
+    out = tmp_path / "r.json"
+    invoke("--static-only", "--shard", "2/3", "--json", str(out), str(DATA / "static.yaml"))
+    suite = export.suite_digest([DATA / "static.yaml"])
+    assert json.loads(out.read_text())["run"] == {"suite": suite, "shard": [2, 3]}
+    invoke("--static-only", "--json", str(out), str(DATA / "static.yaml"), str(DATA / "shared.yaml"))
+    suite = export.suite_digest([DATA / "static.yaml", DATA / "shared.yaml"])
+    assert json.loads(out.read_text())["run"] == {"suite": suite, "shard": [1, 1]}
+
+
+def test_a_damaged_shard_is_one_line_exit_2(tmp_path):
+    import json
+
+    part = shard_of_sample(tmp_path, 1, 1)
+    document = json.loads(part.read_text())
+    document["files"][0]["claims"][0]["verdict"] = "pased"
+    part.write_text(json.dumps(document))
+    result = invoke_command("merge", str(part))
+    assert (result.exit_code, result.stdout.strip()) == (
+        ExitCode.BAD_INPUT,
+        f"{part}: not a result of check --json: files[0].claims[0].verdict: 'pased' is not a verdict",
+    )
