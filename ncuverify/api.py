@@ -13,8 +13,8 @@ from ncuverify import cache as compile_cache
 from ncuverify import pipeline
 from ncuverify.errors import ExitCode
 from ncuverify.profile import NcuOptions
+from ncuverify.profile.schedule import PassCounts
 from ncuverify.results import FileResult, exit_code
-from ncuverify.schedule import PassCounts
 from ncuverify.spec import expand_paths
 
 

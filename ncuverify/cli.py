@@ -37,9 +37,9 @@ from ncuverify.environment import gpu_count
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.pipeline import internal_error_line
 from ncuverify.profile import NcuOptions
+from ncuverify.profile.schedule import PassCounts
 from ncuverify.report import block_text, line_text
 from ncuverify.results import FileResult, exit_code, worst
-from ncuverify.schedule import PassCounts
 from ncuverify.spec import ARCH_PATTERN, Tolerance, expand_paths, json_schema
 from ncuverify.text import one_line, printable
 

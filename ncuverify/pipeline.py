@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ncuverify import __version__, explain, metrics, profile, recording, session
+from ncuverify import __version__, explain, metrics, profile
 from ncuverify.build import BuildLimits, KernelBuild, build_spec, nvrtc_version
 from ncuverify.cache import CompileCache
 from ncuverify.environment import Gpu, detect_gpu, find_ncu, gpu_count, ncu_version
@@ -25,9 +25,10 @@ from ncuverify.errors import EnvironmentProblem, InputError
 from ncuverify.explain import Explanation
 from ncuverify.judge import applies_to, judge, other_arch, skip_all
 from ncuverify.measurements import Measurements
+from ncuverify.profile import explain_pass, per_file, plan, recording, session
+from ncuverify.profile.schedule import PassCounts
 from ncuverify.provenance import Provenance
 from ncuverify.results import ClaimResult, FileKey, FileResult, Verdict, run_keys
-from ncuverify.schedule import PassCounts
 from ncuverify.spec import Claim, Spec, load, share_of
 from ncuverify.static import is_static
 from ncuverify.static import measurement_rows as static_rows
@@ -243,9 +244,9 @@ def _profile(
     try:
         if options.from_profile is not None:
             recorded = recording.load(options.from_profile, [p.key for p in waiting])
-            symbols = session.symbols_of(files)
+            symbols = per_file.symbols_of(files)
             measured, failed = _per_file(
-                lambda some: session.measurements_by_file(recorded.runs, some, symbols), keys
+                lambda some: per_file.measurements_by_file(recorded.runs, some, symbols), keys
             )
             return _Profiled(measured, recorded.provenance, replayed=True, internal_errors=failed)
         gpu = _usable_gpu(environment)
@@ -255,7 +256,7 @@ def _profile(
         provenance = _provenance(gpu, settings.ncu, runs[0].command, files)
         if options.save_profile is not None:
             recording.save(work_dir, runs, provenance)
-        measured, failed = _per_file(lambda some: session.by_file(everything, some), keys)
+        measured, failed = _per_file(lambda some: per_file.by_file(everything, some), keys)
         return _Profiled(measured, provenance, internal_errors=failed, warnings=warnings)
     except EnvironmentProblem as problem:
         return _Profiled(problem=str(problem))
@@ -298,8 +299,8 @@ def _remember_passes(passes: PassCounts | None) -> tuple[str, ...]:
     return ()
 
 
-def _file_cases(waiting: list[_Prepared]) -> list[session.FileCases]:
-    return [session.FileCases(p.key.name, p.spec, p.builds or {}, p.waiting) for p in waiting]
+def _file_cases(waiting: list[_Prepared]) -> list[plan.FileCases]:
+    return [plan.FileCases(p.key.name, p.spec, p.builds or {}, p.waiting) for p in waiting]
 
 
 def _usable_gpu(environment: Environment) -> Gpu:
@@ -420,12 +421,12 @@ def _explained(
             keys = [p.key for p in waiting]
             found = {}  # a recording of the run, or a folder of per-file recordings
             for folder in (root, *(root / key.legacy for key in keys)):
-                recorded = session.recorded_explanations(folder).items()
+                recorded = explain_pass.recorded_explanations(folder).items()
                 found.update({recording.renamed(name, keys): explanation for name, explanation in recorded})
         else:
             _say(options, f"explaining {len(wanted)} failed claim(s)")
             cases = {case: topic for case, topic in wanted.values()}
-            found = session.explain_cases(
+            found = explain_pass.explain_cases(
                 cases, _file_cases(waiting), work_dir, _settings(options, environment)
             )
     except (EnvironmentProblem, InputError) as problem:
@@ -457,7 +458,7 @@ def _to_explain(results: list[FileResult], keys: dict[Path, str]) -> dict[tuple[
             if claim_result.verdict is Verdict.FAILED and topic is not None and result.path in keys:
                 # the claim's own case, else (all its metrics name theirs) the case of its first one
                 case = claim.case or refs[0].case
-                wanted[result.path, claim.id] = (session.qualified(keys[result.path], case), topic)
+                wanted[result.path, claim.id] = (plan.qualified(keys[result.path], case), topic)
     return wanted
 
 
@@ -532,7 +533,7 @@ def target_arch(spec: Spec, options: CheckOptions, environment: Environment) -> 
 
 
 def _provenance(
-    gpu: Gpu, ncu: profile.NcuOptions, command: list[str], files: list[session.FileCases]
+    gpu: Gpu, ncu: profile.NcuOptions, command: list[str], files: list[plan.FileCases]
 ) -> Provenance:
     major, minor = nvrtc_version()
     return Provenance(
@@ -548,7 +549,7 @@ def _provenance(
         cache_control=ncu.cache_control,
         ncu_command=command,
         kernels={
-            session.qualified(file.key, name): build.source_digest
+            plan.qualified(file.key, name): build.source_digest
             for file in files
             for name, build in file.builds.items()
         },

@@ -9,11 +9,10 @@ import pytest
 import yaml
 from conftest import DATA, ROOT
 
-from ncuverify import recording
 from ncuverify.build import build_spec
 from ncuverify.errors import ExitCode
 from ncuverify.pipeline import CheckOptions, Environment, check_file, check_files
-from ncuverify.profile import NcuOptions, parse_csv
+from ncuverify.profile import NcuOptions, parse_csv, recording
 from ncuverify.results import Verdict, run_keys
 from ncuverify.spec import load
 

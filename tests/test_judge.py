@@ -4,10 +4,10 @@ import pandas as pd
 import pytest
 from conftest import DATA, EXPECTATIONS, FIXTURES, RECORDINGS
 
-from ncuverify import recording
 from ncuverify.judge import describe, format_number, holds, judge_claim, skip_all
 from ncuverify.measurements import Measurements
 from ncuverify.pipeline import CheckOptions, Environment, check_file
+from ncuverify.profile import recording
 from ncuverify.results import ClaimResult, Verdict, file_key, run_keys
 from ncuverify.spec import Claim, Expectation, load
 

@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 
 from ncuverify.errors import EnvironmentProblem
 from ncuverify.profile import (
-    MAX_CSV_COLUMNS,
     NcuOptions,
     ProfileRun,
     diagnose,
@@ -25,6 +24,7 @@ from ncuverify.profile import (
     parse_number,
     run_ncu,
 )
+from ncuverify.profile.table import MAX_CSV_COLUMNS
 from ncuverify.runner import CaseStatus, PlannedCase, Progress, read_statuses
 
 SAMPLE_SYMBOLS = {
@@ -253,7 +253,7 @@ def test_the_running_case_is_told_as_it_starts(tmp_path: Path):
     import subprocess
     import sys
 
-    from ncuverify.profile import _wait
+    from ncuverify.profile.process import wait
 
     progress = tmp_path / "progress.json"
     steps = [
@@ -268,7 +268,7 @@ def test_the_running_case_is_told_as_it_starts(tmp_path: Path):
     )
     process = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
     told: list[str] = []
-    watched = _wait(process, progress, ["first", "second"], 30, NcuOptions(on_case=told.append))
+    watched = wait(process, progress, ["first", "second"], 30, NcuOptions(on_case=told.append))
     assert not watched.stalled and watched.last == steps[-1]
     assert told == ["first", "second"]
 
@@ -348,17 +348,17 @@ def test_nothing_writes_into_the_work_folder_once_a_run_returns(tmp_path, monkey
 def test_a_fault_rerun_that_never_ends_is_stopped(tmp_path, monkeypatch):
     import sys
 
-    from ncuverify import profile
+    from ncuverify.profile import faults
 
     hang = tmp_path / "hang.py"
     hang.write_text("import os, time\nos.fork()\nprint(os.getpgid(0), flush=True)\ntime.sleep(600)\n")
-    real_start = profile._start
+    real_start = faults.start
     monkeypatch.setattr(
-        profile,
-        "_start",
+        faults,
+        "start",
         lambda command, output, device=None: real_start([sys.executable, str(hang)], output, device),
     )
-    assert profile.name_the_fault(tmp_path / "fault", CASES[0], 1) is None
+    assert faults.name_the_fault(tmp_path / "fault", CASES[0], 1) is None
     assert_no_process_of(int((tmp_path / "fault" / "output.txt").read_text().split()[0]))
 
 
@@ -382,28 +382,28 @@ def test_an_ncu_that_cannot_be_started_is_an_environment_problem(tmp_path):
 
 
 def test_a_damaged_status_from_the_runner_is_an_environment_problem(tmp_path, monkeypatch):
-    from ncuverify.profile import _read_status
+    from ncuverify.profile.outcome import read_status
 
     path = tmp_path / "status.json"
     path.write_text('[{"case": "a", "ok": "yes"}]')
     with pytest.raises(EnvironmentProblem) as problem:
-        _read_status(path, ["a"])
+        read_status(path, ["a"])
     assert str(problem.value) == "the runner's status could not be read ([0].ok: not true or false)"
     path.write_text('[{"case": "z", "ok": true}]')
     with pytest.raises(EnvironmentProblem, match=r"\(case 'z' is not in its plan\)"):
-        _read_status(path, ["a"])
+        read_status(path, ["a"])
 
 
 def test_an_import_that_never_ends_is_stopped(tmp_path, monkeypatch):
-    from ncuverify import profile
+    from ncuverify.profile import saved_report
 
     notes = tmp_path / "notes.jsonl"
     monkeypatch.setenv("FAKE_NCU_NOTES", str(notes))
     monkeypatch.setenv("FAKE_NCU_STALL", "probes")
-    monkeypatch.setattr(profile, "IMPORT_TIMEOUT_S", 1)
+    monkeypatch.setattr(saved_report, "IMPORT_TIMEOUT_S", 1)
     report = tmp_path / "profile.ncu-rep"
     with pytest.raises(EnvironmentProblem) as problem:
-        profile.import_report(NcuOptions(executable=str(STALLING_NCU)), report, "details")
+        saved_report.import_report(NcuOptions(executable=str(STALLING_NCU)), report, "details")
     assert (
         str(problem.value)
         == f"ncu could not read its report {report}: stalling_ncu did not finish within 1 s; stopped"
@@ -422,22 +422,23 @@ def test_an_import_that_never_ends_is_stopped(tmp_path, monkeypatch):
     ],
 )
 def test_the_gpu_given_to_ncu_is_the_one_cuda_visible_devices_lists(monkeypatch, visible, index, expected):
-    from ncuverify.profile import _visible_device
+    from ncuverify.profile.process import visible_device
 
     if visible is None:
         monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     else:
         monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
-    assert _visible_device(index) == expected
+    assert visible_device(index) == expected
 
 
 @pytest.mark.parametrize("visible", ["", "-1", "0,,1", "0,x,1", "１", "0," + "9" * 5000 + "x", "\x1b[2J"])
 def test_odd_cuda_visible_devices_name_the_gpu_that_is_not_there(monkeypatch, visible):
-    from ncuverify.profile import _visible_device, shown_output
+    from ncuverify.profile.process import visible_device
+    from ncuverify.profile.shown import shown_output
 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
     with pytest.raises(EnvironmentProblem) as problem:
-        _visible_device(1)
+        visible_device(1)
     assert (
         str(problem.value)
         == f"no GPU 1 among those CUDA_VISIBLE_DEVICES makes visible ({shown_output(visible)})"
@@ -481,9 +482,9 @@ def test_a_broken_csv_is_a_clear_problem(text, reason):
 
 
 def test_a_csv_of_too_many_values_is_refused_before_it_is_read(monkeypatch):
-    from ncuverify import profile
+    from ncuverify.profile import table
 
-    monkeypatch.setattr(profile, "MAX_CSV_CELLS", 30)
+    monkeypatch.setattr(table, "MAX_CSV_CELLS", 30)
     rows = "".join(f'"{i}","k","1"\n' for i in range(10))
     assert len(parse_csv(HEADER + rows[: rows.index('"9"')])) == 9  # 10 rows (units too) of 3: 30 values
     with pytest.raises(EnvironmentProblem) as problem:

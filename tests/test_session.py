@@ -7,13 +7,12 @@ from pathlib import Path
 import pytest
 from conftest import DATA, FIXTURES
 
-from ncuverify import recording
 from ncuverify.environment import Gpu
 from ncuverify.pipeline import CheckOptions, Environment, check_files, split_claims
-from ncuverify.profile import NcuOptions
+from ncuverify.profile import NcuOptions, recording
+from ncuverify.profile.plan import case_metrics, qualified
+from ncuverify.profile.schedule import PassCounts
 from ncuverify.results import Verdict, exit_code, run_keys
-from ncuverify.schedule import PassCounts
-from ncuverify.session import case_metrics, qualified
 from ncuverify.spec import load
 
 NO_GPU = Environment(None, None, "no GPU here")
@@ -166,8 +165,8 @@ def test_a_folder_of_recordings_from_earlier_versions_still_replays(tmp_path: Pa
 
 
 def test_ctrl_c_while_profiling_keeps_the_static_verdicts(monkeypatch):
-    from ncuverify import session
     from ncuverify.pipeline import Interrupted
+    from ncuverify.profile import session
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
@@ -272,7 +271,7 @@ def test_damaged_recorded_explanations_are_input_errors(tmp_path: Path, name: st
     import shutil
 
     from ncuverify.errors import InputError
-    from ncuverify.session import recorded_explanations
+    from ncuverify.profile.explain_pass import recorded_explanations
 
     shutil.copytree(FIXTURES / "explain", tmp_path / "rec")
     (tmp_path / "rec" / name).write_text(text)
@@ -285,7 +284,7 @@ def test_recorded_explanations_are_read_only_from_the_recording(tmp_path: Path):
     import shutil
 
     from ncuverify.errors import InputError
-    from ncuverify.session import recorded_explanations
+    from ncuverify.profile.explain_pass import recorded_explanations
 
     shutil.copytree(FIXTURES / "explain", tmp_path / "rec")
     secret = tmp_path / "secret.csv"
