@@ -453,7 +453,7 @@ def _to_explain(results: list[FileResult], keys: dict[Path, str]) -> dict[tuple[
     for result in results:
         for claim_result in result.claims:
             claim = claim_result.claim
-            refs = [ref for ref in claim.metric_refs() if profile.is_ncu_metric(ref)]
+            refs = [ref for ref in claim.metric_refs() if plan.is_ncu_metric(ref)]
             topic = explain.topic_of(ref.name for ref in refs)
             if claim_result.verdict is Verdict.FAILED and topic is not None and result.path in keys:
                 # the claim's own case, else (all its metrics name theirs) the case of its first one
@@ -494,7 +494,7 @@ def check_metric_names(spec: Spec, arch: str, ncu: str | None = None) -> None:
     """Refuse, before anything runs, metric names that ncu does not know on arch's chip."""
     problems = []
     for claim in spec.content.claims:
-        names = {ref.name for ref in claim.metric_refs() if profile.is_ncu_metric(ref)}
+        names = {ref.name for ref in claim.metric_refs() if plan.is_ncu_metric(ref)}
         for name, suggestion in metrics.unknown(names, arch, ncu).items():
             hint = f" (did you mean {suggestion}?)" if suggestion else ""
             problems.append(f"{spec.path}: claim {claim.id}: ncu knows no metric {name} on {arch}{hint}")

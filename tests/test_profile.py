@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from ncuverify.errors import EnvironmentProblem
 from ncuverify.profile import (
     NcuOptions,
-    ProfileRun,
+    Run,
     diagnose,
     measurements,
     ncu_command,
@@ -24,7 +24,7 @@ from ncuverify.profile import (
     parse_number,
     run_ncu,
 )
-from ncuverify.profile.table import MAX_CSV_COLUMNS
+from ncuverify.profile.pages import MAX_CSV_COLUMNS
 from ncuverify.runner import CaseStatus, PlannedCase, Progress, read_statuses
 
 SAMPLE_SYMBOLS = {
@@ -184,7 +184,7 @@ def test_clock_control_can_be_changed(tmp_path: Path):
     ],
 )
 def test_environment_problems_are_recognised(report, expected):
-    run = ProfileRun(command=["ncu"], returncode=1, report=report, output="", status=[])
+    run = Run(report=report, cases=(), command=["ncu"], output="", returncode=1)
     with pytest.raises(EnvironmentProblem, match=expected):
         diagnose(run)
 
@@ -192,25 +192,25 @@ def test_environment_problems_are_recognised(report, expected):
 def test_an_unknown_metric_is_an_input_error():
     from ncuverify.errors import InputError
 
-    run = ProfileRun(["ncu"], 1, "==ERROR== Failed to find metric sm__bogus.sum", "", [])
+    run = Run("==ERROR== Failed to find metric sm__bogus.sum", (), ["ncu"], "", 1)
     with pytest.raises(InputError, match=r"ncu knows no metric sm__bogus\.sum on this GPU"):
         diagnose(run)
 
 
 def test_no_kernels_profiled_after_launches_is_said():
-    run = ProfileRun(["ncu"], 0, "==PROF== No kernels were profiled.", "", [CaseStatus("a", True)])
+    run = Run("==PROF== No kernels were profiled.", (CaseStatus("a", True),), ["ncu"], "", 0)
     with pytest.raises(EnvironmentProblem, match="ncu profiled no kernel although the runner launched"):
         diagnose(run)
 
 
 def test_ncu_errors_after_the_runner_reported_belong_to_the_cases():
     status = [CaseStatus("a", False, "CUDA_ERROR_ILLEGAL_ADDRESS", context_lost=True)]
-    diagnose(ProfileRun(["ncu"], 1, "==ERROR== An error was reported by the driver", "", status))
+    diagnose(Run("==ERROR== An error was reported by the driver", tuple(status), ["ncu"], "", 1))
 
 
 def test_a_clean_capture_is_no_problem():
     log, status = capture("sample")
-    diagnose(ProfileRun(command=["ncu"], returncode=0, report=log, output="", status=status))
+    diagnose(Run(report=log, cases=tuple(status), command=["ncu"], output="", returncode=0))
 
 
 def test_repeated_launches_give_the_median():
@@ -237,7 +237,7 @@ def test_buffers_read_back_become_measurements():
 
 def test_buffer_metrics_are_not_asked_of_ncu(tmp_path: Path):
     from ncuverify.expression import MetricRef
-    from ncuverify.profile import is_ncu_metric
+    from ncuverify.profile.plan import is_ncu_metric
 
     assert not is_ncu_metric(MetricRef("buffer__cycles.mean"))
     assert not is_ncu_metric(MetricRef("static__registers_per_thread"))
@@ -279,7 +279,7 @@ CASES = [
 ]
 
 
-def stalled(tmp_path: Path, monkeypatch, stall: str, timeout_s: float = 1) -> tuple[ProfileRun, int]:
+def stalled(tmp_path: Path, monkeypatch, stall: str, timeout_s: float = 1) -> tuple[Run, int]:
     """A run of the stalling stand-in for ncu, stopped where FAKE_NCU_STALL says; and its process group."""
     notes = tmp_path / "notes.jsonl"
     monkeypatch.setenv("FAKE_NCU_NOTES", str(notes))
@@ -298,7 +298,7 @@ def assert_no_process_of(group: int) -> None:
 def test_an_ncu_that_never_starts_the_runner_is_stopped_and_its_cases_say_why(tmp_path, monkeypatch):
     run, group = stalled(tmp_path, monkeypatch, "before_runner")
     reason = "ncu did not start the runner within 1 s; stopped"
-    assert run.status == [CaseStatus(name, False, reason) for name in ("a", "b", "c")]
+    assert run.cases == tuple(CaseStatus(name, False, reason) for name in ("a", "b", "c"))
     assert run.stopped is None and run.returncode == -9
     assert_no_process_of(group)
 
@@ -306,32 +306,32 @@ def test_an_ncu_that_never_starts_the_runner_is_stopped_and_its_cases_say_why(tm
 def test_a_runner_that_never_starts_a_case_is_stopped_and_its_cases_say_why(tmp_path, monkeypatch):
     run, group = stalled(tmp_path, monkeypatch, "before_cases")
     reason = "the runner did not start its first case within 1 s (is CUDA stuck?); stopped"
-    assert run.status == [CaseStatus(name, False, reason) for name in ("a", "b", "c")]
+    assert run.cases == tuple(CaseStatus(name, False, reason) for name in ("a", "b", "c"))
     assert_no_process_of(group)
 
 
 def test_a_case_that_never_ends_is_stopped_and_the_cases_after_it_run_again(tmp_path, monkeypatch):
     run, group = stalled(tmp_path, monkeypatch, "in_case")
     error = "did not finish within 1 s under the profiler; stopped"
-    assert run.status == [CaseStatus("a", False, error, context_lost=True, not_run=("b", "c"))]
+    assert run.cases == (CaseStatus("a", False, error, context_lost=True, not_run=("b", "c")),)
     assert_no_process_of(group)
 
 
 def test_an_ncu_that_stops_between_cases_is_stopped_and_the_cases_left_say_why(tmp_path, monkeypatch):
     run, group = stalled(tmp_path, monkeypatch, "between_cases")
     reason = "ncu made no progress within 1 s after case a ended; stopped"
-    assert run.status == [
+    assert run.cases == (
         CaseStatus("a", True, None, "k_a", 1),
         CaseStatus("b", False, reason),
         CaseStatus("c", False, reason),
-    ]
+    )
     assert_no_process_of(group)
 
 
 def test_an_ncu_that_hangs_after_the_runner_is_stopped_and_its_report_kept(tmp_path, monkeypatch):
     run, group = stalled(tmp_path, monkeypatch, "after_runner")
     assert run.stopped == "ncu did not end within 1 s after the runner's last case; stopped"
-    assert [s.ok for s in run.status] == [True, True, True]
+    assert [s.ok for s in run.cases] == [True, True, True]
     assert list(parse_csv(run.report)["kernel"]) == ["k_a", "k_b", "k_c"]
     assert_no_process_of(group)
 
@@ -369,7 +369,7 @@ def test_what_an_earlier_run_in_the_folder_left_is_not_taken_for_this_one_s(tmp_
     (folder / "progress.json").write_text(Progress("c", False, True, 9).to_json())
     run, _ = stalled(tmp_path, monkeypatch, "before_runner")
     reason = "ncu did not start the runner within 1 s; stopped"
-    assert run.status == [CaseStatus(name, False, reason) for name in ("a", "b", "c")]
+    assert run.cases == tuple(CaseStatus(name, False, reason) for name in ("a", "b", "c"))
 
 
 def test_an_ncu_that_cannot_be_started_is_an_environment_problem(tmp_path):
@@ -482,9 +482,9 @@ def test_a_broken_csv_is_a_clear_problem(text, reason):
 
 
 def test_a_csv_of_too_many_values_is_refused_before_it_is_read(monkeypatch):
-    from ncuverify.profile import table
+    from ncuverify.profile import pages
 
-    monkeypatch.setattr(table, "MAX_CSV_CELLS", 30)
+    monkeypatch.setattr(pages, "MAX_CSV_CELLS", 30)
     rows = "".join(f'"{i}","k","1"\n' for i in range(10))
     assert len(parse_csv(HEADER + rows[: rows.index('"9"')])) == 9  # 10 rows (units too) of 3: 30 values
     with pytest.raises(EnvironmentProblem) as problem:

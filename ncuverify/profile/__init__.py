@@ -8,15 +8,14 @@ log file of its own (`--log-file`), so nothing the runner prints can reach the p
 from ncuverify.profile.cases import measurements
 from ncuverify.profile.command import NcuOptions, ncu_command
 from ncuverify.profile.diagnose import diagnose
-from ncuverify.profile.plan import is_ncu_metric
-from ncuverify.profile.run import ProfileRun, run_ncu
-from ncuverify.profile.table import parse_csv, parse_number
+from ncuverify.profile.numbers import parse_number
+from ncuverify.profile.run import Run, run_ncu
+from ncuverify.profile.table import parse_csv
 
 __all__ = [
     "NcuOptions",
-    "ProfileRun",
+    "Run",
     "diagnose",
-    "is_ncu_metric",
     "measurements",
     "ncu_command",
     "parse_csv",

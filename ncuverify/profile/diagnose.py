@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ncuverify.errors import EnvironmentProblem, InputError
-from ncuverify.profile.run import ProfileRun
+from ncuverify.profile.run import Run
 from ncuverify.profile.shown import shown_output
 
 # Messages of ncu that mean this machine cannot measure, with what to tell the user.
@@ -25,7 +25,7 @@ _ENVIRONMENT_PROBLEMS = [
 ]
 
 
-def diagnose(run: ProfileRun) -> None:
+def diagnose(run: Run) -> None:
     """Raise EnvironmentProblem where ncu's output says this machine cannot measure, and InputError
     where it says the claims asked for something it does not know."""
     text = run.report + "\n" + run.output
@@ -33,7 +33,7 @@ def diagnose(run: ProfileRun) -> None:
     if unknown:
         names = ", ".join(shown_output(name, 120) for name in sorted(set(unknown))[:10])
         raise InputError(f"ncu knows no metric {names} on this GPU")
-    if "No kernels were profiled" in text and any(s.ok for s in run.status):
+    if "No kernels were profiled" in text and any(s.ok for s in run.cases):
         raise EnvironmentProblem(
             "ncu profiled no kernel although the runner launched its cases (No kernels were profiled): "
             "is the GPU supported by this ncu, or another profiler attached?"
@@ -43,7 +43,7 @@ def diagnose(run: ProfileRun) -> None:
             raise EnvironmentProblem(message)
     # Once the runner has reported on its cases, ncu's own errors belong to those cases (a kernel
     # that faulted under the profiler), not to the machine.
-    if "==ERROR==" in text and not _has_csv(run.report) and not run.status:
+    if "==ERROR==" in text and not _has_csv(run.report) and not run.cases:
         errors = [line for line in text.splitlines() if "==ERROR==" in line]
         raise EnvironmentProblem(f"ncu failed: {shown_output(errors[0].split('==ERROR==', 1)[1].strip())}")
 

@@ -43,7 +43,7 @@ def explain_cases(
     report = folder / REPORT_FILE
     if not report.exists():
         return {}
-    ran = [s.case for s in run.status if s.ok]
+    ran = [s.case for s in run.cases if s.ok]
     (work_dir / EXPLAIN_DETAILS).write_text(import_report(settings.ncu, report, "details"))
     (work_dir / EXPLAIN_SOURCE).write_text(import_report(settings.ncu, report, "source"))
     (work_dir / EXPLAIN_CASES).write_text(json.dumps({name: wanted[name] for name in ran}, indent=1))

@@ -7,20 +7,20 @@ from collections.abc import Sequence
 
 from ncuverify.errors import EnvironmentProblem, InputError
 from ncuverify.measurements import Measurements
-from ncuverify.profile import recording
 from ncuverify.profile.cases import measurements
 from ncuverify.profile.plan import FileCases, qualified
+from ncuverify.profile.run import Run
 from ncuverify.profile.table import parse_csv
 
 
-def run_measurements(run: recording.Run, symbols: dict[str, str]) -> Measurements:
+def run_measurements(run: Run, symbols: dict[str, str]) -> Measurements:
     """A run's measurements; each case's kernel comes from the status (the runner writes it) or symbols."""
     known = {s.case: s.kernel for s in run.cases if s.kernel}
     return measurements(parse_csv(run.report), run.cases, {**symbols, **known})
 
 
 def measurements_by_file(
-    runs: Sequence[recording.Run], keys: Sequence[str], symbols: dict[str, str]
+    runs: Sequence[Run], keys: Sequence[str], symbols: dict[str, str]
 ) -> dict[str, Measurements]:
     """Each file's measurements, with its own case names, from the recorded runs that hold its cases;
     a file of which the runs hold no case is left out. A run whose report cannot be read, or does not

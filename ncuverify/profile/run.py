@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ncuverify.errors import EnvironmentProblem
@@ -24,15 +24,18 @@ from ncuverify.runner import PROGRESS_FILE, CaseStatus, Plan, PlannedCase
 
 
 @dataclass(frozen=True)
-class ProfileRun:
-    """What one ncu process left behind."""
+class Run:
+    """One ncu process: ncu's log and the runner's status per case, as a live run leaves them or a
+    recording keeps them. A file takes more than one run when a case faults or hangs: the cases after
+    it run again in a fresh process."""
 
-    command: list[str]
-    returncode: int
     report: str  # ncu's log: messages and the CSV
-    output: str  # the runner's own stdout and stderr
-    status: list[CaseStatus]  # the runner's outcome per case
+    cases: tuple[CaseStatus, ...]  # the runner's outcome per case
+    command: list[str] = field(default_factory=list)  # ncu's command line (as provenance keeps it)
+    output: str = ""  # the runner's own stdout and stderr (a recording keeps none)
+    returncode: int | None = None  # ncu's exit status; None for a run read from a recording
     stopped: str | None = None  # why the process was stopped after the runner's last case, if it was
+    source: str | None = None  # where a recorded run was read from, for messages
 
 
 def run_ncu(
@@ -43,7 +46,7 @@ def run_ncu(
     device: int | None = None,
     keep_report: bool = False,
     sections: Sequence[str] = (),
-) -> ProfileRun:
+) -> Run:
     """Profile the cases in one ncu process on one GPU (device: its index; None: CUDA's default).
     With keep_report, ncu also saves its report as REPORT_FILE in work_dir; with sections, it collects
     them instead of metrics (see ncu_command).
@@ -78,9 +81,9 @@ def run_ncu(
     status = read_status(status_file, names)
     if watched.stalled:
         status, stopped = after_stall(status, watched.last, names, options.case_timeout_s)
-        return ProfileRun(command, process.returncode, report, output, status, stopped)
+        return Run(report, tuple(status), command, output, process.returncode, stopped)
     last = watched.last
     if last is not None and last.running and last.case not in {s.case for s in status}:
         # The process ended in the middle of a case (ncu ends an application whose kernel faults).
         status.append(lost(str(last.case), ending(report + "\n" + output, process.returncode), names))
-    return ProfileRun(command, process.returncode, report, output, status)
+    return Run(report, tuple(status), command, output, process.returncode)

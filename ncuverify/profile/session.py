@@ -16,14 +16,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ncuverify.measurements import Measurements
-from ncuverify.profile import recording, schedule
+from ncuverify.profile import schedule
 from ncuverify.profile.command import NcuOptions
 from ncuverify.profile.diagnose import diagnose
 from ncuverify.profile.faults import faults_named
 from ncuverify.profile.per_file import run_measurements
 from ncuverify.profile.plan import FileCases, plan_cases
 from ncuverify.profile.recording import SEP
-from ncuverify.profile.run import ProfileRun, run_ncu
+from ncuverify.profile.run import Run, run_ncu
 from ncuverify.profile.shown import shown_output
 from ncuverify.runner import CaseStatus, PlannedCase
 
@@ -43,7 +43,7 @@ class Settings:
 
 def profile_files(
     files: Sequence[FileCases], work_dir: Path, settings: Settings
-) -> tuple[list[recording.Run], Measurements]:
+) -> tuple[list[Run], Measurements]:
     """Profile every case the files' claims read: the runs of every ncu process, in a fixed order, and
     what they measured (cases under their qualified names)."""
     planned, wanted = plan_cases(files, work_dir)
@@ -76,7 +76,7 @@ def profile_files(
 
 
 # A run and its measurements: parsed once, to find the cases to run again and to judge.
-_Measured = tuple[recording.Run, Measurements]
+_Measured = tuple[Run, Measurements]
 
 
 def _run_unit(
@@ -97,9 +97,11 @@ def _run_unit(
         run_dir = folder / str(len(runs))
         run = run_ncu(run_dir, cases, unit.metrics, ncu, device=unit.gpu, keep_report=settings.keep_report)
         diagnose(run)
-        status = faults_named(run.status, cases, run_dir, ncu, unit.gpu) or _runner_failure(run, remaining)
+        status = faults_named(list(run.cases), cases, run_dir, ncu, unit.gpu) or _runner_failure(
+            run, remaining
+        )
         symbols = {c.name: c.symbol for c in cases}
-        recorded = recording.Run(run.report, tuple(status), run.command)
+        recorded = replace(run, cases=tuple(status))
         measured = run_measurements(recorded, symbols)
         if run.stopped is not None and measured.unmeasured:
             recorded = replace(recorded, cases=_stopped(recorded.cases, measured.unmeasured, run.stopped))
@@ -123,7 +125,7 @@ def _to_run_again(status: list[CaseStatus], measured: Measurements) -> list[str]
     return [*measured.unmeasured, *(case for case in not_run if case not in done)]
 
 
-def _runner_failure(run: ProfileRun, cases: list[str]) -> list[CaseStatus]:
+def _runner_failure(run: Run, cases: list[str]) -> list[CaseStatus]:
     """The runner left no status: it never started. Every case fails with what it printed last."""
     lines = [line for line in (run.output + run.report).splitlines() if line.strip()]
     said = shown_output(lines[-1]) if lines else "no output"

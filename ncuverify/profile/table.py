@@ -3,14 +3,12 @@ or the details page (long). Copes with the `==PROF==` preamble, thousands separa
 
 from __future__ import annotations
 
-import csv
-import math
-import re
-
 import numpy as np
 import pandas as pd
 
 from ncuverify.errors import EnvironmentProblem
+from ncuverify.profile.numbers import parse_number
+from ncuverify.profile.pages import Quoting, UnreadablePage, read_page
 from ncuverify.profile.shown import shown_name
 
 # ncu's fixed columns in CSV output; every other column of the raw page is a metric.
@@ -30,10 +28,6 @@ _NCU_COLUMNS = {
 }
 
 TIDY_COLUMNS = ["launch", "kernel", "metric", "value", "unit"]
-# Far more than ncu prints (about 300 columns a launch on the raw page, device attributes included):
-# bounds on what a broken or hostile report can make the parser hold.
-MAX_CSV_COLUMNS = 10_000
-MAX_CSV_CELLS = 4_000_000
 _DETAILS_COLUMNS = ("Metric Name", "Metric Unit", "Metric Value")
 
 
@@ -42,18 +36,13 @@ def parse_csv(text: str) -> pd.DataFrame:
 
     Whatever the text, the result is a table or EnvironmentProblem("ncu's CSV could not be read (...)").
     """
-    lines = text.splitlines()
-    header_at = next((i for i, line in enumerate(lines) if line.startswith('"ID"')), None)
-    if header_at is None:
-        return pd.DataFrame(columns=TIDY_COLUMNS)
-    # Only CSV lines from the header on; ncu may interleave its own ==PROF== lines.
-    body = [line for line in lines[header_at:] if line.startswith('"')]
     try:
-        header = next(csv.reader(body[:1], strict=True))
-        _check_size(header, len(body) - 1)
-        records = list(csv.reader(body[1:], strict=True))
-    except csv.Error as error:
+        rows = read_page(text, Quoting.TABLE, header='"ID"')
+    except UnreadablePage as error:
         raise _unreadable(str(error)) from None
+    if not rows:
+        return pd.DataFrame(columns=TIDY_COLUMNS)
+    header, records = rows[0], rows[1:]
     _check_table(header, records)
     if "Metric Name" in header:
         return _parse_details(header, records)
@@ -62,14 +51,6 @@ def parse_csv(text: str) -> pd.DataFrame:
 
 def _unreadable(reason: str) -> EnvironmentProblem:
     return EnvironmentProblem(f"ncu's CSV could not be read ({reason})")
-
-
-def _check_size(header: list[str], rows: int) -> None:
-    """Refuse, before reading them, more columns or values than any report of ncu's holds."""
-    if len(header) > MAX_CSV_COLUMNS:
-        raise _unreadable(f"{len(header)} columns, more than {MAX_CSV_COLUMNS}")
-    if len(header) * rows > MAX_CSV_CELLS:
-        raise _unreadable(f"{rows} rows of {len(header)} columns, more than {MAX_CSV_CELLS} values")
 
 
 def _check_table(header: list[str], records: list[list[str]]) -> None:
@@ -131,19 +112,3 @@ def _launch_id(text: str) -> int:
     if not (text.isascii() and text.isdigit() and len(text) <= 9):
         raise _unreadable(f"the launch ID {shown_name(text)} is not a number")
     return int(text)
-
-
-# A number as ncu prints it in the C locale: digits in groups of three, a decimal point, an exponent.
-_NUMBER = re.compile(r"-?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]{1,3})?")
-_MAX_NUMBER_TEXT = 64
-
-
-def parse_number(text: str) -> float:
-    """A value as ncu prints it, thousands separators included. What is no finite number is NaN: n/a,
-    empty, the "nan" of a launch that faulted, text values (a device's name), and also text that only
-    Python would read as one (inf, 1_000, non-ASCII digits, 1e999)."""
-    cleaned = text.strip()
-    if len(cleaned) > _MAX_NUMBER_TEXT or not _NUMBER.fullmatch(cleaned):
-        return math.nan
-    value = float(cleaned.replace(",", ""))
-    return value if math.isfinite(value) else math.nan
