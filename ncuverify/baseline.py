@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ncuverify import __version__
+from ncuverify.build import STATIC_METRICS
 from ncuverify.errors import InputError
 from ncuverify.files import read_json
 from ncuverify.results import FileResult
@@ -24,10 +25,8 @@ from ncuverify.text import one_line
 
 DEFAULT_TOLERANCES: dict[str, Tolerance] = {
     "gpu__time_duration.sum": Tolerance(rel=0.10),  # time varies from run to run
-    "static__registers_per_thread": Tolerance(abs=0),  # the compiler's decisions do not
-    "static__spill_store_bytes": Tolerance(abs=0),
-    "static__spill_load_bytes": Tolerance(abs=0),
-    "static__stack_frame_bytes": Tolerance(abs=0),
+    # the compiler's decisions do not
+    **{name: Tolerance(abs=0) for name, metric in STATIC_METRICS.items() if metric.exact},
 }
 
 

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from ncuverify.build.static import STATIC_PREFIX
 from ncuverify.expression import SASS_PREFIX
 from ncuverify.spec import BUFFER_PREFIX
-from ncuverify.static import STATIC_PREFIX
 
 MEASUREMENT_COLUMNS = ["case", "kernel", "metric", "value", "unit"]
 

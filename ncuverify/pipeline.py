@@ -18,7 +18,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ncuverify import __version__, explain, metrics, profile
-from ncuverify.build import BuildLimits, KernelBuild, build_spec, nvrtc_version
+from ncuverify.build import BuildLimits, KernelBuild, build_spec, is_static, nvrtc_version
+from ncuverify.build import measurement_rows as static_rows
 from ncuverify.cache import CompileCache
 from ncuverify.environment import Gpu, detect_gpu, find_ncu, gpu_count, ncu_version
 from ncuverify.errors import EnvironmentProblem, InputError
@@ -30,8 +31,6 @@ from ncuverify.profile.schedule import PassCounts
 from ncuverify.provenance import Provenance
 from ncuverify.results import ClaimResult, FileKey, FileResult, Verdict, run_keys
 from ncuverify.spec import Claim, Spec, load, share_of
-from ncuverify.static import is_static
-from ncuverify.static import measurement_rows as static_rows
 from ncuverify.text import one_line, printable
 
 # How much of an unexpected exception's message its one line shows; the traceback file has it all.

@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ncuverify.baseline import Change
-from ncuverify.build import KernelBuild
+from ncuverify.build import BUILD_COLUMNS, KernelBuild
 from ncuverify.errors import ExitCode
 from ncuverify.explain import claim_lines
 from ncuverify.judge import describe, format_number
@@ -205,19 +205,7 @@ def print_build(console: Console, path: Path, built: dict[str, KernelBuild] | st
         console.print(block_text(built), soft_wrap=True)
         return
     table = Table(title=line_text(path), title_justify="left")
-    for column in (
-        "kernel",
-        "entry",
-        "arch",
-        "regs",
-        "stack",
-        "spill st",
-        "spill ld",
-        "smem",
-        "bar",
-        "local",
-        "sass",
-    ):
+    for column in ("kernel", "entry", "arch", *(metric.label for metric in BUILD_COLUMNS)):
         table.add_column(column, justify="right" if column not in ("kernel", "entry", "arch") else "left")
     table.add_column("SASS mix", overflow="fold")
     problems = []
@@ -230,17 +218,8 @@ def print_build(console: Console, path: Path, built: dict[str, KernelBuild] | st
             line_text(kernel.entry),
             line_text(kernel.arch),
             *(
-                Text(format_number(metrics[key]) if key in metrics else "-")
-                for key in (
-                    "static__registers_per_thread",
-                    "static__stack_frame_bytes",
-                    "static__spill_store_bytes",
-                    "static__spill_load_bytes",
-                    "static__shared_static_bytes",
-                    "static__barriers",
-                    "static__local_bytes",
-                    "static__sass_instructions",
-                )
+                Text(format_number(metrics[metric.name]) if metric.name in metrics else "-")
+                for metric in BUILD_COLUMNS
             ),
             line_text(mix),
         )

@@ -4,8 +4,8 @@ import pytest
 import yaml
 from conftest import DATA
 
-from ncuverify import build
 from ncuverify import cache as cache_module
+from ncuverify.build import compile as build
 from ncuverify.cache import MARKER, CompileCache
 from ncuverify.errors import InputError
 from ncuverify.spec import load

@@ -1,9 +1,11 @@
+import json
 import math
 
 import pandas as pd
 import pytest
 from conftest import DATA, EXPECTATIONS, FIXTURES, RECORDINGS
 
+from ncuverify import export
 from ncuverify.judge import describe, format_number, holds, judge_claim, skip_all
 from ncuverify.measurements import Measurements
 from ncuverify.pipeline import CheckOptions, Environment, check_file
@@ -148,11 +150,20 @@ def recorded_files() -> set[str]:
 RECORDED = sorted(p for p in EXPECTATIONS.glob("*.yaml") if file_key(p) in recorded_files())
 
 
+# Each file's claims in the JSON of `ncuverify check expectations/ --from-profile recordings/h200 --json F`
+# as ncuverify wrote it at f479f24, before its stages were restructured: a replay must not change a byte.
+REPLAYED_CLAIMS = json.loads((DATA / "h200-replay-claims.json").read_text())
+
+
 @pytest.mark.parametrize("path", RECORDED, ids=[p.stem for p in RECORDED])
 def test_every_recorded_expectation_file_holds_on_replay(path):
     """The H200 recording of every expectation file: each claim measured and holding, each negative
-    control measured and failing the assertion its claim passes."""
-    results = {i: r for i, r in replay(path, RECORDINGS).items() if r.verdict != Verdict.OTHER_ARCH}
+    control measured and failing the assertion its claim passes, and the claims' JSON as it was."""
+    result = check_file(path, CheckOptions(from_profile=RECORDINGS), NO_GPU)
+    assert result.input_error is None and result.replayed and result.warnings == []
+    (record,) = json.loads(export.to_json([result]))["files"]
+    assert json.dumps(record["claims"]) == json.dumps(REPLAYED_CLAIMS[result.key])
+    results = {r.claim.id: r for r in result.claims if r.verdict != Verdict.OTHER_ARCH}
     assert {claim_id: r.reason for claim_id, r in results.items() if r.verdict != Verdict.PASSED} == {}
     assert all(r.measured is not None for r in results.values())
     for r in results.values():

@@ -2,7 +2,7 @@ r"""Metric expressions: a claim's metric is a metric name or arithmetic over met
 
 A metric without ``@case`` is read from the claim's own case; ``gpu__time_duration.sum@contiguous``
 reads it from another case of the same file. ``sass('LDG\.E\.128')`` counts the SASS instructions of
-the case's kernel whose mnemonic matches the regular expression (see ncuverify.static). Patterns are
+the case's kernel whose mnemonic matches the regular expression (see ncuverify.build.static). Patterns are
 RE2's: matched in time linear in the text, so no pattern can make a check hang.
 """
 

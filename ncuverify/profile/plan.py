@@ -7,13 +7,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ncuverify.build import KernelBuild
+from ncuverify.build import KernelBuild, is_static
 from ncuverify.expression import MetricRef
 from ncuverify.profile import schedule
 from ncuverify.profile.recording import SEP, write_file
 from ncuverify.runner import PlannedCase
 from ncuverify.spec import BUFFER_PREFIX, CaseSpec, Claim, Spec
-from ncuverify.static import is_static
 
 
 def qualified(key: str, case: str) -> str:

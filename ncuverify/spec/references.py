@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ncuverify import expression
+from ncuverify.build.static import STATIC_METRICS, STATIC_PREFIX
 from ncuverify.spec.arguments import BufferArg
 from ncuverify.spec.claims import Claim
 from ncuverify.spec.expectation_file import ExpectationFile
 from ncuverify.spec.problems import suggest
 from ncuverify.spec.yaml_reader import Location
-from ncuverify.static import STATIC_METRICS, STATIC_PREFIX
 
 
 def reference_problems(content: ExpectationFile) -> Iterable[tuple[Location, str]]:

@@ -1,24 +1,17 @@
 """Static facts: ptxas report, cubin resource table, SASS. Needs NVRTC, nvdisasm and cuobjdump (wheels), no GPU."""
 
 import pytest
-from conftest import DATA, ended
+from conftest import DATA
+from ncuverify.build.reports import ResourceUsage
 from typer.testing import CliRunner
 
 from ncuverify import pipeline
 from ncuverify.build import build_spec
+from ncuverify.build.static import StaticFacts, is_static, sass_matches
 from ncuverify.cli import app
 from ncuverify.errors import ExitCode
 from ncuverify.expression import MetricRef
 from ncuverify.spec import load
-from ncuverify.static import (
-    ResourceUsage,
-    StaticFacts,
-    is_static,
-    parse_disassembly,
-    parse_ptxas_report,
-    parse_resource_usage,
-    sass_matches,
-)
 
 NO_GPU = pipeline.Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")
 
@@ -103,65 +96,6 @@ def test_ptxas_and_the_cubin_agree(builds):
 def test_a_disagreement_is_reported():
     facts = StaticFacts(ResourceUsage(32, 0, 0, 0, 0, 0), {"REG": 40, "STACK": 0}, ())
     assert facts.discrepancies() == ["ptxas says 32 for REG, the cubin says 40"]
-
-
-PTXAS_LOG = """ptxas info    : 3433 bytes gmem
-ptxas info    : Compiling entry function '_Z11copy_strideILi32EEvPKfPf' for 'sm_90'
-ptxas info    : Function properties for _Z11copy_strideILi32EEvPKfPf
-ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-ptxas info    : Used 10 registers, used 0 barriers
-ptxas info    : Compiling entry function 'sp' for 'sm_90'
-ptxas info    : Function properties for sp
-ptxas         .     1008 bytes stack frame, 888 bytes spill stores, 1044 bytes spill loads
-ptxas info    : Used 32 registers, used 1 barriers, 4224 bytes smem, 1008 bytes cumulative stack size
-"""
-
-
-def test_ptxas_report_is_parsed_per_function():
-    report = parse_ptxas_report(PTXAS_LOG)
-    assert report["_Z11copy_strideILi32EEvPKfPf"] == ResourceUsage(10, 0, 0, 0, 0, 0)
-    assert report["sp"] == ResourceUsage(32, 1008, 888, 1044, 4224, 1)
-
-
-RESOURCE_USAGE = """
-Resource usage:
- Common:
-  GLOBAL:0
- Function _Z11read_strideILi32EEvPKfPf:
-  REG:10 STACK:0 SHARED:0 LOCAL:0 CONSTANT[0]:544 TEXTURE:0 SURFACE:0 SAMPLER:0
- Function sp:
-  REG:32 STACK:1008 SHARED:4224 LOCAL:0 CONSTANT[0]:360 TEXTURE:0 SURFACE:0 SAMPLER:0
-"""
-
-
-def test_resource_usage_is_parsed_per_function():
-    usage = parse_resource_usage(RESOURCE_USAGE)
-    assert usage["sp"]["STACK"] == 1008 and usage["sp"]["CONSTANT[0]"] == 360
-    assert usage["_Z11read_strideILi32EEvPKfPf"]["REG"] == 10
-    assert "Common" not in usage
-
-
-DISASSEMBLY = """
-//--------------------- .text.scale               --------------------------
-	.section	.text.scale,"ax",@progbits
-scale:
-        /*0000*/                   LDC R1, c[0x0][0x28] ;
-        /*0070*/               @P0 EXIT ;
-        /*00d0*/                   LDG.E.128.CONSTANT R4, desc[UR4][R2.64] ;
-        /*00e0*/              @!P1 STG.E desc[UR4][R4.64], R7 ;
-        /*0120*/                   BRA `(.L_x_0);
-        /*0130*/                   NOP;
-//--------------------- .text.other               --------------------------
-	.section	.text.other,"ax",@progbits
-        /*0000*/                   EXIT ;
-"""
-
-
-def test_disassembly_text_is_parsed():
-    functions = parse_disassembly(DISASSEMBLY)
-    assert [i.mnemonic for i in functions["scale"]] == ["LDC", "EXIT", "LDG.E.128.CONSTANT", "STG.E", "BRA"]
-    assert functions["scale"][2].offset == 0xD0
-    assert [i.mnemonic for i in functions["other"]] == ["EXIT"]
 
 
 def test_static_names():
@@ -250,73 +184,3 @@ def test_a_pattern_with_a_backreference_is_refused_before_anything_builds(no_gpu
         f"{path.name}:{line}: claims[2].metric: sass pattern '(LDG)\\1' is not supported: ncuverify matches "
         "SASS with a linear-time engine (RE2), which has no backreferences or lookaround"
     ) in " ".join(result.stdout.split())
-
-
-# --- the tools' runs -------------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def tool(tmp_path, monkeypatch):
-    """A stand-in for cuobjdump or nvdisasm, written per test, and an empty temporary folder to watch."""
-    import tempfile
-
-    scratch = tmp_path / "tmp"
-    scratch.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
-
-    def write(script: str):
-        path = tmp_path / "fake-tool"
-        path.write_text(f"#!/bin/sh\n{script}\n")
-        path.chmod(0o755)
-        return str(path), scratch
-
-    return write
-
-
-def test_a_tool_that_does_not_end_is_stopped(tool, tmp_path):
-    from ncuverify.processes import TimedOut
-    from ncuverify.static import _run_on_cubin
-
-    # The tool leaves a child behind that would outlive it.
-    path, scratch = tool(f"sleep 300 & echo $! > {tmp_path}/child\nsleep 300")
-    with pytest.raises(TimedOut, match=r"fake-tool did not finish within 0\.5 s; stopped"):
-        _run_on_cubin(path, ["-c"], b"\x7fELF", timeout_s=0.5)
-    assert ended(int((tmp_path / "child").read_text()))
-    assert list(scratch.iterdir()) == []
-
-
-def test_a_tool_that_fails_says_why(tool):
-    from ncuverify.static import _run_on_cubin
-
-    path, scratch = tool("echo 'fake-tool: not a cubin' >&2; exit 1")
-    with pytest.raises(RuntimeError, match="fake-tool failed: fake-tool: not a cubin"):
-        _run_on_cubin(path, [], b"junk")
-    assert list(scratch.iterdir()) == []
-
-
-def test_both_tools_run_within_the_limit(tool, monkeypatch):
-    from ncuverify import static
-    from ncuverify.processes import TimedOut
-
-    path, scratch = tool("sleep 300")
-    monkeypatch.setattr(static, "find_tool", lambda name: path)
-    with pytest.raises(TimedOut):
-        static.tool_outputs(b"\x7fELF", timeout_s=0.5)
-    assert list(scratch.iterdir()) == []
-
-
-def test_a_tool_past_its_limit_is_an_input_error_of_the_build(monkeypatch):
-    from ncuverify import build
-    from ncuverify.errors import InputError
-    from ncuverify.processes import TimedOut
-
-    def hung(cubin, timeout_s):
-        raise TimedOut(["/opt/cuda/bin/nvdisasm", "-c"], timeout_s)
-
-    monkeypatch.setattr(build, "tool_outputs", hung)
-    with pytest.raises(InputError) as error:
-        build_spec(load(DATA / "static.yaml"), "sm_90")
-    assert str(error.value) == (
-        f"{DATA / 'static.yaml'}: static.yaml:inline: cannot read the static facts of the build: nvdisasm did not "
-        "finish within 120 s; stopped"
-    )

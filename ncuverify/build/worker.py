@@ -1,13 +1,13 @@
 """Compiles one NVRTC program in a process of its own, so that a compile that runs past its limit (a
 preprocessor that expands without bound, a header that includes itself) can be stopped by killing it.
 
-Run as `python -m ncuverify.compile_worker REQUEST.json` in an empty folder; prints one JSON object on
+Run as `python -P .../ncuverify/build/worker.py REQUEST.json` in an empty folder; prints one JSON object on
 standard output: {"status": "compiled", "log", "cubin" (base64), "lowered"}, {"status": "failed",
 "log"} where the program does not compile, or {"status": "error", "call", "message"} where an NVRTC
 call fails; each with "confined", whether the process could read only the folders it was given. It
 imports nothing else of ncuverify, so that it starts quickly.
 
-The include walk (ncuverify.includes) decides what a program may read; where Linux offers Landlock
+The include walk (ncuverify.build.resolve) decides what a program may read; where Linux offers Landlock
 (5.13 and later), the worker also has the kernel refuse it every other file, before NVRTC runs: a
 second wall, should anything the walk did not foresee make NVRTC open a file outside (a CUDA header
 that includes a project header the walk did not reach, say).

@@ -1,0 +1,29 @@
+"""Stage 2, the build: each kernel's include graph checked, its flags checked, its program compiled
+with NVRTC in a worker process, and its static facts read."""
+
+from ncuverify.build.compile import BuildLimits, KernelBuild, build_spec
+from ncuverify.build.static import (
+    BUILD_COLUMNS,
+    STATIC_METRICS,
+    STATIC_PREFIX,
+    StaticFacts,
+    StaticMetric,
+    is_static,
+    measurement_rows,
+)
+from ncuverify.build.toolkit import cuda_include_dirs, nvrtc_version
+
+__all__ = [
+    "BUILD_COLUMNS",
+    "STATIC_METRICS",
+    "STATIC_PREFIX",
+    "BuildLimits",
+    "KernelBuild",
+    "StaticFacts",
+    "StaticMetric",
+    "build_spec",
+    "cuda_include_dirs",
+    "is_static",
+    "measurement_rows",
+    "nvrtc_version",
+]

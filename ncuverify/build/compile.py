@@ -1,0 +1,231 @@
+"""Stage 2: compile each kernel with NVRTC (cuda-python's bindings) and read its static facts.
+
+Kernels that share a source and compile options are compiled together, once. ptxas's resource report
+(registers, stack, spills, shared memory) comes from the compile log, with NVRTC's cache off: on a cache
+hit the log is empty. ncuverify.build.static adds the cubin's resource table and SASS.
+
+The kernel, its headers and its flags may come from the pull request under test, so before anything is
+compiled the include graph is walked (ncuverify.build.resolve) and every flag is checked against a list
+of NVRTC options that neither read nor write files (ncuverify.build.flags). Each program compiles in a
+worker process of its own (ncuverify.build.worker, started by ncuverify.build.launch), in an empty
+temporary folder, with a time limit and only the include folders that were checked: what NVRTC can find
+is what the walk found.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import ncuverify.spec
+from ncuverify import cache as compile_cache
+from ncuverify.build.binutils import tool_outputs
+from ncuverify.build.flags import UNPRINTABLE
+from ncuverify.build.launch import in_worker
+from ncuverify.build.reports import entry_functions
+from ncuverify.build.resolve import IncludedFile, Roots, Source, resolve
+from ncuverify.build.static import StaticFacts, static_facts
+from ncuverify.build.toolkit import cuda_include_dirs, nvrtc_version
+from ncuverify.build.units import Unit, nvrtc_options, search_folders, unit_of
+from ncuverify.cache import CompileCache, Compiled
+from ncuverify.errors import InputError
+from ncuverify.processes import TimedOut
+
+if TYPE_CHECKING:
+    # The spec imports the static metric names from this package: its names are looked up as they are
+    # used, so that either may be imported first.
+    from ncuverify.spec import KernelSpec, Spec
+
+
+@dataclass(frozen=True)
+class KernelBuild:
+    """One compiled kernel, ready to load and launch."""
+
+    name: str  # the kernel's key in the expectation file
+    entry: str  # as written: strided_read, copy_stride<32>
+    symbol: str  # the mangled name in the cubin, which ncu reports too
+    arch: str
+    cubin: bytes
+    facts: StaticFacts
+    log: str
+    source_digest: (
+        str  # the source, its headers and options it was built from, whatever the compiler's version
+    )
+    warnings: tuple[
+        str, ...
+    ] = ()  # what went wrong on the way without stopping the build (a damaged cache entry)
+
+
+@dataclass(frozen=True)
+class BuildLimits:
+    """What a build may read and how long it may take. Set from the command line, never from an
+    expectation file, which may come from the pull request under test."""
+
+    allowed_roots: tuple[Path, ...] = ()  # folders outside the project that kernels may include
+    timeout_s: float = 120.0  # one NVRTC program, preprocessing included
+
+
+def build_spec(
+    spec: Spec, arch: str, cache: CompileCache | None = None, limits: BuildLimits = BuildLimits()
+) -> dict[str, KernelBuild]:
+    """Compile every kernel of a file for arch (unless a kernel pins its own), through the cache where
+    one is given; raise InputError on failure."""
+    roots = _roots(spec, limits)
+    units: dict[Unit, list[tuple[str, KernelSpec]]] = {}
+    problems: list[str] = []
+    for name, kernel in spec.content.kernels.items():
+        try:
+            unit = unit_of(spec.path, name, kernel, kernel.arch or arch, roots)
+        except InputError as error:
+            problems.append(str(error))
+            continue
+        units.setdefault(unit, []).append((name, kernel))
+    builds: dict[str, KernelBuild] = {}
+    for unit, kernels in units.items():
+        try:
+            builds.update(_compile(unit, kernels, cache, roots, limits))
+        except InputError as error:
+            problems.append(str(error))
+    if problems:
+        raise InputError("\n".join(f"{spec.path}: {problem}" for problem in problems))
+    return builds
+
+
+def _roots(spec: Spec, limits: BuildLimits) -> Roots:
+    return Roots(
+        project=ncuverify.spec.project_root(spec.folder),
+        allowed=tuple(Path(os.path.realpath(folder)) for folder in limits.allowed_roots),
+        toolkit=tuple(Path(os.path.realpath(folder)) for folder in cuda_include_dirs()),
+    )
+
+
+# --- compiling ---------------------------------------------------------------------------------------------
+
+
+def _compile(
+    unit: Unit,
+    kernels: list[tuple[str, KernelSpec]],
+    cache: CompileCache | None,
+    roots: Roots,
+    limits: BuildLimits,
+) -> dict[str, KernelBuild]:
+    for name, kernel in kernels:
+        if UNPRINTABLE.search(kernel.entry):
+            raise InputError(f"kernels.{name}.entry: the name holds a control character")
+    templates = [k.entry for _, k in kernels if k.is_template]
+    options = nvrtc_options(unit)
+    graph = _include_graph(unit, roots)
+    compiled, warnings = _through_cache(unit, templates, options, graph, cache, roots, limits)
+    log, cubin, lowered = compiled.log, compiled.cubin, compiled.lowered
+    entries = entry_functions(log)
+    missing = [k.entry for _, k in kernels if lowered.get(k.entry, k.entry) not in entries]
+    if missing:
+        known = ", ".join(sorted(entries)) or "none"
+        raise InputError(f"{unit.source_name}: no kernel entry point {missing[0]!r} (it defines: {known})")
+    symbols = {name: lowered.get(kernel.entry, kernel.entry) for name, kernel in kernels}
+    try:
+        facts = static_facts(log, compiled.resource_usage, compiled.disassembly, symbols.values())
+    except KeyError as error:
+        raise InputError(f"{unit.source_name}: cannot read the static facts of the build: {error}") from None
+    return {
+        name: KernelBuild(
+            source_digest=_digest(unit, kernel.entry, graph),
+            name=name,
+            entry=kernel.entry,
+            symbol=symbols[name],
+            arch=unit.arch,
+            cubin=cubin,
+            facts=facts[symbols[name]],
+            log=log,
+            warnings=tuple(warnings),
+        )
+        for name, kernel in kernels
+    }
+
+
+def _through_cache(
+    unit: Unit,
+    templates: list[str],
+    options: list[str],
+    graph: tuple[IncludedFile, ...],
+    cache: CompileCache | None,
+    roots: Roots,
+    limits: BuildLimits,
+) -> tuple[Compiled, list[str]]:
+    """The program's compilation, from the cache where it holds a sound entry; and the warnings on
+    the way (a damaged entry, a cache that cannot be written)."""
+    entry_key = compile_cache.key(
+        unit.source_bytes, templates, options, nvrtc_version(), _graph_identity(graph)
+    )
+    warnings: list[str] = []
+    if cache is not None:
+        lookup = cache.get(entry_key)
+        if lookup.compiled is not None:
+            return lookup.compiled, warnings
+        if lookup.damage is not None:
+            warnings.append(f"{unit.source_name}: {lookup.damage}; compiled again")
+    readable = [str(root) for root in (roots.project, *roots.allowed, *roots.toolkit)]
+    compiled = _run_nvrtc(unit, templates, options, readable, limits.timeout_s)
+    if cache is not None and (problem := cache.put(entry_key, compiled)) is not None:
+        warnings.append(f"{unit.source_name}: {problem}")
+    return compiled, warnings
+
+
+def _include_graph(unit: Unit, roots: Roots) -> tuple[IncludedFile, ...]:
+    source = Source(unit.source_bytes, unit.source_name, unit.folder)
+    folders = [Path(folder) for folder in search_folders(unit)]
+    return resolve(source, folders, roots)
+
+
+def _graph_identity(graph: Iterable[IncludedFile]) -> list[tuple[str, str, str]]:
+    return [(file.root, file.relative, file.sha256) for file in graph]
+
+
+def _run_nvrtc(
+    unit: Unit, templates: list[str], options: list[str], readable: list[str], timeout_s: float
+) -> Compiled:
+    """Compile in a worker process, then read the cubin with cuobjdump and nvdisasm."""
+    answer = in_worker(unit, templates, options, readable, timeout_s)
+    if answer.status == "error":
+        raise InputError(f"{unit.source_name}: {answer.call} failed: {answer.message}")
+    if answer.status == "failed":
+        raise InputError(f"{unit.source_name}: does not compile for {unit.arch}:\n{_bounded_log(answer.log)}")
+    cubin = answer.cubin
+    try:
+        resource_usage, disassembly = tool_outputs(cubin, timeout_s)
+    except (RuntimeError, TimedOut) as error:
+        raise InputError(f"{unit.source_name}: cannot read the static facts of the build: {error}") from None
+    return Compiled(cubin, answer.log, dict(answer.lowered), resource_usage, disassembly)
+
+
+# What a failed compile's message shows of NVRTC's log.
+_MAX_SHOWN_LOG = 20000
+
+
+def _bounded_log(log: str) -> str:
+    log = log.strip()
+    if len(log) <= _MAX_SHOWN_LOG:
+        return log
+    return log[:_MAX_SHOWN_LOG] + f"\n... ({log.count(chr(10), _MAX_SHOWN_LOG) + 1} more lines)"
+
+
+def _digest(unit: Unit, entry: str, graph: tuple[IncludedFile, ...] = ()) -> str:
+    # Include folders and absolute paths are left out: they differ between machines, not between
+    # kernels. The headers are named by their path in the project (or in an allowed folder).
+    identity: tuple[object, ...] = (
+        unit.source,
+        entry,
+        unit.arch,
+        unit.defines,
+        unit.lineinfo,
+        unit.std,
+        unit.max_registers,
+        unit.flags,
+    )
+    if graph:
+        identity = (*identity, tuple(_graph_identity(graph)))
+    return hashlib.sha256(repr(identity).encode("utf-8", errors="surrogateescape")).hexdigest()[:16]

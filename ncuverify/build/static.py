@@ -1,0 +1,196 @@
+"""Static facts of a build, which need no GPU: ptxas's resource report, the cubin's own resource table
+(cuobjdump) and its SASS (nvdisasm). Claims read them through `static__*` metric names and `sass(...)`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ncuverify.build.reports import (
+    Instruction,
+    ResourceUsage,
+    parse_disassembly,
+    parse_ptxas_report,
+    parse_resource_usage,
+)
+from ncuverify.expression import SASS_PREFIX, MetricRef, sass_regex
+
+STATIC_PREFIX = "static__"
+
+
+@dataclass(frozen=True)
+class StaticFacts:
+    """Everything known about one kernel without running it."""
+
+    ptxas: ResourceUsage
+    cubin_resources: dict[str, int]  # cuobjdump's REG, STACK, SHARED, LOCAL, ...; empty without cuobjdump
+    sass: tuple[Instruction, ...] | None  # None without nvdisasm
+
+    def metrics(self) -> dict[str, float]:
+        """Each static fact this kernel's build reports, by metric name."""
+        values = {name: metric.read(self) for name, metric in STATIC_METRICS.items()}
+        return {name: value for name, value in values.items() if value is not None}
+
+    def count(self, pattern: str) -> int | None:
+        """How many instructions match the SASS pattern; None without a disassembly."""
+        if self.sass is None:
+            return None
+        return sum(1 for instruction in self.sass if sass_matches(pattern, instruction.mnemonic))
+
+    def discrepancies(self) -> list[str]:
+        """Where ptxas's report and the cubin's resource table disagree (they should not)."""
+        found = []
+        for key, ptxas_value in (("REG", self.ptxas.registers), ("STACK", self.ptxas.stack_frame_bytes)):
+            cubin_value = self.cubin_resources.get(key)
+            if cubin_value is not None and cubin_value != ptxas_value:
+                found.append(f"ptxas says {ptxas_value} for {key}, the cubin says {cubin_value}")
+        return found
+
+    def mix(self) -> Counter[str]:
+        """SASS opcodes (without modifiers) by count."""
+        return Counter(i.mnemonic.split(".", 1)[0] for i in self.sass or ())
+
+
+@dataclass(frozen=True)
+class StaticMetric:
+    """A static fact as claims, baselines and `ncuverify build` know it."""
+
+    name: str
+    unit: str
+    source: str  # where it comes from; the README lists the same table
+    read: Callable[[StaticFacts], float | None]  # its value for a kernel; None where the build lacks it
+    label: str  # its column's heading in `ncuverify build`
+    column: int  # its column's place there, among the facts
+    exact: bool = False  # a compiler's decision that a baseline holds to an exact match unless told otherwise
+
+
+# In the README's order, which is also the order a baseline compares them in.
+STATIC_METRICS: dict[str, StaticMetric] = {
+    metric.name: metric
+    for metric in (
+        StaticMetric(
+            "static__registers_per_thread",
+            "register/thread",
+            "ptxas: Used N registers",
+            lambda facts: facts.ptxas.registers,
+            "regs",
+            0,
+            exact=True,
+        ),
+        StaticMetric(
+            "static__spill_store_bytes",
+            "byte",
+            "ptxas: N bytes spill stores",
+            lambda facts: facts.ptxas.spill_store_bytes,
+            "spill st",
+            2,
+            exact=True,
+        ),
+        StaticMetric(
+            "static__spill_load_bytes",
+            "byte",
+            "ptxas: N bytes spill loads",
+            lambda facts: facts.ptxas.spill_load_bytes,
+            "spill ld",
+            3,
+            exact=True,
+        ),
+        StaticMetric(
+            "static__stack_frame_bytes",
+            "byte",
+            "ptxas: N bytes stack frame (local arrays and spills)",
+            lambda facts: facts.ptxas.stack_frame_bytes,
+            "stack",
+            1,
+            exact=True,
+        ),
+        StaticMetric(
+            "static__shared_static_bytes",
+            "byte",
+            "ptxas: N bytes smem (static __shared__ only)",
+            lambda facts: facts.ptxas.shared_bytes,
+            "smem",
+            4,
+        ),
+        StaticMetric(
+            "static__barriers", "", "ptxas: used N barriers", lambda facts: facts.ptxas.barriers, "bar", 5
+        ),
+        StaticMetric(
+            "static__local_bytes",
+            "byte",
+            "cuobjdump --dump-resource-usage: LOCAL",
+            lambda facts: facts.cubin_resources.get("LOCAL"),
+            "local",
+            6,
+        ),
+        StaticMetric(
+            "static__sass_instructions",
+            "instruction",
+            "nvdisasm: instructions of the kernel, less the end's NOP padding",
+            lambda facts: len(facts.sass) if facts.sass is not None else None,
+            "sass",
+            7,
+        ),
+    )
+}
+# The facts in the order of `ncuverify build`'s columns.
+BUILD_COLUMNS: tuple[StaticMetric, ...] = tuple(sorted(STATIC_METRICS.values(), key=lambda m: m.column))
+
+
+def is_static(ref: MetricRef) -> bool:
+    return ref.name.startswith(STATIC_PREFIX) or ref.sass_pattern is not None
+
+
+def sass_matches(pattern: str, mnemonic: str) -> bool:
+    """The pattern matches from the mnemonic's start up to a modifier boundary: LDG matches LDG.E, not LDGSTS.
+
+    RE2 matches in linear time. The pattern is compiled as written, never spliced into a larger one, and
+    tried up to each boundary in turn: `$` and `\\b` still see the whole mnemonic.
+    """
+    regex = sass_regex(pattern)
+    boundaries = [index for index, character in enumerate(mnemonic) if character == "."]
+    return any(regex.fullmatch(mnemonic, 0, end) is not None for end in (*boundaries, len(mnemonic)))
+
+
+def static_facts(
+    log: str, resource_usage: str, disassembly: str | None, symbols: Iterable[str]
+) -> dict[str, StaticFacts]:
+    """The facts of each named function of one program, from the compile log and the tools' outputs."""
+    ptxas = parse_ptxas_report(log)
+    resources = parse_resource_usage(resource_usage)
+    sass = parse_disassembly(disassembly) if disassembly is not None else None
+    return {
+        symbol: StaticFacts(
+            ptxas=ptxas[symbol],
+            cubin_resources=resources.get(symbol, {}),
+            sass=tuple(sass.get(symbol, ())) if sass is not None else None,
+        )
+        for symbol in symbols
+    }
+
+
+# --- as measurements -------------------------------------------------------------------------------------------
+
+
+def measurement_rows(
+    cases: dict[str, str], facts: dict[str, StaticFacts], patterns: Iterable[str]
+) -> pd.DataFrame:
+    """Rows like the profiler's (case, kernel, metric, value, unit) for every case's kernel.
+
+    cases maps case -> kernel name; facts maps kernel name -> its static facts.
+    """
+    rows = []
+    patterns = sorted(set(patterns))
+    for case, kernel in cases.items():
+        kernel_facts = facts[kernel]
+        for name, value in kernel_facts.metrics().items():
+            rows.append((case, kernel, name, float(value), STATIC_METRICS[name].unit))
+        for pattern in patterns:
+            count = kernel_facts.count(pattern)
+            if count is not None:
+                rows.append((case, kernel, SASS_PREFIX + pattern, float(count), "instruction"))
+    return pd.DataFrame(rows, columns=["case", "kernel", "metric", "value", "unit"])
