@@ -26,7 +26,9 @@ def test_failed_memory_claims_get_a_second_pass_whose_explanations_are_kept(tmp_
     assert tile.topic == "shared" and tile.lines[0].line == 90  # what the captured pages say
     assert live.explanations["gather_is_coalesced"].topic == "global"
     processes = [json.loads(line) for line in (tmp_path / "notes.jsonl").read_text().splitlines()]
-    assert processes[-1]["cases"] == ["explain::gather", "explain::tile"], "one pass over the failed cases"
+    assert processes[-1]["cases"] == ["tests/data/explain.yaml::gather", "tests/data/explain.yaml::tile"], (
+        "one pass over the failed cases"
+    )
     [replayed] = check_files([DATA / "explain.yaml"], CheckOptions(from_profile=tmp_path / "saved"), NO_GPU)
     assert replayed.explanations == live.explanations
 

@@ -12,7 +12,7 @@ from ncuverify.pipeline import CheckOptions, Environment, check_files, split_cla
 from ncuverify.profile import NcuOptions
 from ncuverify.profile.plan import case_metrics, qualified
 from ncuverify.profile.schedule import PassCounts
-from ncuverify.results import Verdict, exit_code
+from ncuverify.results import Verdict, exit_code, file_key
 from ncuverify.spec import load
 
 NO_GPU = Environment(None, None, "no GPU here")
@@ -41,7 +41,7 @@ def test_a_run_profiles_every_file_in_few_processes_and_splits_the_results_back(
     assert all(r.input_error is None for r in results)
     profiled = [name for process in processes for name in process["cases"]]
     assert sorted(profiled) == sorted(
-        qualified(path.stem, case)
+        qualified(file_key(path), case)
         for path in (DATA / "sample.yaml", DATA / "static.yaml", DATA / "shared.yaml")
         for case in case_metrics(load(path), split_claims(load(path).content.claims)[1])
     )
@@ -116,7 +116,7 @@ def test_each_case_gets_its_own_launches_values(tmp_path: Path, monkeypatch):
         measured = result.measurements
         assert measured is not None
         for case in measured.frame[measured.frame["metric"] == sectors]["case"]:
-            own = zlib.crc32(qualified(result.path.stem, case).encode()) % 997
+            own = zlib.crc32(qualified(file_key(result.path), case).encode()) % 997
             assert measured.value(case, sectors) == len(sectors) + 1000 * own, case
 
 
@@ -171,7 +171,7 @@ def test_a_check_with_an_ncu_that_hangs_after_a_whole_report_keeps_its_figures(t
 
 
 def test_a_kept_profile_s_folder_used_again_profiles_today_s_kernels(tmp_path: Path, monkeypatch):
-    stale = tmp_path / "saved1" / "cubins" / "sample.read_stride1.cubin"
+    stale = tmp_path / "saved1" / "cubins" / "0.read_stride1.cubin"
     stale.parent.mkdir(parents=True)
     stale.write_bytes(b"an earlier build")
     results, _ = fake_run(tmp_path, monkeypatch, (0,))
@@ -182,7 +182,7 @@ def test_a_kept_profile_s_folder_used_again_profiles_today_s_kernels(tmp_path: P
 def test_a_kept_profile_s_folder_is_never_written_through_a_link(tmp_path: Path, monkeypatch):
     victim = tmp_path / "victim"
     victim.write_bytes(b"keep me")
-    link = tmp_path / "saved1" / "cubins" / "sample.read_stride1.cubin"
+    link = tmp_path / "saved1" / "cubins" / "0.read_stride1.cubin"
     link.parent.mkdir(parents=True)
     link.symlink_to(victim)
     (tmp_path / "notes-1.jsonl").touch()  # ncu never runs
