@@ -6,11 +6,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from ncuverify import metrics, profile
+from ncuverify import metrics
 from ncuverify.build import KernelBuild, build_spec
 from ncuverify.environment import Environment
 from ncuverify.errors import InputError
 from ncuverify.options import CheckOptions
+from ncuverify.profile import plan
 from ncuverify.spec import Spec, load
 
 
@@ -35,7 +36,7 @@ def check_metric_names(spec: Spec, arch: str, ncu: str | None = None) -> None:
     """Refuse, before anything runs, metric names that ncu does not know on arch's chip."""
     problems = []
     for claim in spec.content.claims:
-        names = {ref.name for ref in claim.metric_refs() if profile.is_ncu_metric(ref)}
+        names = {ref.name for ref in claim.metric_refs() if plan.is_ncu_metric(ref)}
         for name, suggestion in metrics.unknown(names, arch, ncu).items():
             hint = f" (did you mean {suggestion}?)" if suggestion else ""
             problems.append(f"{spec.path}: claim {claim.id}: ncu knows no metric {name} on {arch}{hint}")

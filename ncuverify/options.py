@@ -15,7 +15,7 @@ from ncuverify.build import BuildLimits
 from ncuverify.cache import CompileCache
 from ncuverify.errors import InputError
 from ncuverify.folders import folder_to_read_problem
-from ncuverify.schedule import PassCounts
+from ncuverify.profile.schedule import PassCounts
 from ncuverify.text import printable
 
 # The longest time limit an option may set: a week; anything longer is a typo or an attack.

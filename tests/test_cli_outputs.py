@@ -11,6 +11,7 @@ from ncuverify import pipeline
 from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode
 from ncuverify.options import CheckOptions
+from ncuverify.profile import per_file
 from ncuverify.results import FileResult, Verdict, exit_code, worst
 from ncuverify.stages import prepare
 
@@ -158,16 +159,14 @@ def test_a_crash_while_profiling_is_every_profiled_files_and_keeps_the_static_ve
     """Replaying a recording: splitting one file's measurements out fails; the other file is judged."""
     from conftest import FIXTURES
 
-    from ncuverify import session
-
-    real_split = session.measurements_by_file
+    real_split = per_file.measurements_by_file
 
     def crashing_on_sample(runs, keys, symbols):
         if "tests/data/sample.yaml" in keys:
             raise ZeroDivisionError("split broke")
         return real_split(runs, keys, symbols)
 
-    monkeypatch.setattr(session, "measurements_by_file", crashing_on_sample)
+    monkeypatch.setattr(per_file, "measurements_by_file", crashing_on_sample)
     options = CheckOptions(from_profile=FIXTURES)
     environment = Environment(None, None, "no GPU")
     static, sample = pipeline.check_files([DATA / "static.yaml", DATA / "sample.yaml"], options, environment)

@@ -9,13 +9,12 @@ import pytest
 import yaml
 from conftest import DATA, ROOT
 
-from ncuverify import recording
 from ncuverify.build import build_spec
 from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode
 from ncuverify.options import CheckOptions
 from ncuverify.pipeline import check_file, check_files
-from ncuverify.profile import NcuOptions, parse_csv
+from ncuverify.profile import NcuOptions, parse_csv, recording
 from ncuverify.results import Verdict, run_keys
 from ncuverify.spec import load
 
@@ -163,7 +162,7 @@ def test_every_file_of_a_run_is_profiled_in_one_ncu_process(gpu_environment, tmp
     results = check_files(files, CheckOptions(save_profile=tmp_path), gpu_environment)
     assert all(c.verdict == Verdict.PASSED for r in results for c in r.claims)
     runs = recording.load(tmp_path, run_keys(files)).runs
-    cases = {str(s["case"]).split("::")[0] for run in runs for s in run.status}
+    cases = {str(s["case"]).split("::")[0] for run in runs for s in recording.status_of(run)}
     assert cases == {"tests/data/sample.yaml", "tests/data/static.yaml"}
     assert len(runs) <= 2, "one process per group of metrics, not one per file or case"
 

@@ -5,12 +5,13 @@ import pandas as pd
 import pytest
 from conftest import DATA, EXPECTATIONS, FIXTURES, RECORDINGS
 
-from ncuverify import export, recording
+from ncuverify import export
 from ncuverify.environment import Environment
 from ncuverify.judge import describe, format_number, holds, judge_claim, skip_all
 from ncuverify.measurements import Measurements
 from ncuverify.options import CheckOptions
 from ncuverify.pipeline import check_file
+from ncuverify.profile import recording
 from ncuverify.results import ClaimResult, Verdict, file_key, run_keys
 from ncuverify.spec import Claim, Expectation, load
 
@@ -145,7 +146,7 @@ def recorded_files() -> set[str]:
     """The expectation files (keys) of which the recording holds cases. It was made before files were
     known by their paths in the project: it names them by their stems, and loads under their keys."""
     runs = recording.load(RECORDINGS, run_keys(sorted(EXPECTATIONS.glob("*.yaml")))).runs
-    return {str(s["case"]).split("::")[0] for run in runs for s in run.status}
+    return {str(s["case"]).split("::")[0] for run in runs for s in recording.status_of(run)}
 
 
 RECORDED = sorted(p for p in EXPECTATIONS.glob("*.yaml") if file_key(p) in recorded_files())

@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from ncuverify import recording
 from ncuverify.cli import app
 from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode, InputError
+from ncuverify.profile import recording
 from ncuverify.results import FileKey, run_keys
 
 NO_GPU = Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")
@@ -340,7 +340,7 @@ def test_any_content_of_any_file_loads_or_is_an_input_error_naming_it(tmp_path_f
 
 
 def pipeline_measurements(loaded: recording.Recording):
-    from ncuverify.session import measurements_by_file
+    from ncuverify.profile.per_file import measurements_by_file
 
     symbols = {f"sample::{name}": symbol for name, symbol in SAMPLE_SYMBOLS.items()}
     return measurements_by_file(loaded.runs, ["sample"], symbols)

@@ -15,9 +15,10 @@ from ncuverify.environment import Environment, Gpu
 from ncuverify.options import CheckOptions
 from ncuverify.pipeline import check_files
 from ncuverify.profile import NcuOptions
+from ncuverify.profile.plan import qualified
+from ncuverify.profile.session import RUNS
 from ncuverify.results import FileResult, Verdict, run_keys
 from ncuverify.runner.status import CaseStatus, read_statuses
-from ncuverify.session import RUNS, qualified
 
 FAKE_NCU = DATA / "fake_ncu" / "ncu"
 FAULTS = DATA / "faults.yaml"

@@ -9,9 +9,9 @@ from conftest import JSON_VALUES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ncuverify import schedule
 from ncuverify.cache import MARKER
-from ncuverify.schedule import Group, PassCounts, ProfiledCase, groups, spread
+from ncuverify.profile import schedule
+from ncuverify.profile.schedule import Group, PassCounts, ProfiledCase, groups, spread
 
 
 def case(name: str, metrics: set[str], launches: int = 1) -> ProfiledCase:

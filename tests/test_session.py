@@ -1,72 +1,23 @@
-"""A whole run's profile: the cases each file needs, and recordings that hold many files."""
+"""A whole run's profile: every file's cases in few ncu processes, over the GPUs, within the case timeout."""
 
 import json
 import os
 from pathlib import Path
 
 import pytest
-from conftest import DATA, FIXTURES
+from conftest import DATA
 
-from ncuverify import recording
 from ncuverify.environment import Environment, Gpu
 from ncuverify.options import CheckOptions
 from ncuverify.pipeline import check_files
 from ncuverify.profile import NcuOptions
-from ncuverify.results import Verdict, exit_code, run_keys
-from ncuverify.schedule import PassCounts
-from ncuverify.session import case_metrics, qualified
+from ncuverify.profile.plan import case_metrics, qualified
+from ncuverify.profile.schedule import PassCounts
+from ncuverify.results import Verdict, exit_code, file_key
 from ncuverify.spec import load
 from ncuverify.stages.prepare import split_claims
 
 NO_GPU = Environment(None, None, "no GPU here")
-
-
-def verdicts(paths: list[Path], recorded: Path) -> dict[tuple[str, str], Verdict]:
-    results = check_files(paths, CheckOptions(from_profile=recorded), NO_GPU)
-    assert all(r.input_error is None for r in results), [r.input_error for r in results]
-    return {(r.path.name, c.claim.id): c.verdict for r in results for c in r.claims}
-
-
-def test_each_case_needs_the_metrics_of_its_claims_and_a_control_those_of_its_claim():
-    spec = load(DATA / "sample.yaml")
-    needs = case_metrics(spec, spec.content.claims)
-    assert list(needs) == ["stride1", "stride32", "scale_2d", "misaligned"]  # file order
-    sectors = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
-    # misaligned is only a control (of stride32_global_ld_sectors_measure, a named measure) besides its own claim.
-    assert sectors in needs["misaligned"] and sectors in needs["stride32"]
-    assert "gpu__time_duration.sum" in needs["stride32"] and "gpu__time_duration.sum" in needs["stride1"]
-    assert not any(name.startswith("static__") for metrics in needs.values() for name in metrics)
-
-
-def test_per_file_recordings_saved_as_one_run_replay_to_the_same_verdicts(tmp_path: Path):
-    files = [DATA / "sample.yaml", DATA / "faults.yaml"]
-    before = verdicts(files, FIXTURES)
-    whole = recording.load(FIXTURES, run_keys(files))
-    assert all(
-        s.case.startswith(("tests/data/sample.yaml::", "tests/data/faults.yaml::"))
-        for run in whole.runs
-        for s in run.cases
-    )
-    recording.save(tmp_path, whole.runs, whole.provenance)
-    assert (tmp_path / "ncu.5.log").is_file()  # one run of sample, five of faults
-    assert verdicts(files, tmp_path) == before
-    assert before[("sample.yaml", "contiguous_four_sectors")] is Verdict.PASSED
-
-
-def test_a_file_the_recording_does_not_hold_is_an_input_error(tmp_path: Path):
-    whole = recording.load(FIXTURES, run_keys([DATA / "sample.yaml"]))
-    recording.save(tmp_path, whole.runs, whole.provenance)
-    results = check_files(
-        [DATA / "sample.yaml", DATA / "launch_failure.yaml"], CheckOptions(from_profile=tmp_path), NO_GPU
-    )
-    assert results[0].input_error is None
-    assert results[1].input_error == "the recording holds no case of launch_failure.yaml"
-
-
-def test_qualified_names_join_file_and_case():
-    assert qualified("coalescing", "lab1_stride2") == "coalescing::lab1_stride2"
-
-
 FAKE_NCU = DATA / "fake_ncu" / "ncu"
 
 
@@ -92,7 +43,7 @@ def test_a_run_profiles_every_file_in_few_processes_and_splits_the_results_back(
     assert all(r.input_error is None for r in results)
     profiled = [name for process in processes for name in process["cases"]]
     assert sorted(profiled) == sorted(
-        qualified(path.stem, case)
+        qualified(file_key(path), case)
         for path in (DATA / "sample.yaml", DATA / "static.yaml", DATA / "shared.yaml")
         for case in case_metrics(load(path), split_claims(load(path).content.claims)[1])
     )
@@ -134,42 +85,9 @@ def test_ncu_s_pass_counts_are_remembered_for_the_next_run(tmp_path: Path, monke
     assert saved and set(saved.values()) == {4}  # what the fake ncu reported
 
 
-def test_failed_memory_claims_get_a_second_pass_whose_explanations_are_kept(tmp_path: Path, monkeypatch):
-    monkeypatch.setenv("FAKE_NCU_NOTES", str(tmp_path / "notes.jsonl"))
-    environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(FAKE_NCU), None, gpu_count=1)
-    options = CheckOptions(ncu=NcuOptions(executable=str(FAKE_NCU)), save_profile=tmp_path / "saved")
-    [live] = check_files([DATA / "explain.yaml"], options, environment)
-    # The fake's figures fail all three claims; each names ncu's rules and lines for its case's launch.
-    assert {c.claim.id for c in live.claims if c.verdict is Verdict.FAILED} == set(live.explanations)
-    tile = live.explanations["tile_is_conflict_free"]
-    assert tile.topic == "shared" and tile.lines[0].line == 90  # what the captured pages say
-    assert live.explanations["gather_is_coalesced"].topic == "global"
-    processes = [json.loads(line) for line in (tmp_path / "notes.jsonl").read_text().splitlines()]
-    assert processes[-1]["cases"] == ["explain::gather", "explain::tile"], "one pass over the failed cases"
-    [replayed] = check_files([DATA / "explain.yaml"], CheckOptions(from_profile=tmp_path / "saved"), NO_GPU)
-    assert replayed.explanations == live.explanations
-
-
-def test_a_folder_of_recordings_from_earlier_versions_still_replays(tmp_path: Path):
-    """Earlier versions kept one folder per file, with cases and kernels named without their file."""
-    legacy = tmp_path / "sample"
-    legacy.mkdir()
-    for name in ("ncu.log", "provenance.json"):
-        (legacy / name).write_text((FIXTURES / "sample" / name).read_text())
-    status = json.loads((FIXTURES / "sample" / "status.json").read_text())
-    plain = [
-        {k: v for k, v in s.items() if k != "kernel"} | {"case": s["case"].split("::")[1]} for s in status
-    ]
-    (legacy / "status.json").write_text(json.dumps(plain))
-    provenance = json.loads((legacy / "provenance.json").read_text())
-    provenance["kernels"] = {k.split("::")[1]: v for k, v in provenance["kernels"].items()}
-    (legacy / "provenance.json").write_text(json.dumps(provenance))
-    assert verdicts([DATA / "sample.yaml"], tmp_path) == verdicts([DATA / "sample.yaml"], FIXTURES)
-
-
 def test_ctrl_c_while_profiling_keeps_the_static_verdicts(monkeypatch):
-    from ncuverify import session
     from ncuverify.pipeline import Interrupted
+    from ncuverify.profile import session
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
@@ -200,7 +118,7 @@ def test_each_case_gets_its_own_launches_values(tmp_path: Path, monkeypatch):
         measured = result.measurements
         assert measured is not None
         for case in measured.frame[measured.frame["metric"] == sectors]["case"]:
-            own = zlib.crc32(qualified(result.path.stem, case).encode()) % 997
+            own = zlib.crc32(qualified(file_key(result.path), case).encode()) % 997
             assert measured.value(case, sectors) == len(sectors) + 1000 * own, case
 
 
@@ -254,55 +172,8 @@ def test_a_check_with_an_ncu_that_hangs_after_a_whole_report_keeps_its_figures(t
     assert not [c for c in judged if c.verdict is Verdict.ERROR]
 
 
-@pytest.mark.parametrize(
-    ("name", "text", "message"),
-    [
-        (
-            "explain.json",
-            "[",
-            "explain.json: not the explained cases: not JSON (Expecting value: line 1 column 2 (char 1))",
-        ),
-        ("explain.json", "[]", "explain.json: not the explained cases: not an object"),
-        (
-            "explain.json",
-            '{"explain::tile": ["shared"]}',
-            "explain.json: not the explained cases: 'explain::tile': not a topic (global, shared)",
-        ),
-    ],
-)
-def test_damaged_recorded_explanations_are_input_errors(tmp_path: Path, name: str, text: str, message: str):
-    import shutil
-
-    from ncuverify.errors import InputError
-    from ncuverify.session import recorded_explanations
-
-    shutil.copytree(FIXTURES / "explain", tmp_path / "rec")
-    (tmp_path / "rec" / name).write_text(text)
-    with pytest.raises(InputError) as refused:
-        recorded_explanations(tmp_path / "rec")
-    assert str(refused.value) == f"{tmp_path / 'rec'}/{message}"
-
-
-def test_recorded_explanations_are_read_only_from_the_recording(tmp_path: Path):
-    import shutil
-
-    from ncuverify.errors import InputError
-    from ncuverify.session import recorded_explanations
-
-    shutil.copytree(FIXTURES / "explain", tmp_path / "rec")
-    secret = tmp_path / "secret.csv"
-    secret.write_text("not for the report")
-    (tmp_path / "rec" / "explain.details.csv").unlink()
-    (tmp_path / "rec" / "explain.details.csv").symlink_to(secret)
-    with pytest.raises(InputError) as refused:
-        recorded_explanations(tmp_path / "rec")
-    path = tmp_path / "rec" / "explain.details.csv"
-    assert str(refused.value) == f"{path}: a symbolic link; a recording holds plain files"
-    assert len(recorded_explanations(FIXTURES / "explain")) == 2
-
-
 def test_a_kept_profile_s_folder_used_again_profiles_today_s_kernels(tmp_path: Path, monkeypatch):
-    stale = tmp_path / "saved1" / "cubins" / "sample.read_stride1.cubin"
+    stale = tmp_path / "saved1" / "cubins" / "0.read_stride1.cubin"
     stale.parent.mkdir(parents=True)
     stale.write_bytes(b"an earlier build")
     results, _ = fake_run(tmp_path, monkeypatch, (0,))
@@ -313,7 +184,7 @@ def test_a_kept_profile_s_folder_used_again_profiles_today_s_kernels(tmp_path: P
 def test_a_kept_profile_s_folder_is_never_written_through_a_link(tmp_path: Path, monkeypatch):
     victim = tmp_path / "victim"
     victim.write_bytes(b"keep me")
-    link = tmp_path / "saved1" / "cubins" / "sample.read_stride1.cubin"
+    link = tmp_path / "saved1" / "cubins" / "0.read_stride1.cubin"
     link.parent.mkdir(parents=True)
     link.symlink_to(victim)
     (tmp_path / "notes-1.jsonl").touch()  # ncu never runs

@@ -7,12 +7,13 @@ from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
-from ncuverify import explain, profile, recording, session
+from ncuverify import explain
 from ncuverify.environment import Environment
 from ncuverify.errors import EnvironmentProblem, InputError
 from ncuverify.explain import Explanation
 from ncuverify.internal import isolated
 from ncuverify.options import CheckOptions
+from ncuverify.profile import explain_pass, plan, recording
 from ncuverify.results import FileResult, Verdict
 from ncuverify.stages.profiling import file_cases, profile_settings
 from ncuverify.stages.progress import say
@@ -54,12 +55,12 @@ def explain_failures(
             keys = [p.key for p in waiting]
             found = {}  # a recording of the run, or a folder of per-file recordings
             for folder in (root, *(root / key.legacy for key in keys)):
-                recorded = session.recorded_explanations(folder).items()
+                recorded = explain_pass.recorded_explanations(folder).items()
                 found.update({recording.renamed(name, keys): explanation for name, explanation in recorded})
         else:
             say(options, f"explaining {len(wanted)} failed claim(s)")
             cases = {case: topic for case, topic in wanted.values()}
-            found = session.explain_cases(
+            found = explain_pass.explain_cases(
                 cases, file_cases(waiting), work_dir, profile_settings(options, environment)
             )
     except (EnvironmentProblem, InputError) as problem:
@@ -80,12 +81,12 @@ def _to_explain(results: list[FileResult], keys: dict[Path, str]) -> dict[tuple[
     for result in results:
         for claim_result in result.claims:
             claim = claim_result.claim
-            refs = [ref for ref in claim.metric_refs() if profile.is_ncu_metric(ref)]
+            refs = [ref for ref in claim.metric_refs() if plan.is_ncu_metric(ref)]
             topic = explain.topic_of(ref.name for ref in refs)
             if claim_result.verdict is Verdict.FAILED and topic is not None and result.path in keys:
                 # the claim's own case, else (all its metrics name theirs) the case of its first one
                 case = claim.case or refs[0].case
-                wanted[result.path, claim.id] = (session.qualified(keys[result.path], case), topic)
+                wanted[result.path, claim.id] = (plan.qualified(keys[result.path], case), topic)
     return wanted
 
 

@@ -3,14 +3,15 @@ command, and a digest of every profiled kernel's source."""
 
 from __future__ import annotations
 
-from ncuverify import __version__, profile, recording, session
+from ncuverify import __version__, profile
 from ncuverify.build import nvrtc_version
 from ncuverify.environment import Gpu, ncu_version
+from ncuverify.profile import plan, recording
 from ncuverify.provenance import Provenance
 
 
 def live_provenance(
-    gpu: Gpu, ncu: profile.NcuOptions, command: list[str], files: list[session.FileCases]
+    gpu: Gpu, ncu: profile.NcuOptions, command: list[str], files: list[plan.FileCases]
 ) -> Provenance:
     major, minor = nvrtc_version()
     return Provenance(
@@ -26,7 +27,7 @@ def live_provenance(
         cache_control=ncu.cache_control,
         ncu_command=command,
         kernels={
-            session.qualified(file.key, name): build.source_digest
+            plan.qualified(file.key, name): build.source_digest
             for file in files
             for name, build in file.builds.items()
         },

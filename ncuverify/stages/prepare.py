@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ncuverify import recording
 from ncuverify.build import KernelBuild, build_spec, is_static
 from ncuverify.build import measurement_rows as static_rows
 from ncuverify.environment import Environment
@@ -15,6 +14,7 @@ from ncuverify.judge import applies_to, judge, other_arch, skip_all
 from ncuverify.lint import build_warnings, check_metric_names, target_arch
 from ncuverify.measurements import Measurements
 from ncuverify.options import CheckOptions
+from ncuverify.profile import recording
 from ncuverify.results import FileKey, FileResult
 from ncuverify.spec import Claim, Spec, load, share_of
 from ncuverify.stages.progress import say

@@ -8,13 +8,13 @@ from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
-from ncuverify import recording, session
 from ncuverify.environment import Environment, Gpu
 from ncuverify.errors import EnvironmentProblem, InputError
 from ncuverify.internal import isolated
 from ncuverify.measurements import Measurements
 from ncuverify.options import CheckOptions
-from ncuverify.schedule import PassCounts
+from ncuverify.profile import per_file, plan, recording, session
+from ncuverify.profile.schedule import PassCounts
 from ncuverify.stages.live_provenance import live_provenance
 from ncuverify.stages.values import Prepared, Profiled
 
@@ -35,9 +35,9 @@ def profile_waiting(
     try:
         if options.from_profile is not None:
             recorded = recording.load(options.from_profile, [p.key for p in waiting])
-            symbols = session.symbols_of(files)
+            symbols = per_file.symbols_of(files)
             measured, failed = _per_file(
-                lambda some: session.measurements_by_file(recorded.runs, some, symbols), keys
+                lambda some: per_file.measurements_by_file(recorded.runs, some, symbols), keys
             )
             return Profiled(measured, recorded.provenance, replayed=True, internal_errors=failed)
         gpu = _usable_gpu(environment)
@@ -47,7 +47,7 @@ def profile_waiting(
         provenance = live_provenance(gpu, settings.ncu, runs[0].command, files)
         if options.save_profile is not None:
             recording.save(work_dir, runs, provenance)
-        measured, failed = _per_file(lambda some: session.by_file(everything, some), keys)
+        measured, failed = _per_file(lambda some: per_file.by_file(everything, some), keys)
         return Profiled(measured, provenance, internal_errors=failed, warnings=warnings)
     except EnvironmentProblem as problem:
         return Profiled(problem=str(problem))
@@ -100,8 +100,8 @@ def _remember_passes(passes: PassCounts | None) -> tuple[str, ...]:
     return ()
 
 
-def file_cases(waiting: list[Prepared]) -> list[session.FileCases]:
-    return [session.FileCases(p.key.name, p.spec, p.builds or {}, p.waiting) for p in waiting]
+def file_cases(waiting: list[Prepared]) -> list[plan.FileCases]:
+    return [plan.FileCases(p.key.name, p.spec, p.builds or {}, p.waiting) for p in waiting]
 
 
 def _usable_gpu(environment: Environment) -> Gpu:

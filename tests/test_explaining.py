@@ -1,65 +1,14 @@
+"""Explaining a launch from the H200 capture and from synthetic pages: the rules of its topic, the lines
+with the most excess."""
+
 import json
 import math
-from pathlib import Path
 
 import pytest
+from explain_pages import CAPTURE, LINE_90, SYNTHETIC_DETAILS, SYNTHETIC_SOURCE
 
 from ncuverify import explain as ex
 from ncuverify.errors import InputError
-
-CAPTURE = Path(__file__).parent / "fixtures" / "transpose_sections"
-LINE_90 = "out[(y + j) * height + x] = tile[threadIdx.x][threadIdx.y + j];"
-
-# A details page as ncu writes it: log lines first, ragged rows (metric rows end after "Metric Value"),
-# thousands separators, "n/a", rule text with markup, one rule without text.
-DETAILS_HEADER = (
-    '"ID","Kernel Name","Section Name","Metric Name","Metric Value",'
-    '"Rule Name","Rule Type","Rule Description","Estimated Speedup Type","Estimated Speedup"'
-)
-SYNTHETIC_DETAILS = "\n".join(
-    [
-        "==PROF== Connected to process 1 (/usr/bin/python3)",
-        "==WARNING== something about the clocks",
-        DETAILS_HEADER,
-        '"0","gather","Memory Workload Analysis","L2 Theoretical Sectors Global","3,670,016",',
-        '"0","gather","Memory Workload Analysis","DRAM Throughput","n/a",',
-        '"0","gather","SourceCounters","","","UncoalescedGlobalAccess","OPT",'
-        '"See the @section:SourceCounters:Source Counters@ section and the '
-        '@url:CUDA Best Practices Guide:https://docs.nvidia.com/cuda/guide.html#coalesced@.",'
-        '"global","1,234.5"',
-        '"0","gather","MemoryWorkloadAnalysis_Tables","","","MemoryCacheAccessPattern","WRN",'
-        '"Only 4.0 of 32 bytes per sector are used.","global","n/a"',
-        '"0","gather","LaunchStats","","","LaunchConfiguration","OPT","","global","0"',
-        '"1","scatter","SourceCounters","","","SharedMemoryConflicts","OPT",'
-        '"The "tile" array has conflicts, mostly "here".","local","50"',
-        '"2","idle","Memory Workload Analysis","DRAM Throughput","0",',
-        "==PROF== Disconnected from process 1",  # log lines can follow the rows too
-    ]
-)
-
-# A source page where one launch spans two files (an inlined header) and the next launch follows.
-SOURCE_HEADER = (
-    '"Line No","Source","Address","Source","L2 Theoretical Sectors Global Excessive",'
-    '"L2 Theoretical Sectors Global","Address Space"'
-)
-SYNTHETIC_SOURCE = "\n".join(
-    [
-        '"File Path","/src/gather.cu"',
-        '"Function Name","gather"',
-        SOURCE_HEADER,
-        '"10","int i = idx[threadIdx.x];","-","-","0","1,024","Global(1)"',
-        '"","","0x10","      LDG.E R2, [R2.64]","0","1,024","Global(1)"',
-        '"11","out[i] = in[i * 32];","-","-","3,670,016","4,194,304","Global(2)"',
-        '"File Path","/usr/include/helpers.cuh"',
-        SOURCE_HEADER,
-        '"5","return p[k * stride];","-","-","524,288","1,048,576","-"',
-        '"6","printf("%d","x");","-","-","n/a","-","-"',
-        '"File Path","/src/gather.cu"',
-        '"Function Name","scatter"',
-        SOURCE_HEADER,
-        '"20","out[idx[i]] = v;","-","-","0","2,048","-"',
-    ]
-)
 
 
 @pytest.fixture(scope="module")
@@ -159,58 +108,6 @@ def test_to_dict_is_json_and_round_trips(shared0):
     assert ex.Explanation.from_dict(data) == shared0
 
 
-# --- synthetic pages: the shapes the capture does not have --------------------------------------------
-
-
-def test_rules_with_markup_separators_na_and_empty_text():
-    rules = ex.parse_rules(SYNTHETIC_DETAILS)
-    assert sorted(rules) == [0, 1, 2]
-    assert rules[2] == []  # a launch without rules is still known
-    assert [rule.rule for rule in rules[0]] == ["UncoalescedGlobalAccess", "MemoryCacheAccessPattern"]
-    uncoalesced, pattern = rules[0]
-    assert uncoalesced.text == (
-        "See the Source Counters section and the CUDA Best Practices Guide "
-        "(https://docs.nvidia.com/cuda/guide.html#coalesced)."
-    )
-    assert uncoalesced.speedup_pct == 1234.5
-    assert pattern.speedup_pct is None  # "n/a"
-    assert pattern.severity == "WRN"
-
-
-def test_rule_text_with_unescaped_quotes_and_commas_stays_whole():
-    (rule,) = ex.parse_rules(SYNTHETIC_DETAILS)[1]
-    assert rule.text == 'The "tile" array has conflicts, mostly "here".'
-    assert rule.speedup_pct == 50
-
-
-@pytest.mark.parametrize(
-    ("markup", "plain"),
-    [
-        ("@section:SourceCounters:Source Counters@", "Source Counters"),
-        ("@url:Guide:https://example.com/a:b#c@", "Guide (https://example.com/a:b#c)"),
-        ("@url:https://example.com/x@", "https://example.com/x"),
-        ("mail me @ home: no markup", "mail me @ home: no markup"),
-    ],
-)
-def test_render_markup(markup, plain):
-    assert ex.render_markup(markup) == plain
-
-
-def test_a_launch_spanning_two_files_keeps_each_line_in_its_file():
-    gather, scatter = ex.parse_source(SYNTHETIC_SOURCE)
-    assert gather.kernel == "gather"
-    assert [(row.file, row.line) for row in gather.lines] == [
-        ("/src/gather.cu", 10),
-        ("/src/gather.cu", 11),
-        ("/usr/include/helpers.cuh", 5),
-        ("/usr/include/helpers.cuh", 6),
-    ]
-    assert gather.lines[1].metrics["L2 Theoretical Sectors Global Excessive"] == 3_670_016
-    assert gather.lines[3].text == 'printf("%d","x");'  # its `","` is text, not a separator
-    assert math.isnan(gather.lines[3].metrics["L2 Theoretical Sectors Global Excessive"])  # "n/a"
-    assert [(row.file, row.line) for row in scatter.lines] == [("/src/gather.cu", 20)]
-
-
 def test_global_explanation_ranks_lines_across_files_and_limits_to_top():
     explanation = ex.explain(SYNTHETIC_DETAILS, SYNTHETIC_SOURCE, launch=0, topic="global", top=1)
     assert [rule.rule for rule in explanation.rules] == [
@@ -252,40 +149,6 @@ def test_a_launch_in_neither_page_is_an_input_error():
 def test_unknown_topic_is_a_programming_error():
     with pytest.raises(ValueError, match="unknown topic"):
         ex.explain(SYNTHETIC_DETAILS, SYNTHETIC_SOURCE, launch=0, topic="texture")
-
-
-@pytest.mark.parametrize(
-    ("names", "topic"),
-    [
-        (["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"], "shared"),
-        (["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"], "shared"),
-        (["smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct"], "global"),
-        (["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"], "global"),
-        (["dram__bytes_read.sum"], "global"),
-        (["lts__t_sectors_srcunit_tex_op_read.sum"], "global"),
-        (["dram__bytes_read.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"], "shared"),
-        (["gpu__time_duration.sum", "sm__warps_active.avg.pct_of_peak_sustained_active"], None),
-        ([], None),
-    ],
-)
-def test_topic_of(names, topic):
-    assert ex.topic_of(names) == topic
-
-
-@pytest.mark.parametrize("text", ["", "not,a,report\n1,2,3\n", "==PROF== only log lines\n"])
-def test_details_without_id_header_is_an_input_error(text):
-    with pytest.raises(InputError, match='"ID"'):
-        ex.parse_rules(text)
-
-
-def test_details_with_a_non_numeric_id_is_an_input_error():
-    with pytest.raises(InputError, match="launch index"):
-        ex.parse_rules(DETAILS_HEADER + '\n"x","k","S","","","R","OPT","text","global","1"\n')
-
-
-def test_details_missing_rule_columns_is_an_input_error():
-    with pytest.raises(InputError, match="Rule Name"):
-        ex.parse_rules('"ID","Kernel Name"\n"0","k"\n')
 
 
 def test_source_without_line_no_header_is_an_input_error(details):

@@ -22,7 +22,7 @@ import os
 import re
 import shutil
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -30,6 +30,7 @@ from ncuverify.build import KernelBuild
 from ncuverify.errors import InputError
 from ncuverify.files import CannotRead, NotRegular, SymbolicLink, TooLarge, read_plain
 from ncuverify.processes import TimedOut, run_bounded
+from ncuverify.profile.run import Run
 from ncuverify.provenance import Provenance
 from ncuverify.results import FileKey
 from ncuverify.runner import CaseStatus, StatusError, read_statuses, statuses_json
@@ -48,22 +49,6 @@ MAX_RUNS = 10_000
 # nvidia-smi answers in well under a second; one that does not is stuck.
 NVIDIA_SMI_TIMEOUT_S = 10.0
 _VERSION = re.compile(r"[0-9]+(\.[0-9]+)*")
-
-
-@dataclass(frozen=True)
-class Run:
-    """One ncu process: its report and the runner's status per case. A file takes more than one run
-    when a case faults or hangs: the cases after it run again in a fresh process."""
-
-    report: str
-    cases: tuple[CaseStatus, ...]
-    command: list[str] = field(default_factory=list)
-    source: str | None = None  # where a recorded run was read from, for messages
-
-    @property
-    def status(self) -> list[dict[str, object]]:
-        """The statuses in their JSON form, as status.json holds them."""
-        return [case.to_json() for case in self.cases]
 
 
 @dataclass(frozen=True)
@@ -95,6 +80,11 @@ def _names(index: int) -> tuple[str, str]:
     if index == 0:
         return LOG, STATUS
     return f"ncu.{index}.log", f"status.{index}.json"
+
+
+def status_of(run: Run) -> list[dict[str, object]]:
+    """A run's statuses in their JSON form, as status.json holds them."""
+    return [case.to_json() for case in run.cases]
 
 
 def save(folder: Path, runs: list[Run], provenance: Provenance) -> None:
@@ -183,7 +173,9 @@ def _load_folder(folder: Path, root: Path) -> Recording:
         if not status.is_file():
             raise InputError(f"{folder} is not a whole recording: it lacks {status.name} beside {log.name}")
         command = commands[len(runs)] if len(runs) < len(commands) else []
-        runs.append(Run(read_text(log, root, MAX_LOG_BYTES), _statuses(status, root), command, str(log)))
+        runs.append(
+            Run(read_text(log, root, MAX_LOG_BYTES), _statuses(status, root), command, source=str(log))
+        )
     return Recording(folder, runs, _provenance(folder, root))
 
 

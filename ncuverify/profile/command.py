@@ -1,0 +1,64 @@
+"""ncu's command line for one process: which metrics or sections, which kernels, where its log goes."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class NcuOptions:
+    """How ncu is run; the defaults leave clocks alone and start every pass with cold caches."""
+
+    executable: str = "ncu"
+    clock_control: str = "none"
+    cache_control: str = "all"
+    case_timeout_s: float = 300.0  # one case, with all of ncu's replays of it
+    on_case: Callable[[str], None] | None = None  # told the name of each case as it starts
+    cancelled: Callable[[], bool] | None = None  # asked while ncu runs; True stops it (another GPU failed)
+
+
+def ncu_command(
+    options: NcuOptions,
+    metrics: Iterable[str],
+    symbols: Iterable[str],
+    log_file: Path,
+    plan_file: Path,
+    report_file: Path | None = None,
+    sections: Sequence[str] = (),
+) -> list[str]:
+    """The ncu command line that profiles a plan: only the metrics and kernels the claims need. With
+    sections, ncu collects those sections instead (and its report is read by importing report_file)."""
+    kernel_filter = "|".join(sorted({re.escape(s) for s in symbols}))
+    output = [] if sections else ["--csv", "--page", "raw", "--print-units", "base"]
+    if sections:
+        collect = [argument for section in sections for argument in ("--section", section)]
+    else:
+        # ncu needs at least one metric, also when the claims read only buffers the kernel wrote.
+        collect = ["--metrics", ",".join(sorted(set(metrics))) or "gpu__time_duration.sum"]
+    keep = ["--export", str(report_file), "--force-overwrite"] if report_file is not None else []
+    return [
+        options.executable,
+        *output,
+        "--clock-control",
+        options.clock_control,
+        "--cache-control",
+        options.cache_control,
+        "--kernel-name-base",
+        "mangled",
+        "--print-kernel-base",
+        "mangled",
+        "--kernel-name",
+        f"regex:^({kernel_filter})$",
+        *collect,
+        *keep,
+        "--log-file",
+        str(log_file),
+        sys.executable,
+        "-m",
+        "ncuverify.runner",
+        str(plan_file),
+    ]

@@ -1,0 +1,56 @@
+"""Measurements, live or replayed, split per file: each run's report parsed against its status, and a
+run's measurements split back into each file's, with the file's own case names."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ncuverify.errors import EnvironmentProblem, InputError
+from ncuverify.measurements import Measurements
+from ncuverify.profile.cases import measurements
+from ncuverify.profile.plan import FileCases, qualified
+from ncuverify.profile.run import Run
+from ncuverify.profile.table import parse_csv
+
+
+def run_measurements(run: Run, symbols: dict[str, str]) -> Measurements:
+    """A run's measurements; each case's kernel comes from the status (the runner writes it) or symbols."""
+    known = {s.case: s.kernel for s in run.cases if s.kernel}
+    return measurements(parse_csv(run.report), run.cases, {**symbols, **known})
+
+
+def measurements_by_file(
+    runs: Sequence[Run], keys: Sequence[str], symbols: dict[str, str]
+) -> dict[str, Measurements]:
+    """Each file's measurements, with its own case names, from the recorded runs that hold its cases;
+    a file of which the runs hold no case is left out. A run whose report cannot be read, or does not
+    match its status, is an InputError naming its files."""
+    prefixes = tuple(qualified(key, "") for key in keys)
+    relevant = [run for run in runs if any(s.case.startswith(prefixes) for s in run.cases)]
+    measured = Measurements.empty()
+    for run in relevant:
+        try:
+            measured = measured.combined(run_measurements(run, symbols))
+        except EnvironmentProblem as problem:
+            raise InputError(f"{run.source or 'a recorded run'}: {problem}") from None
+    return by_file(measured, keys)
+
+
+def by_file(measured: Measurements, keys: Sequence[str]) -> dict[str, Measurements]:
+    """A run's measurements split per file, with the file's own case names; a file of which no case
+    was measured, failed or left unmeasured is left out."""
+    cases = {*measured.frame["case"].astype(str), *measured.failed_cases, *measured.unmeasured}
+    return {
+        key: measured.of_prefix(qualified(key, ""))
+        for key in keys
+        if any(case.startswith(qualified(key, "")) for case in cases)
+    }
+
+
+def symbols_of(files: Sequence[FileCases]) -> dict[str, str]:
+    return {
+        qualified(file.key, name): file.builds[case.kernel].symbol
+        for file in files
+        for name, case in file.spec.content.cases.items()
+        if case.kernel in file.builds
+    }

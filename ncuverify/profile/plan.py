@@ -1,0 +1,85 @@
+"""What a run profiles: each file's cases that its claims read, with the ncu metrics each needs, planned
+for the runner under qualified names (`<file key>::<case>`), their cubins written once per kernel."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ncuverify.build import KernelBuild, is_static
+from ncuverify.expression import MetricRef
+from ncuverify.profile import schedule
+from ncuverify.profile.recording import SEP, write_file
+from ncuverify.runner import PlannedCase
+from ncuverify.spec import BUFFER_PREFIX, CaseSpec, Claim, Spec
+
+
+def qualified(key: str, case: str) -> str:
+    return f"{key}{SEP}{case}"
+
+
+@dataclass(frozen=True)
+class FileCases:
+    """One file's part of a run: its key (a name unique in the run), spec, builds and profiler claims."""
+
+    key: str
+    spec: Spec
+    builds: dict[str, KernelBuild]
+    claims: list[Claim]
+
+
+def case_metrics(spec: Spec, claims: Sequence[Claim]) -> dict[str, set[str]]:
+    """The cases these claims read (in file order), each with the ncu metrics it needs. A control is
+    judged by the claim's expression on the control case, so it needs what the claim's case needs."""
+    needs: dict[str, set[str]] = {}
+    for claim in claims:
+        for ref in claim.metric_refs():
+            wanted = {ref.name} if is_ncu_metric(ref) else set()
+            needs.setdefault(ref.case, set()).update(wanted)
+            if claim.control is not None and ref.case == claim.case:
+                needs.setdefault(claim.control, set()).update(wanted)
+    return {name: needs[name] for name in spec.content.cases if name in needs}
+
+
+def plan_cases(
+    files: Sequence[FileCases], work_dir: Path
+) -> tuple[dict[str, PlannedCase], list[schedule.ProfiledCase]]:
+    """Every case to profile, under its qualified name, with its cubin written once per kernel (over
+    what an earlier run in a kept profile's folder left: never its kernels)."""
+    cubins = work_dir / "cubins"
+    cubins.mkdir(parents=True, exist_ok=True)
+    planned: dict[str, PlannedCase] = {}
+    wanted: list[schedule.ProfiledCase] = []
+    written: set[Path] = set()
+    for number, file in enumerate(files):
+        for name, metrics in case_metrics(file.spec, file.claims).items():
+            case = file.spec.content.cases[name]
+            # numbered, not named: a file's key is a path, which may hold any character
+            cubin = cubins / f"{number}.{case.kernel}.cubin"
+            if cubin not in written:
+                write_file(cubin, file.builds[case.kernel].cubin)
+                written.add(cubin)
+            full = qualified(file.key, name)
+            planned[full] = planned_case(full, case, file.builds[case.kernel], cubin)
+            reads_back = any(getattr(arg, "name", None) for arg in case.args)
+            wanted.append(schedule.ProfiledCase(full, case.repeat, frozenset(metrics), reads_back))
+    return planned, wanted
+
+
+def planned_case(name: str, case: CaseSpec, build: KernelBuild, cubin_path: Path) -> PlannedCase:
+    return PlannedCase(
+        name=name,
+        cubin=str(cubin_path),
+        symbol=build.symbol,
+        grid=case.grid,
+        block=case.block,
+        shared_bytes=case.shared_bytes,
+        args=[arg.model_dump(exclude_none=True) for arg in case.args],
+        repeat=case.repeat,
+    )
+
+
+def is_ncu_metric(ref: MetricRef) -> bool:
+    """Whether ncu measures this name (rather than the build, or the runner reading a buffer back)."""
+    return not (is_static(ref) or ref.name.startswith(BUFFER_PREFIX))

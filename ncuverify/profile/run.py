@@ -1,0 +1,89 @@
+"""One ncu process over a plan of cases on one GPU, and what it left behind."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ncuverify.errors import EnvironmentProblem
+from ncuverify.profile.command import NcuOptions, ncu_command
+from ncuverify.profile.outcome import (
+    MAX_OUTPUT_BYTES,
+    after_stall,
+    clear_outcomes,
+    ending,
+    lost,
+    read_end,
+    read_log,
+    read_status,
+)
+from ncuverify.profile.process import start, wait
+from ncuverify.profile.saved_report import REPORT_FILE
+from ncuverify.runner import PROGRESS_FILE, CaseStatus, Plan, PlannedCase
+
+
+@dataclass(frozen=True)
+class Run:
+    """One ncu process: ncu's log and the runner's status per case, as a live run leaves them or a
+    recording keeps them. A file takes more than one run when a case faults or hangs: the cases after
+    it run again in a fresh process."""
+
+    report: str  # ncu's log: messages and the CSV
+    cases: tuple[CaseStatus, ...]  # the runner's outcome per case
+    command: list[str] = field(default_factory=list)  # ncu's command line (as provenance keeps it)
+    output: str = ""  # the runner's own stdout and stderr (a recording keeps none)
+    returncode: int | None = None  # ncu's exit status; None for a run read from a recording
+    stopped: str | None = None  # why the process was stopped after the runner's last case, if it was
+    source: str | None = None  # where a recorded run was read from, for messages
+
+
+def run_ncu(
+    work_dir: Path,
+    cases: Sequence[PlannedCase],
+    metrics: Iterable[str],
+    options: NcuOptions,
+    device: int | None = None,
+    keep_report: bool = False,
+    sections: Sequence[str] = (),
+) -> Run:
+    """Profile the cases in one ncu process on one GPU (device: its index; None: CUDA's default).
+    With keep_report, ncu also saves its report as REPORT_FILE in work_dir; with sections, it collects
+    them instead of metrics (see ncu_command).
+
+    The process is stopped when it makes no progress for the case timeout: ncu not starting the
+    runner, a case that never ends, ncu not ending after the runner's last case. The cases it kept
+    from running get an error saying which. ncu and the runner get a process group of their own,
+    killed whole on a stop, on Ctrl-C and after ncu ends, so that no process outlives the run or
+    writes into work_dir after it.
+    """
+    work_dir.mkdir(parents=True, exist_ok=True)
+    plan_file = work_dir / "plan.json"
+    status_file = work_dir / "status.json"
+    log_file = work_dir / "ncu.log"
+    clear_outcomes(work_dir)
+    Plan(device=0, status_path=str(status_file), cases=list(cases)).write(plan_file)
+    report_file = work_dir / REPORT_FILE.removesuffix(".ncu-rep") if keep_report else None
+    symbols = [c.symbol for c in cases]
+    command = ncu_command(options, metrics, symbols, log_file, plan_file, report_file, sections)
+    names = [c.name for c in cases]
+    try:
+        process = start(command, work_dir / "output.txt", device)
+    except FileNotFoundError:
+        raise EnvironmentProblem(
+            f"ncu not found at {options.executable!r}: install Nsight Compute or pass --ncu"
+        ) from None
+    except OSError as error:
+        raise EnvironmentProblem(f"ncu could not be started ({options.executable!r}): {error}") from None
+    watched = wait(process, work_dir / PROGRESS_FILE, names, options.case_timeout_s, options)
+    report = read_log(log_file)
+    output = read_end(work_dir / "output.txt", MAX_OUTPUT_BYTES)
+    status = read_status(status_file, names)
+    if watched.stalled:
+        status, stopped = after_stall(status, watched.last, names, options.case_timeout_s)
+        return Run(report, tuple(status), command, output, process.returncode, stopped)
+    last = watched.last
+    if last is not None and last.running and last.case not in {s.case for s in status}:
+        # The process ended in the middle of a case (ncu ends an application whose kernel faults).
+        status.append(lost(str(last.case), ending(report + "\n" + output, process.returncode), names))
+    return Run(report, tuple(status), command, output, process.returncode)

@@ -1,0 +1,143 @@
+"""Stage 3 for a whole run: every file's cases profiled together.
+
+The cases of all files are profiled in as few ncu processes as the metrics allow (`schedule`), spread
+over the GPUs given, each GPU's processes one after another. A case is named `<file key>::<case>`
+in the runner's plans and statuses, so that one process can hold the cases of many files and the
+results split back per file (`per_file`). A case that faults or hangs ends its process; the cases
+after it run again in a fresh one.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ncuverify.measurements import Measurements
+from ncuverify.profile import schedule
+from ncuverify.profile.command import NcuOptions
+from ncuverify.profile.diagnose import diagnose
+from ncuverify.profile.faults import faults_named
+from ncuverify.profile.per_file import run_measurements
+from ncuverify.profile.plan import FileCases, plan_cases
+from ncuverify.profile.recording import SEP
+from ncuverify.profile.run import Run, run_ncu
+from ncuverify.profile.shown import shown_output
+from ncuverify.runner import CaseStatus, PlannedCase
+
+RUNS = "runs"  # under the work folder: one folder per ncu process (plan, status, log, report)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How the run profiles: ncu's options, the GPUs, what it knows of ncu's passes."""
+
+    ncu: NcuOptions
+    gpus: tuple[int, ...] = (0,)
+    passes: schedule.PassCounts | None = None
+    keep_report: bool = False  # also keep ncu's .ncu-rep of every process
+    say: Callable[[str], None] | None = None
+
+
+def profile_files(
+    files: Sequence[FileCases], work_dir: Path, settings: Settings
+) -> tuple[list[Run], Measurements]:
+    """Profile every case the files' claims read: the runs of every ncu process, in a fixed order, and
+    what they measured (cases under their qualified names)."""
+    planned, wanted = plan_cases(files, work_dir)
+    passes = settings.passes or schedule.PassCounts()
+    groups = schedule.groups(wanted, passes)
+    units = schedule.spread(groups, wanted, settings.gpus, passes)
+    by_gpu = {gpu: [(i, u) for i, u in enumerate(units) if u.gpu == gpu] for gpu in settings.gpus}
+    stop = threading.Event()
+    ncu = replace(settings.ncu, cancelled=stop.is_set)
+
+    def run_gpu(gpu: int) -> list[tuple[int, list[_Measured]]]:
+        return [(i, _run_unit(u, planned, work_dir / RUNS / f"{i}", ncu, settings)) for i, u in by_gpu[gpu]]
+
+    if len(by_gpu) == 1:
+        done = run_gpu(settings.gpus[0])
+    else:
+        with ThreadPoolExecutor(max_workers=len(by_gpu)) as pool:
+            futures = [pool.submit(run_gpu, gpu) for gpu in by_gpu]
+            try:
+                done = [item for future in futures for item in future.result()]
+            except BaseException:  # Ctrl-C or a failure: stop the other GPUs' processes too
+                stop.set()
+                raise
+    measured_runs = [item for _, unit_runs in sorted(done, key=lambda item: item[0]) for item in unit_runs]
+    measured = Measurements.empty()
+    for _, part in measured_runs:
+        measured = measured.combined(part)
+    _learn_passes(passes, measured, units)
+    return [run for run, _ in measured_runs], measured
+
+
+# A run and its measurements: parsed once, to find the cases to run again and to judge.
+_Measured = tuple[Run, Measurements]
+
+
+def _run_unit(
+    unit: schedule.Unit,
+    planned: dict[str, PlannedCase],
+    folder: Path,
+    ncu: NcuOptions,
+    settings: Settings,
+) -> list[_Measured]:
+    """One unit's ncu process, and one more for the cases after each case that faulted or hung."""
+    runs: list[_Measured] = []
+    remaining = list(unit.cases)
+    if settings.say is not None:
+        say = settings.say
+        ncu = replace(ncu, on_case=lambda case: say(f"profiling {case.replace(SEP, ': ')}"))
+    while remaining:
+        cases = [planned[name] for name in remaining]
+        run_dir = folder / str(len(runs))
+        run = run_ncu(run_dir, cases, unit.metrics, ncu, device=unit.gpu, keep_report=settings.keep_report)
+        diagnose(run)
+        status = faults_named(list(run.cases), cases, run_dir, ncu, unit.gpu) or _runner_failure(
+            run, remaining
+        )
+        symbols = {c.name: c.symbol for c in cases}
+        recorded = replace(run, cases=tuple(status))
+        measured = run_measurements(recorded, symbols)
+        if run.stopped is not None and measured.unmeasured:
+            recorded = replace(recorded, cases=_stopped(recorded.cases, measured.unmeasured, run.stopped))
+            measured = run_measurements(recorded, symbols)
+        runs.append((recorded, measured))
+        remaining = _to_run_again(status, measured)
+    return runs
+
+
+def _stopped(status: Sequence[CaseStatus], unmeasured: Sequence[str], reason: str) -> tuple[CaseStatus, ...]:
+    """After ncu was stopped past the runner's last case: the cases its report lacks fail with why."""
+    return tuple(s.failed(reason) if s.case in unmeasured else s for s in status)
+
+
+def _to_run_again(status: list[CaseStatus], measured: Measurements) -> list[str]:
+    """After a case poisoned or ended the process: the cases it kept from running or from being reported."""
+    if not any(s.context_lost for s in status):
+        return []
+    done = {s.case for s in status}
+    not_run = [case for s in status for case in s.not_run or ()]
+    return [*measured.unmeasured, *(case for case in not_run if case not in done)]
+
+
+def _runner_failure(run: Run, cases: list[str]) -> list[CaseStatus]:
+    """The runner left no status: it never started. Every case fails with what it printed last."""
+    lines = [line for line in (run.output + run.report).splitlines() if line.strip()]
+    said = shown_output(lines[-1]) if lines else "no output"
+    reason = f"the runner did not start (exit {run.returncode}): {said}"
+    return [CaseStatus(name, False, reason) for name in cases]
+
+
+def _learn_passes(passes: schedule.PassCounts, measured: Measurements, units: list[schedule.Unit]) -> None:
+    """Remember how many replay passes ncu needed for each unit's metrics, for the next run's grouping."""
+    frame = measured.frame
+    counts = frame[frame["metric"] == "profiler__replayer_passes"].dropna(subset=["value"])
+    for unit in units:
+        reported = counts[counts["case"].isin(unit.cases)]["value"]
+        if not reported.empty:
+            passes.remember(unit.metrics, int(reported.max()))

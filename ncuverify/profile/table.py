@@ -1,0 +1,114 @@
+"""ncu's CSV as one tidy table: one row per launch and metric, from the raw page (wide, with a units row)
+or the details page (long). Copes with the `==PROF==` preamble, thousands separators and `n/a`."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ncuverify.errors import EnvironmentProblem
+from ncuverify.profile.numbers import parse_number
+from ncuverify.profile.pages import Quoting, UnreadablePage, read_page
+from ncuverify.profile.shown import shown_name
+
+# ncu's fixed columns in CSV output; every other column of the raw page is a metric.
+_NCU_COLUMNS = {
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Kernel Time",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+}
+
+TIDY_COLUMNS = ["launch", "kernel", "metric", "value", "unit"]
+_DETAILS_COLUMNS = ("Metric Name", "Metric Unit", "Metric Value")
+
+
+def parse_csv(text: str) -> pd.DataFrame:
+    """ncu CSV (raw or details page) -> one row per launch and metric: launch, kernel, metric, value, unit.
+
+    Whatever the text, the result is a table or EnvironmentProblem("ncu's CSV could not be read (...)").
+    """
+    try:
+        rows = read_page(text, Quoting.TABLE, header='"ID"')
+    except UnreadablePage as error:
+        raise _unreadable(str(error)) from None
+    if not rows:
+        return pd.DataFrame(columns=TIDY_COLUMNS)
+    header, records = rows[0], rows[1:]
+    _check_table(header, records)
+    if "Metric Name" in header:
+        return _parse_details(header, records)
+    return _parse_raw(header, records)
+
+
+def _unreadable(reason: str) -> EnvironmentProblem:
+    return EnvironmentProblem(f"ncu's CSV could not be read ({reason})")
+
+
+def _check_table(header: list[str], records: list[list[str]]) -> None:
+    seen: set[str] = set()
+    for name in header:
+        if name in seen:
+            raise _unreadable(f"the column {shown_name(name)} appears twice")
+        seen.add(name)
+    missing = [name for name in ("ID", "Kernel Name") if name not in seen]
+    if missing:
+        raise _unreadable(f"no {missing[0]!r} column")
+    for number, record in enumerate(records, start=1):
+        if len(record) != len(header):
+            raise _unreadable(f"row {number} has {len(record)} fields, the header {len(header)}")
+
+
+def _parse_raw(header: list[str], records: list[list[str]]) -> pd.DataFrame:
+    """The raw page: one row per launch, one column per metric, the units in a row of their own."""
+    id_at, kernel_at = header.index("ID"), header.index("Kernel Name")
+    units = records[0] if records and records[0][id_at] == "" else None
+    launches = records[1:] if units is not None else records
+    ids = [_launch_id(record[id_at]) for record in launches]
+    metric_columns = [i for i, name in enumerate(header) if name not in _NCU_COLUMNS]
+    # Metric by metric, each over every launch (the order the table has always had).
+    return pd.DataFrame(
+        {
+            "launch": np.array([launch for _ in metric_columns for launch in ids], dtype=np.int64),
+            "kernel": [record[kernel_at] for _ in metric_columns for record in launches],
+            "metric": [header[i] for i in metric_columns for _ in launches],
+            "value": np.array(
+                [parse_number(record[i]) for i in metric_columns for record in launches], dtype=np.float64
+            ),
+            "unit": [units[i] if units is not None else "" for i in metric_columns for _ in launches],
+        },
+        columns=TIDY_COLUMNS,
+    )
+
+
+def _parse_details(header: list[str], records: list[list[str]]) -> pd.DataFrame:
+    """The details page: one row per launch and metric."""
+    missing = [name for name in _DETAILS_COLUMNS if name not in header]
+    if missing:
+        raise _unreadable(f"no {missing[0]!r} column")
+    at = {name: header.index(name) for name in ("ID", "Kernel Name", *_DETAILS_COLUMNS)}
+    return pd.DataFrame(
+        {
+            "launch": np.array([_launch_id(r[at["ID"]]) for r in records], dtype=np.int64),
+            "kernel": [r[at["Kernel Name"]] for r in records],
+            "metric": [r[at["Metric Name"]] for r in records],
+            "value": np.array([parse_number(r[at["Metric Value"]]) for r in records], dtype=np.float64),
+            "unit": [r[at["Metric Unit"]] for r in records],
+        },
+        columns=TIDY_COLUMNS,
+    )
+
+
+def _launch_id(text: str) -> int:
+    """A launch's ID: ncu numbers them 0, 1, 2, ..."""
+    if not (text.isascii() and text.isdigit() and len(text) <= 9):
+        raise _unreadable(f"the launch ID {shown_name(text)} is not a number")
+    return int(text)

@@ -1,0 +1,80 @@
+"""The second pass over failed memory claims, and its explanations kept in a recording."""
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import DATA, FIXTURES
+
+from ncuverify.environment import Gpu
+from ncuverify.pipeline import CheckOptions, Environment, check_files
+from ncuverify.profile import NcuOptions
+from ncuverify.results import Verdict
+
+NO_GPU = Environment(None, None, "no GPU here")
+FAKE_NCU = DATA / "fake_ncu" / "ncu"
+
+
+def test_failed_memory_claims_get_a_second_pass_whose_explanations_are_kept(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("FAKE_NCU_NOTES", str(tmp_path / "notes.jsonl"))
+    environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(FAKE_NCU), None, gpu_count=1)
+    options = CheckOptions(ncu=NcuOptions(executable=str(FAKE_NCU)), save_profile=tmp_path / "saved")
+    [live] = check_files([DATA / "explain.yaml"], options, environment)
+    # The fake's figures fail all three claims; each names ncu's rules and lines for its case's launch.
+    assert {c.claim.id for c in live.claims if c.verdict is Verdict.FAILED} == set(live.explanations)
+    tile = live.explanations["tile_is_conflict_free"]
+    assert tile.topic == "shared" and tile.lines[0].line == 90  # what the captured pages say
+    assert live.explanations["gather_is_coalesced"].topic == "global"
+    processes = [json.loads(line) for line in (tmp_path / "notes.jsonl").read_text().splitlines()]
+    assert processes[-1]["cases"] == ["tests/data/explain.yaml::gather", "tests/data/explain.yaml::tile"], (
+        "one pass over the failed cases"
+    )
+    [replayed] = check_files([DATA / "explain.yaml"], CheckOptions(from_profile=tmp_path / "saved"), NO_GPU)
+    assert replayed.explanations == live.explanations
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        (
+            "explain.json",
+            "[",
+            "explain.json: not the explained cases: not JSON (Expecting value: line 1 column 2 (char 1))",
+        ),
+        ("explain.json", "[]", "explain.json: not the explained cases: not an object"),
+        (
+            "explain.json",
+            '{"explain::tile": ["shared"]}',
+            "explain.json: not the explained cases: 'explain::tile': not a topic (global, shared)",
+        ),
+    ],
+)
+def test_damaged_recorded_explanations_are_input_errors(tmp_path: Path, name: str, text: str, message: str):
+    import shutil
+
+    from ncuverify.errors import InputError
+    from ncuverify.profile.explain_pass import recorded_explanations
+
+    shutil.copytree(FIXTURES / "explain", tmp_path / "rec")
+    (tmp_path / "rec" / name).write_text(text)
+    with pytest.raises(InputError) as refused:
+        recorded_explanations(tmp_path / "rec")
+    assert str(refused.value) == f"{tmp_path / 'rec'}/{message}"
+
+
+def test_recorded_explanations_are_read_only_from_the_recording(tmp_path: Path):
+    import shutil
+
+    from ncuverify.errors import InputError
+    from ncuverify.profile.explain_pass import recorded_explanations
+
+    shutil.copytree(FIXTURES / "explain", tmp_path / "rec")
+    secret = tmp_path / "secret.csv"
+    secret.write_text("not for the report")
+    (tmp_path / "rec" / "explain.details.csv").unlink()
+    (tmp_path / "rec" / "explain.details.csv").symlink_to(secret)
+    with pytest.raises(InputError) as refused:
+        recorded_explanations(tmp_path / "rec")
+    path = tmp_path / "rec" / "explain.details.csv"
+    assert str(refused.value) == f"{path}: a symbolic link; a recording holds plain files"
+    assert len(recorded_explanations(FIXTURES / "explain")) == 2

@@ -1,0 +1,20 @@
+"""Naming a fault by running its case again without the profiler."""
+
+from stalling_runs import CASES, assert_no_process_of
+
+
+def test_a_fault_rerun_that_never_ends_is_stopped(tmp_path, monkeypatch):
+    import sys
+
+    from ncuverify.profile import faults
+
+    hang = tmp_path / "hang.py"
+    hang.write_text("import os, time\nos.fork()\nprint(os.getpgid(0), flush=True)\ntime.sleep(600)\n")
+    real_start = faults.start
+    monkeypatch.setattr(
+        faults,
+        "start",
+        lambda command, output, device=None: real_start([sys.executable, str(hang)], output, device),
+    )
+    assert faults.name_the_fault(tmp_path / "fault", CASES[0], 1) is None
+    assert_no_process_of(int((tmp_path / "fault" / "output.txt").read_text().split()[0]))
