@@ -26,7 +26,6 @@ def tool(tmp_path, monkeypatch):
 
 def test_a_tool_that_does_not_end_is_stopped(tool, tmp_path):
     from ncuverify.build.binutils import _run_on_cubin
-
     from ncuverify.processes import TimedOut
 
     # The tool leaves a child behind that would outlive it.

@@ -3,9 +3,9 @@ definitions that cannot test a path, include folders inside the project."""
 
 import pytest
 from build_projects import KERNEL, refused, spec_with
-from ncuverify.build.flags import define_value
 
 from ncuverify.build import BuildLimits, build_spec
+from ncuverify.build.flags import define_value
 from ncuverify.errors import InputError
 
 pytest_plugins = ["build_projects"]

@@ -1,10 +1,10 @@
 """A kernel's compile unit and the NVRTC command line it stands for."""
 
 from build_projects import spec_with
-from ncuverify.build.units import nvrtc_options, unit_of
 
 from ncuverify.build import build_spec
 from ncuverify.build.resolve import Roots
+from ncuverify.build.units import nvrtc_options, unit_of
 
 pytest_plugins = ["build_projects"]
 

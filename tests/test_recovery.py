@@ -85,9 +85,10 @@ def named_without_the_profiler(saved: Path) -> list[tuple[list[str], CaseStatus]
 
 
 def reason_of_a_fault(case: str, without_the_profiler: CaseStatus) -> str:
-    """Here, without a GPU, the run without the profiler fails as CUDA cannot start, and that is taken
-    for the fault's name; on a GPU, a faulting kernel's own CUDA error is, and a healthy one names none."""
-    if without_the_profiler.ok:
+    """Here, without a GPU, the run without the profiler fails as CUDA cannot start, which names no
+    fault: the reason is what ncu said. On a GPU, a faulting kernel's own CUDA error names it, and a
+    healthy one names none."""
+    if without_the_profiler.ok or str(without_the_profiler.error).startswith("CUDA could not start"):
         return f"case {case} did not run: {UNDER_THE_PROFILER}"
     error = without_the_profiler.error
     return (
@@ -165,8 +166,8 @@ def test_a_runner_that_writes_no_status_fails_every_case_with_what_was_said_last
     assert len(checked.processes) == 1, "nothing is run again"
     assert named_without_the_profiler(checked.saved) == []
     profiled = [c for c in checked.result.claims if not c.claim.metric.startswith("static__")]
-    # ncu's log comes after the runner's own output: its last line is what the reason shows.
-    why = "the runner did not start (exit 1): ==WARNING== No kernels were profiled."
+    # The runner's own last words say why, not ncu's "No kernels were profiled" after them.
+    why = "the runner did not start (exit 1): ImportError: the runner could not import numpy"
     assert profiled and all(
         c.verdict is Verdict.ERROR and c.reason == f"case {c.claim.case} did not run: {why}" for c in profiled
     )

@@ -11,15 +11,15 @@ from ncuverify.errors import EnvironmentProblem
 from ncuverify.profile.command import NcuOptions
 from ncuverify.profile.outcome import clear_outcomes, read_status
 from ncuverify.profile.process import start, wait
-from ncuverify.runner import PROGRESS_FILE, CaseStatus, Plan, PlannedCase
+from ncuverify.runner import CUDA_DID_NOT_START, PROGRESS_FILE, CaseStatus, Plan, PlannedCase
 
 
 def name_the_fault(
     work_dir: Path, case: PlannedCase, timeout_s: float, device: int | None = None
 ) -> str | None:
     """Run one case again without the profiler, to learn the CUDA error its kernel raises: under ncu
-    a fault only ends the application ("LaunchFailed"). None where the run tells nothing (it was
-    stopped, or left no readable status)."""
+    a fault only ends the application ("LaunchFailed"). None where the run tells nothing: it was
+    stopped, left no readable status, or CUDA itself could not start there (no GPU for it)."""
     work_dir.mkdir(parents=True, exist_ok=True)
     status_file = work_dir / "status.json"
     plan_file = work_dir / "plan.json"
@@ -36,7 +36,9 @@ def name_the_fault(
         status = read_status(status_file, [case.name])
     except EnvironmentProblem:
         return None
-    return status[0].error if status and not status[0].ok else None
+    if not status or status[0].ok or str(status[0].error).startswith(CUDA_DID_NOT_START):
+        return None
+    return status[0].error
 
 
 def faults_named(

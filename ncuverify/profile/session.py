@@ -126,9 +126,12 @@ def _to_run_again(status: list[CaseStatus], measured: Measurements) -> list[str]
 
 
 def _runner_failure(run: Run, cases: list[str]) -> list[CaseStatus]:
-    """The runner left no status: it never started. Every case fails with what it printed last."""
-    lines = [line for line in (run.output + run.report).splitlines() if line.strip()]
-    said = shown_output(lines[-1]) if lines else "no output"
+    """The runner left no status: it never started. Every case fails with what it printed last, or
+    where it printed nothing, with what ncu logged last (ncu's own last words say less of why)."""
+    said = "no output"
+    for text in (run.report, run.output):  # the runner's own output last: it wins where it said anything
+        lines = [line for line in text.splitlines() if line.strip()]
+        said = shown_output(lines[-1]) if lines else said
     reason = f"the runner did not start (exit {run.returncode}): {said}"
     return [CaseStatus(name, False, reason) for name in cases]
 

@@ -11,6 +11,7 @@ from ncuverify.runner.plan import Plan, PlannedCase
 from ncuverify.runner.progress import PROGRESS_FILE, Progress
 from ncuverify.runner.run import run_plan
 from ncuverify.runner.status import (
+    CUDA_DID_NOT_START,
     MAX_LAUNCHES,
     READBACK_PREFIX,
     CaseStatus,
@@ -20,6 +21,7 @@ from ncuverify.runner.status import (
 )
 
 __all__ = [
+    "CUDA_DID_NOT_START",
     "MAX_LAUNCHES",
     "PROGRESS_FILE",
     "RANDOM_INT_LIMIT",

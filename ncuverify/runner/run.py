@@ -11,7 +11,7 @@ from ncuverify.runner.case import Launcher, run_case
 from ncuverify.runner.launch import CudaLauncher
 from ncuverify.runner.plan import Plan
 from ncuverify.runner.progress import PROGRESS_FILE, ProgressWriter, write_atomically
-from ncuverify.runner.status import CaseStatus, statuses_json
+from ncuverify.runner.status import CUDA_DID_NOT_START, CaseStatus, statuses_json
 
 
 def run_plan(plan: Plan, start: Callable[[int], Launcher] = CudaLauncher) -> list[CaseStatus]:
@@ -30,7 +30,7 @@ def run_plan(plan: Plan, start: Callable[[int], Launcher] = CudaLauncher) -> lis
         launcher = start(plan.device)
     except Exception as error:
         status = [
-            CaseStatus(c.name, False, f"CUDA could not start: {error}", kernel=c.symbol) for c in plan.cases
+            CaseStatus(c.name, False, f"{CUDA_DID_NOT_START}: {error}", kernel=c.symbol) for c in plan.cases
         ]
         write_atomically(status_path, statuses_json(status))
         progress.write(None, running=False, done=True)

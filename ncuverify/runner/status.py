@@ -10,6 +10,8 @@ from typing import Any
 
 # Read back from a named buffer: buffer__<name>.<statistic>.
 READBACK_PREFIX = "buffer__"
+# How a case's error begins where CUDA itself could not start (no driver, no device): not the case's fault.
+CUDA_DID_NOT_START = "CUDA could not start"
 # Far above any case's repeat: a bound on what a damaged status can make its reader expect.
 MAX_LAUNCHES = 10_000
 
