@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,8 @@ from typing import Any, cast
 from ncuverify import __version__
 from ncuverify.build import STATIC_METRICS
 from ncuverify.errors import InputError
+from ncuverify.export import fields
+from ncuverify.export.fields import Malformed
 from ncuverify.files import read_json
 from ncuverify.results import FileResult
 from ncuverify.spec import Tolerance
@@ -81,61 +82,32 @@ def load(path: Path) -> dict[str, Any]:
         raise InputError(f"{one_line(str(path))}: no such baseline") from None
     except OSError as error:
         raise InputError(f"{one_line(str(path))}: cannot be read ({error.strerror or error})") from None
-    except ValueError as error:  # what read_json and _baseline find wrong
+    except ValueError as error:  # what read_json and _baseline find wrong (Malformed is a ValueError)
         raise InputError(one_line(f"{path}: not a baseline ({error})")) from None
 
 
 def _baseline(data: Any) -> dict[str, Any]:
-    """The baseline's values, checked; ValueError naming the first field that is wrong."""
+    """The baseline's values, checked; Malformed naming the first field that is wrong."""
     if not isinstance(data, dict):
-        raise ValueError("not a JSON object")
+        raise Malformed("", "not a JSON object")
     for key in data:
         if key not in ("ncuverify", "measured_on", "files"):
-            raise ValueError(f"unknown key {_shown(key)}")
+            raise Malformed("", f"unknown key {fields.shown(key)}")
     if "files" not in data:
-        raise ValueError("files: missing")
+        raise Malformed("files", "missing")
     for key in ("ncuverify", "measured_on"):
-        if data.get(key) is not None and not isinstance(data[key], str):
-            raise ValueError(f"{key}: not text")
+        fields.optional(fields.text, data.get(key), key)
     files: dict[str, dict[str, dict[str, float]]] = {}
-    for key, cases in _table(data["files"], "files").items():
-        where = _at("files", key)
+    for key, cases in fields.json_object(data["files"], "files").items():
+        where = fields.member("files", key)
         files[key] = {}
-        for case, metrics in _table(cases, where).items():
-            at = _at(where, case)
+        for case, metrics in fields.json_object(cases, where).items():
+            at = fields.member(where, case)
             files[key][case] = {
-                metric: _value(value, _at(at, metric)) for metric, value in _table(metrics, at).items()
+                metric: fields.finite(value, fields.member(at, metric))
+                for metric, value in fields.json_object(metrics, at).items()
             }
     return {"ncuverify": data.get("ncuverify"), "measured_on": data.get("measured_on"), "files": files}
-
-
-def _table(value: Any, where: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise ValueError(f"{where}: not an object")
-    return value
-
-
-def _value(value: Any, where: str) -> float:
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        raise ValueError(f"{where}: not a number")
-    try:
-        number = float(value)
-    except OverflowError:  # a whole number beyond any float
-        number = math.inf
-    if not math.isfinite(number):
-        raise ValueError(f"{where}: not a finite number")
-    return number
-
-
-def _at(where: str, key: str) -> str:
-    """The name of a member: where.key for a plain key, else where['key'] (quoted, escaped)."""
-    plain = re.fullmatch(r"[\w.:@-]{1,80}", key, flags=re.ASCII)
-    return f"{where}.{key}" if plain else f"{where}[{_shown(key)}]"
-
-
-def _shown(value: str) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def parse_tolerance(text: str) -> tuple[str, Tolerance]:

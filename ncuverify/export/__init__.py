@@ -1,0 +1,26 @@
+"""Results as files for machines and reviewers: JSON (everything, and read back to merge the shards
+of a run), JUnit XML (one test case per claim, for CI systems) and Markdown (a summary fit for a
+pull-request comment or a CI step summary)."""
+
+from ncuverify.export.junit import to_junit
+from ncuverify.export.markdown import to_markdown
+from ncuverify.export.reading import from_json
+from ncuverify.export.results_json import claim_record, file_record, to_json
+from ncuverify.export.run_identity import MAX_SHARDS, ShardOf, suite_digest
+from ncuverify.export.shards import MAX_RESULT_BYTES, Shard, merge, read_shard
+
+__all__ = [
+    "MAX_RESULT_BYTES",
+    "MAX_SHARDS",
+    "Shard",
+    "ShardOf",
+    "claim_record",
+    "file_record",
+    "from_json",
+    "merge",
+    "read_shard",
+    "suite_digest",
+    "to_json",
+    "to_junit",
+    "to_markdown",
+]

@@ -1,0 +1,145 @@
+"""Results as Markdown: a summary fit for a pull-request comment or a CI step summary. Every text from
+expectation files, kernel sources and ncu is escaped, so that the comment shows that text rather than
+rendering it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ncuverify.errors import ExitCode
+from ncuverify.explain import claim_lines
+from ncuverify.export.outcome import FAILING, run_exit_code
+from ncuverify.judge import describe, format_number
+from ncuverify.results import FileResult, Verdict
+from ncuverify.text import one_line
+
+# Characters that Markdown (GitHub's flavour: tables, strikethrough, math) reads as markup anywhere in a
+# line; each is written with a backslash, which Markdown reads as "this character, as text".
+_INLINE_MARKUP = re.compile(r"[\\`*_\[\]~|$]")
+# What makes a line a heading, a list item, a rule or a quote when it starts the line.
+_LINE_MARKUP = re.compile(r"[-+=#]|\d+[.)]")
+# Text that a code span shows as it is: nothing in it could end the span or the table cell.
+_PLAIN = re.compile(r"[\w./:+-]{1,200}", flags=re.ASCII)
+
+
+def _inline(text: str) -> str:
+    """Untrusted text as Markdown that shows it as it is, on one line: control characters as visible
+    escapes, <, > and & as entities (so that no HTML is ever written), markup characters escaped."""
+    text = one_line(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _INLINE_MARKUP.sub(lambda match: "\\" + match.group(), text)
+
+
+def _code(text: str) -> str:
+    """A name as code where it is plainly a name; anything else as escaped text."""
+    return f"`{text}`" if _PLAIN.fullmatch(text) else _inline(text)
+
+
+def _lead(text: str) -> str:
+    """A name that starts a line: as code where it is plainly a name, else as a line of text."""
+    return f"`{text}`" if _PLAIN.fullmatch(text) else _line(text)
+
+
+def _line(text: str) -> str:
+    """Untrusted text that starts a line: escaped, and never a heading, list item, rule or quote."""
+    escaped = _inline(text.lstrip())
+    marker = _LINE_MARKUP.match(escaped)
+    if marker is None:
+        return escaped
+    end = marker.end()
+    return escaped[: end - 1] + "\\" + escaped[end - 1 :]
+
+
+def _items(lines: Sequence[str]) -> list[str]:
+    """Untrusted lines as a list, one item per line (lines indented by two or more nested), each on
+    one line whatever it holds."""
+    return [("  - " if line.startswith("  ") else "- ") + _line(line) for line in lines if line.strip()]
+
+
+def _row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def to_markdown(results: Sequence[FileResult]) -> str:
+    """A summary: the counts, where the figures come from, and every claim that did not pass. Every
+    text from a file or from ncu is escaped: the summary is shown as a pull-request comment."""
+    code = run_exit_code(results)
+    lines = [f"## ncuverify: {_headline(code)}", ""]
+    lines += [
+        "| file | passed | failed | errors | skipped | other |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for result in results:
+        trouble = (
+            "input error"
+            if result.input_error is not None
+            else "internal error"
+            if result.internal_error is not None
+            else "not run"
+            if result.not_run is not None
+            else None
+        )
+        if trouble is not None:
+            lines.append(_row([_code(str(result.path)), trouble, "", "", "", ""]))
+            continue
+        other = (
+            result.count(Verdict.XFAILED) + result.count(Verdict.XPASSED) + result.count(Verdict.OTHER_ARCH)
+        )
+        counts = [result.count(v) for v in (Verdict.PASSED, Verdict.FAILED, Verdict.ERROR, Verdict.SKIPPED)]
+        lines.append(_row([_code(str(result.path)), *(str(c) for c in [*counts, other])]))
+    lines.append("")
+    for result in results:
+        name = _lead(result.path.name)
+        if result.provenance is not None:
+            how = "replayed from a recording made" if result.replayed else "measured"
+            lines.append(f"- {name}: {how} on {_inline(result.provenance.describe())}")
+        lines += [f"- {name}: warning: {_inline(w)}" for w in result.warnings]
+    problems = [(r, c) for r in results for c in r.claims if c.verdict in (*FAILING, Verdict.ERROR)]
+    broken = [r for r in results if r.input_error is not None or r.internal_error is not None]
+    if problems or broken:
+        lines += [
+            "",
+            "### What did not hold",
+            "",
+            "| file | claim | measured | expected | verdict | why |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
+        for result, claim_result in problems:
+            measured = format_number(claim_result.measured) if claim_result.measured is not None else "-"
+            cells = [
+                _code(result.path.name),
+                _code(claim_result.claim.id),
+                _inline(measured),
+                _inline(describe(claim_result.claim.expect)),
+                claim_result.verdict.value,
+                _inline(claim_result.reason or ""),
+            ]
+            lines.append(_row(cells))
+        for result in broken:
+            for error, what in (
+                (result.input_error, "input error"),
+                (result.internal_error, "internal error"),
+            ):
+                if error is not None:
+                    lines += ["", f"{_lead(str(result.path))}: {what}", "", *_items(error.split("\n"))]
+        explained = [(r, claim_id, e) for r in results for claim_id, e in r.explanations.items()]
+        if explained:
+            lines += ["", "### What ncu says about them", ""]
+            for result, claim_id, explanation in explained:
+                lines += [
+                    _lead(result.path.name),
+                    "",
+                    *_items(claim_lines(claim_id, explanation)),
+                    "",
+                ]
+    return "\n".join(lines) + "\n"
+
+
+def _headline(code: ExitCode) -> str:
+    return {
+        ExitCode.OK: "every claim holds",
+        ExitCode.CLAIM_FAILED: "claims failed",
+        ExitCode.BAD_INPUT: "an expectation file is wrong",
+        ExitCode.NOT_MEASURABLE: "some claims could not be measured here",
+        ExitCode.INTERNAL_ERROR: "ncuverify failed on a file",
+    }[code]

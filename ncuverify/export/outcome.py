@@ -1,0 +1,20 @@
+"""What the outputs say of a run as a whole: its exit code, and which verdicts fail it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ncuverify.errors import ExitCode
+from ncuverify.results import FileResult, Verdict, exit_code
+
+# What a claim's verdict is for a CI system reading JUnit, and for the summary's "What did not hold".
+FAILING = (Verdict.FAILED, Verdict.XPASSED)
+NOT_RUN = (Verdict.SKIPPED, Verdict.OTHER_ARCH)
+
+
+def run_exit_code(results: Sequence[FileResult]) -> ExitCode:
+    """The run's exit code; never "every claim holds" where ncuverify itself failed on a file."""
+    code = exit_code(results)
+    if code is ExitCode.OK and any(result.internal_error is not None for result in results):
+        return ExitCode.INTERNAL_ERROR
+    return code

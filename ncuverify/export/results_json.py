@@ -1,0 +1,101 @@
+"""Results as JSON: everything a run found, and which run it was. `ncuverify merge` reads it back
+(reading.py)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any, cast
+
+import pandas as pd
+
+from ncuverify import __version__
+from ncuverify.errors import ExitCode
+from ncuverify.export.outcome import run_exit_code
+from ncuverify.export.run_identity import ShardOf, suite_digest
+from ncuverify.judge import describe
+from ncuverify.results import ClaimResult, FileResult, Verdict
+
+
+def _number(value: float | None) -> float | None:
+    """A measured value for JSON: NaN and infinities, which JSON cannot hold, as null."""
+    return None if value is None or not math.isfinite(value) else value
+
+
+def _label(value: Any) -> str:
+    """A table's text cell for JSON: pandas' missing values as ""."""
+    return value if isinstance(value, str) else "" if value is None or pd.isna(value) else str(value)
+
+
+def claim_record(result: ClaimResult) -> dict[str, Any]:
+    claim = result.claim
+    return {
+        "id": claim.id,
+        "case": claim.case,
+        "metric": claim.metric,
+        "expected": describe(claim.expect),
+        "expect": claim.expect.model_dump(exclude_none=True),
+        "measured": _number(result.measured),
+        "verdict": result.verdict.value,
+        "reason": result.reason,
+        "control": claim.control,
+        "control_measured": _number(result.control_measured),
+        "cite": claim.cite.model_dump(),
+        "note": claim.note,
+        "xfail": claim.xfail.model_dump() if claim.xfail is not None else None,
+        "arch": claim.arch,
+    }
+
+
+def file_record(result: FileResult) -> dict[str, Any]:
+    measurements = []
+    if result.measurements is not None:
+        for row in result.measurements.frame.itertuples(index=False):
+            measurements.append(
+                {
+                    "case": _label(row.case),
+                    "kernel": _label(row.kernel),
+                    "metric": _label(row.metric),
+                    "value": _number(cast(float, row.value)),
+                    "unit": _label(row.unit),
+                }
+            )
+    return {
+        "path": str(result.path),
+        "key": result.key,
+        "input_error": result.input_error,
+        "internal_error": result.internal_error,
+        "not_run": result.not_run,
+        "seconds": round(result.seconds, 3),
+        "replayed": result.replayed,
+        "provenance": asdict(result.provenance) if result.provenance is not None else None,
+        "warnings": result.warnings,
+        "counts": {verdict.value: result.count(verdict) for verdict in Verdict},
+        "claims": [claim_record(claim) for claim in result.claims],
+        "measurements": measurements,
+        "explanations": {claim_id: e.to_dict() for claim_id, e in result.explanations.items()},
+    }
+
+
+def to_json(results: Sequence[FileResult], code: ExitCode | None = None, shard: ShardOf | None = None) -> str:
+    """Everything the run found, and which run it was: without shard, the whole (1/1) of the suite of
+    the results' files."""
+    code = run_exit_code(results) if code is None else code
+    shard = shard or ShardOf(1, 1, suite_digest([result.path for result in results]))
+    document = {
+        "ncuverify": __version__,
+        "exit_code": int(code),
+        "run": _run_record(shard),
+        "counts": {verdict.value: sum(r.count(verdict) for r in results) for verdict in Verdict},
+        "files": [file_record(result) for result in results],
+    }
+    return json.dumps(document, indent=1)
+
+
+def _run_record(shard: ShardOf) -> dict[str, Any]:
+    record: dict[str, Any] = {"suite": shard.suite, "shard": [shard.k, shard.n]}
+    if shard.missing:
+        record["missing"] = list(shard.missing)
+    return record

@@ -1,0 +1,162 @@
+"""The shards of a run, read back and merged. The merge takes only the shards of one whole run: one
+suite (the same expectation files, with the same contents), each of its N shares exactly once."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ncuverify.errors import InputError
+from ncuverify.export.reading import NOT_A_RESULT, read_document
+from ncuverify.export.run_identity import ShardOf
+from ncuverify.files import read_json
+from ncuverify.measurements import Measurements
+from ncuverify.results import FileResult
+from ncuverify.text import one_line
+
+# The whole suite's results are about 6 MB; a file ten times that is not a result ncuverify wrote.
+MAX_RESULT_BYTES = 64 * 2**20
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One file written by check --json: its results, and which share of which suite they are (None
+    where it was written before the JSON said so)."""
+
+    path: Path
+    results: list[FileResult]
+    shard: ShardOf | None
+
+
+def read_shard(path: Path) -> Shard:
+    """A file written by check --json; InputError naming the file and the field for anything else."""
+    shown = _name(path)
+    try:
+        document = read_json(path, MAX_RESULT_BYTES)
+    except FileNotFoundError:
+        raise InputError(f"{shown}: no such file") from None
+    except OSError as error:
+        raise InputError(f"{shown}: cannot be read ({error.strerror or error})") from None
+    except ValueError as error:
+        raise InputError(f"{shown}: not {NOT_A_RESULT}: {error}") from None
+    results, shard = read_document(document, str(path))
+    return Shard(path, results, shard)
+
+
+def merge(shards: Sequence[Shard], partial: bool = False) -> tuple[list[FileResult], list[str]]:
+    """One result per file from the shards of one run, every claim once, in the first shard's file
+    order; and warning lines. InputError unless the shards are one whole run: one suite, one N, each
+    share 1..N exactly once. With partial, an incomplete run, or shards written before the JSON named
+    its run, are merged too, and the warnings say what is missing or could not be checked."""
+    if not shards:
+        raise InputError("merge: no shards given")
+    warnings = [_unchecked(shard, partial) for shard in shards if shard.shard is None]
+    warnings += [
+        _incomplete(shard, shard.shard, partial) for shard in shards if shard.shard and shard.shard.missing
+    ]
+    runs = [(shard, shard.shard) for shard in shards if shard.shard is not None]
+    if runs:
+        _one_run(runs)
+        n = runs[0][1].n
+        missing = [f"{k}/{n}" for k in range(1, n + 1) if k not in {of.k for _, of in runs}]
+        if missing:
+            what = f"shard{'s' if len(missing) > 1 else ''} {', '.join(missing)} missing"
+            count = f"{len(runs)} of {n}"
+            if not partial:
+                given = ", ".join(_name(shard.path) for shard, _ in runs)
+                raise InputError(
+                    f"merge: {what}: {given} {'is' if len(runs) == 1 else 'are'} {count} shards of the run"
+                    " (merge --partial merges them anyway)"
+                )
+            warnings.append(f"merge: {what}: the results are those of {count} shards of the run")
+    return _merged(shards), warnings
+
+
+def _incomplete(shard: Shard, of: ShardOf, partial: bool) -> str:
+    what = f"{_name(shard.path)}: a partial merge, without shard{'s' if len(of.missing) > 1 else ''} {', '.join(of.missing)}"
+    if not partial:
+        raise InputError(f"{what} (merge --partial merges it anyway)")
+    return what
+
+
+def _unchecked(shard: Shard, partial: bool) -> str:
+    what = f"{_name(shard.path)}: written by an earlier ncuverify, without the run it belongs to"
+    if not partial:
+        raise InputError(
+            f"{what}: cannot check that the shards make one run (merge --partial merges it anyway)"
+        )
+    return f"{what}: not checked to be a shard of this run"
+
+
+def _one_run(runs: Sequence[tuple[Shard, ShardOf]]) -> None:
+    """InputError unless the shards are of one suite, split the same way, each share once, over the
+    same files."""
+    first, first_of = runs[0]
+    seen: dict[int, Shard] = {}
+    for shard, of in runs:
+        name = _name(shard.path)
+        if of.suite != first_of.suite:
+            raise InputError(
+                f"{name}: run.suite: a shard of another suite than {_name(first.path)}"
+                " (other expectation files, or edited ones)"
+            )
+        if of.n != first_of.n:
+            raise InputError(
+                f"{name}: run.shard: shard {of}, but {_name(first.path)} is shard {first_of}:"
+                " not shards of one run"
+            )
+        if of.k in seen:
+            raise InputError(f"{name}: run.shard: shard {of} again (also {_name(seen[of.k].path)})")
+        seen[of.k] = shard
+        files = {result.key for result in shard.results}
+        expected = {result.key for result in first.results}
+        if files != expected:
+            odd = one_line(min(files - expected or expected - files))
+            raise InputError(
+                f"{name}: files: not the files of {_name(first.path)} ({odd} is in one of them only;"
+                " run every shard from the same folder on the same files)"
+            )
+
+
+def _merged(shards: Sequence[Shard]) -> list[FileResult]:
+    merged: dict[str, FileResult] = {}
+    judged_by: dict[tuple[str, str], int] = {}  # file key and claim id -> the shard that judged it
+    for index, shard in enumerate(shards):
+        for result in shard.results:
+            for claim_result in result.claims:
+                earlier = judged_by.setdefault((result.key, claim_result.claim.id), index)
+                if earlier != index:
+                    raise InputError(
+                        f"{_name(shard.path)}: claim {claim_result.claim.id} of {_name(result.path)}"
+                        f" is also in {_name(shards[earlier].path)}"
+                    )
+            known = merged.get(result.key)
+            merged[result.key] = result if known is None else _both_results(known, result)
+    return list(merged.values())
+
+
+def _name(path: Path) -> str:
+    """A path in a message: on one line, whatever it holds."""
+    return one_line(str(path))
+
+
+def _both_results(known: FileResult, result: FileResult) -> FileResult:
+    return replace(
+        known,
+        claims=[*known.claims, *result.claims],
+        input_error=known.input_error or result.input_error,
+        internal_error=known.internal_error or result.internal_error,
+        not_run=known.not_run if result.not_run is None else result.not_run,
+        seconds=known.seconds + result.seconds,
+        provenance=known.provenance or result.provenance,
+        warnings=[*known.warnings, *result.warnings],
+        measurements=_both(known.measurements, result.measurements),
+        explanations={**known.explanations, **result.explanations},
+    )
+
+
+def _both(first: Measurements | None, second: Measurements | None) -> Measurements | None:
+    if first is None or second is None:
+        return first or second
+    return first.combined(second)

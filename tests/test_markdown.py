@@ -1,0 +1,82 @@
+"""The Markdown summary: what did not hold, and every text from a file or from ncu shown, never rendered."""
+
+import re
+
+import pytest
+from conftest import DATA
+from exported_results import ATTACKS, PRINTED, hostile, judged_sample, mixed_results
+from hypothesis import example, given, settings
+
+from ncuverify import export
+from ncuverify.results import FileResult
+
+
+@pytest.fixture(scope="module")
+def mixed() -> list[FileResult]:
+    return mixed_results(judged_sample())
+
+
+def test_markdown_summarises_what_did_not_hold(mixed):
+    text = export.to_markdown(mixed)
+    assert text.startswith("## ncuverify: an expectation file is wrong")
+    assert "| `tests/data/sample.yaml` | 5 | 1 | 1 | 1 | 0 |" in str(text).replace(
+        str(DATA.parent.parent) + "/", ""
+    )
+    assert (
+        "| `sample.yaml` | `contiguous_four_sectors` | 5 | == 4 | failed | measured 5, expected == 4 |"
+        in text
+    )
+    assert "replayed from a recording made on NVIDIA H200" in text
+    assert "broken.yaml:3: kernels: missing" in text
+
+
+def unescaped(line: str, char: str) -> int:
+    """How many times char occurs in a Markdown line, not written as \\char."""
+    count, escaped = 0, False
+    for c in line:
+        if escaped:
+            escaped = False
+        elif c == "\\":
+            escaped = True
+        elif c == char:
+            count += 1
+    return count
+
+
+def assert_safe_markdown(text: str) -> None:
+    assert "<" not in text and ">" not in text.replace("\n>", "")  # no HTML at all
+    lines = text.splitlines()
+    for line in lines:
+        if line.startswith("|"):
+            assert unescaped(line, "|") == 7, line  # six cells, however many pipes the text held
+        if line.startswith("#"):
+            assert line.startswith("## ncuverify: ") or line.startswith("### What "), line
+        # Code spans hold only plain names: backticks elsewhere are escaped.
+        assert unescaped(re.sub(r"`[\w./:+-]+`", "", line), "`") == 0, line
+        assert "\x1b" not in line and "\x00" not in line and "\u202e" not in line
+        if line.startswith("- ") or line.startswith("  - "):
+            assert not re.match(r"\s*- ([-+#>=]|\d+[.)]|    )", line), line
+
+
+@pytest.mark.parametrize("text", ATTACKS)
+def test_markdown_shows_the_text_and_renders_none_of_it(text):
+    markdown = export.to_markdown([hostile(text)])
+    assert_safe_markdown(markdown)
+
+
+def test_markdown_escapes_html_pipes_and_markup():
+    markdown = export.to_markdown([hostile(ATTACKS[1]), hostile(ATTACKS[2]), hostile(ATTACKS[3])])
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;" in markdown
+    assert "| failed | a \\| b \\| --- \\| # heading &gt; quote - item 1. item |" in markdown
+    assert "- \\# heading" in markdown and "- \\- item" in markdown and "- 1\\. item" in markdown
+    assert (
+        "\\`code\\` \\`\\`\\` \\~\\~\\~ \\*\\*\\*bold\\*\\*\\* \\[link\\](https://evil.example)"
+        " !\\[img\\](x) \\$x^2\\$ \\\\ &amp;amp;"
+    ) in markdown
+
+
+@settings(max_examples=100, deadline=None)
+@given(PRINTED)
+@example("\u2028")  # a line separator, which splits a line for some readers
+def test_markdown_of_any_text_renders_no_markup_from_it(text):
+    assert_safe_markdown(export.to_markdown([hostile(text)]))
