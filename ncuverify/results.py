@@ -21,10 +21,10 @@ def file_key(path: Path) -> str:
     same on every machine and from every working folder; two files of one name in different folders
     are two files. A file outside any project is known by its name."""
     absolute = Path(os.path.abspath(path))
-    root = project_root(absolute.parent)
     try:
-        return absolute.resolve().relative_to(root).as_posix()
-    except ValueError:  # the file links out of its project
+        return absolute.resolve().relative_to(project_root(absolute.parent)).as_posix()
+    # it links out of its project; a folder cannot be searched, or loops; a NUL in a path read from JSON
+    except (ValueError, OSError, RuntimeError):
         return absolute.name
 
 

@@ -183,6 +183,16 @@ def test_results_written_before_the_run_identity_merge_only_when_partial(tmp_pat
     assert [c.claim.id for c in merged[0].claims] == [c.claim.id for c in old.results[0].claims]
 
 
+@pytest.mark.parametrize("path", ["x\u0000.yaml", "/proc/self/fd/0\u0000/a.yaml", "a/" * 300 + "b.yaml"])
+def test_an_earlier_version_s_results_with_a_hostile_path_merge_partially(tmp_path: Path, path: str):
+    """Results without keys are known by their paths: one no file system takes is still a file's name."""
+    document = json.loads(BEFORE_RUN_IDENTITY.read_text())
+    document["files"][0]["path"] = path
+    (given,) = written(tmp_path, {"old.json": json.dumps(document)})
+    merged, _ = export.merge([export.read_shard(given)], partial=True)
+    assert [str(result.path) for result in merged] == [path] and merged[0].key
+
+
 def test_a_run_without_shards_is_the_whole_of_its_suite(whole, tmp_path: Path):
     (path,) = written(tmp_path, {"run.json": export.to_json([whole])})
     shard = export.read_shard(path)

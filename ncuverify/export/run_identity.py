@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ncuverify.files import Unreadable, read_plain
-from ncuverify.spec import MAX_FILE_BYTES, project_root
+from ncuverify.results import file_key
+from ncuverify.spec import MAX_FILE_BYTES
 
 MAX_SHARDS = 10_000
 
@@ -37,12 +38,7 @@ def suite_digest(paths: Sequence[Path]) -> str:
 
 
 def _suite_entry(path: Path) -> tuple[str, str]:
-    try:
-        folder = path.parent.resolve()
-        name = (folder / path.name).relative_to(project_root(folder)).as_posix()
-    except (OSError, RuntimeError):  # a folder that cannot be searched; a loop of symbolic links
-        name = path.as_posix()
-    return name, _content_digest(path)
+    return file_key(path), _content_digest(path)
 
 
 def _content_digest(path: Path) -> str:
@@ -50,5 +46,5 @@ def _content_digest(path: Path) -> str:
     and for a file larger than any expectation file may be (it is refused when the run reads it)."""
     try:
         return hashlib.sha256(read_plain(path, MAX_FILE_BYTES)).hexdigest()
-    except Unreadable:
+    except (Unreadable, ValueError):  # ValueError: a NUL in a path read from an earlier version's JSON
         return ""
