@@ -4,7 +4,7 @@ as values that travel to the report, JUnit, JSON and Markdown."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 
@@ -42,8 +42,8 @@ class Explanation:
         return {
             "kernel": self.kernel,
             "topic": self.topic,
-            "rules": [_rule_dict(rule) for rule in self.rules],
-            "lines": [_line_dict(line) for line in self.lines],
+            "rules": [asdict(rule) for rule in self.rules],
+            "lines": [asdict(line) for line in self.lines],
             "line_info": self.line_info,
         }
 
@@ -56,24 +56,3 @@ class Explanation:
             lines=tuple(SourceLine(**line) for line in data.get("lines", ())),
             line_info=bool(data.get("line_info", True)),
         )
-
-
-def _rule_dict(rule: RuleFinding) -> dict[str, Any]:
-    return {
-        "rule": rule.rule,
-        "section": rule.section,
-        "severity": rule.severity,
-        "text": rule.text,
-        "speedup_pct": rule.speedup_pct,
-    }
-
-
-def _line_dict(line: SourceLine) -> dict[str, Any]:
-    return {
-        "file": line.file,
-        "line": line.line,
-        "text": line.text,
-        "excess": line.excess,
-        "share": line.share,
-        "total": line.total,
-    }
