@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from ncuverify.environment import Environment
 
-pytest_plugins = ["pytester"]
+# build_projects holds the build tests' fixtures; loaded here, before any test module imports it
+pytest_plugins = ["pytester", "build_projects"]
 
 # The command line compiles through a cache in the user's folder; the tests keep theirs apart.
 os.environ.setdefault("NCUVERIFY_CACHE_DIR", tempfile.mkdtemp(prefix="ncuverify-test-cache-"))

@@ -10,8 +10,6 @@ from ncuverify.build import BuildLimits, build_spec
 from ncuverify.errors import InputError
 from ncuverify.spec import load
 
-pytest_plugins = ["build_projects"]
-
 
 def test_sample_builds_templates_and_extern_c_for_sm90():
     builds = build_spec(load(DATA / "sample.yaml"), "sm_90")

@@ -8,8 +8,6 @@ from ncuverify.build import BuildLimits, build_spec
 from ncuverify.build.flags import define_value
 from ncuverify.errors import InputError
 
-pytest_plugins = ["build_projects"]
-
 
 def test_include_folders_in_flags_are_checked_like_include_dirs(repo):
     root, away = repo

@@ -8,8 +8,6 @@ from conftest import ended
 
 from ncuverify.build import BuildLimits, build_spec
 
-pytest_plugins = ["build_projects"]
-
 # --- the time limit --------------------------------------------------------------------------------------------
 
 # Each macro doubles the one before: expanding the last would take longer than anyone waits.

@@ -6,8 +6,6 @@ from ncuverify.build import build_spec
 from ncuverify.build.resolve import Roots
 from ncuverify.build.units import nvrtc_options, unit_of
 
-pytest_plugins = ["build_projects"]
-
 
 def test_nvrtc_options_carry_the_choices(tmp_path):
 

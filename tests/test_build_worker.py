@@ -5,8 +5,6 @@ from pathlib import Path
 import pytest
 from build_projects import KERNEL, SECRET, kernel_file, refused
 
-pytest_plugins = ["build_projects"]
-
 
 def confinement_problem(readable: Path) -> str | None:
     """Why a worker could not be confined on this machine, or None."""
