@@ -106,14 +106,15 @@ def test_a_saved_run_replays_to_identical_verdicts(gpu_environment, tmp_path: Pa
 
 
 def test_a_baseline_catches_a_kernel_made_slower(gpu_environment, tmp_path: Path):
-    """Stride 33 in place of stride 1: every claim still holds, but the time regressed."""
+    """Stride 33 in place of stride 1, as a pull request edits the file: every claim still holds, but
+    the time regressed. The baseline knows the file by its path in the project."""
+    (tmp_path / ".ncuverify-root").touch()
+    edited = tmp_path / "regression.yaml"
+    edited.write_text((DATA / "regression.yaml").read_text())
     saved = tmp_path / "main.json"
-    assert run_check_baseline_save(saved, DATA / "regression.yaml").returncode == ExitCode.OK
-    slower = tmp_path / "regression.yaml"
-    slower.write_text(
-        (DATA / "regression.yaml").read_text().replace("entry: read_stride<1>", "entry: read_stride<33>")
-    )
-    completed = run_check(str(slower), "--baseline", str(saved))
+    assert run_check_baseline_save(saved, edited).returncode == ExitCode.OK
+    edited.write_text(edited.read_text().replace("entry: read_stride<1>", "entry: read_stride<33>"))
+    completed = run_check(str(edited), "--baseline", str(saved))
     assert completed.returncode == ExitCode.CLAIM_FAILED, completed.stdout + completed.stderr
     assert "1 passed, 0 failed" in completed.stdout
     assert re.search(r"baseline: [1-9]\d* regressed", completed.stdout)
