@@ -300,3 +300,18 @@ def test_a_recording_of_several_runs_replays_whole():
     assert "CUDA_ERROR_ILLEGAL_ADDRESS" in (results["bad_address_stores"].reason or "")
     assert "CUDA_ERROR_MISALIGNED_ADDRESS" in (results["bad_alignment_loads"].reason or "")
     assert "did not finish within 30 s" in (results["hung_stores"].reason or "")
+
+
+def test_judging_needs_no_profiler():
+    """The judge and the values it reads come without the profile stage: a recorded profile, a baseline
+    or a shard is judged without loading ncu's process control or the runner."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, ncuverify.judge, ncuverify.measurements, ncuverify.results\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('ncuverify.profile', 'ncuverify.runner'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

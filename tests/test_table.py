@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from ncu_captures import SAMPLE_SYMBOLS, capture
 
 from ncuverify.errors import EnvironmentProblem
+from ncuverify.ncu_pages import MAX_CSV_COLUMNS
 from ncuverify.profile import parse_csv
-from ncuverify.profile.pages import MAX_CSV_COLUMNS
 
 
 def test_raw_page_becomes_one_row_per_launch_and_metric():
@@ -87,7 +87,7 @@ def test_a_broken_csv_is_a_clear_problem(text, reason):
 
 
 def test_a_csv_of_too_many_values_is_refused_before_it_is_read(monkeypatch):
-    from ncuverify.profile import pages
+    from ncuverify import ncu_pages as pages
 
     monkeypatch.setattr(pages, "MAX_CSV_CELLS", 30)
     rows = "".join(f'"{i}","k","1"\n' for i in range(10))

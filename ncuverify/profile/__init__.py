@@ -8,7 +8,6 @@ log file of its own (`--log-file`), so nothing the runner prints can reach the p
 from ncuverify.profile.cases import measurements
 from ncuverify.profile.command import NcuOptions, ncu_command
 from ncuverify.profile.diagnose import diagnose
-from ncuverify.profile.numbers import parse_number
 from ncuverify.profile.run import Run, run_ncu
 from ncuverify.profile.table import parse_csv
 
@@ -19,6 +18,5 @@ __all__ = [
     "measurements",
     "ncu_command",
     "parse_csv",
-    "parse_number",
     "run_ncu",
 ]

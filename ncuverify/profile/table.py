@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 
 from ncuverify.errors import EnvironmentProblem
-from ncuverify.profile.numbers import parse_number
-from ncuverify.profile.pages import Quoting, UnreadablePage, read_page
+from ncuverify.ncu_numbers import parse_number
+from ncuverify.ncu_pages import Quoting, UnreadablePage, read_page
 from ncuverify.profile.shown import shown_name
 
 # ncu's fixed columns in CSV output; every other column of the raw page is a metric.

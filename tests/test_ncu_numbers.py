@@ -4,8 +4,7 @@ import math
 
 import pytest
 
-from ncuverify.profile import parse_number
-from ncuverify.profile.numbers import cell_number
+from ncuverify.ncu_numbers import cell_number, parse_number
 
 
 @pytest.mark.parametrize(
