@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ncuverify.build import build_spec
-from ncuverify.build.params import parameter_sizes
-from ncuverify.errors import InputError
+from ncuverify.build.params import check_arguments, parameter_sizes
+from ncuverify.errors import ExitCode, InputError
 from ncuverify.spec import load
 
 
@@ -46,6 +46,10 @@ def test_any_damage_to_a_cubin_gives_sizes_or_none(sample_builds, noise, at, pat
         assert sizes is None or all(isinstance(size, int) for size in sizes)
 
 
+def test_the_sample_s_cases_fit_their_kernels(sample_builds):
+    check_arguments(load(DATA / "sample.yaml"), sample_builds)
+
+
 def edited_sample(tmp_path: Path, old: str, new: str) -> Path:
     text = (DATA / "sample.yaml").read_text()
     assert old in text
@@ -56,8 +60,9 @@ def edited_sample(tmp_path: Path, old: str, new: str) -> Path:
 
 def test_a_case_with_an_argument_too_few_is_refused_before_anything_runs(tmp_path: Path):
     path = edited_sample(tmp_path, "      - {int32: 262144}\n", "")
+    spec = load(path)
     with pytest.raises(InputError) as refused:
-        build_spec(load(path), "sm_90")
+        check_arguments(spec, build_spec(spec, "sm_90"))
     assert (
         str(refused.value) == f"{path}: cases.scale_2d.args: 3 arguments, but kernel scale takes 4 parameters"
     )
@@ -65,8 +70,9 @@ def test_a_case_with_an_argument_too_few_is_refused_before_anything_runs(tmp_pat
 
 def test_an_argument_of_another_size_is_refused_naming_the_parameter(tmp_path: Path):
     path = edited_sample(tmp_path, "      - {int32: 262144}\n", "      - {int64: 262144}\n")
+    spec = load(path)
     with pytest.raises(InputError) as refused:
-        build_spec(load(path), "sm_90")
+        check_arguments(spec, build_spec(spec, "sm_90"))
     assert str(refused.value) == (
         f"{path}: cases.scale_2d.args[3]: an int64 (8 bytes), but parameter 3 of kernel scale is 4 bytes"
     )
@@ -78,8 +84,20 @@ def test_a_scalar_in_place_of_a_buffer_is_refused(tmp_path: Path):
         "      - {buffer: float32, count: 262144, fill: constant, value: 2.5}\n",
         "      - {float32: 2.5}\n",
     )
+    spec = load(path)
     with pytest.raises(InputError) as refused:
-        build_spec(load(path), "sm_90")
+        check_arguments(spec, build_spec(spec, "sm_90"))
     assert str(refused.value) == (
         f"{path}: cases.scale_2d.args[0]: a float32 (4 bytes), but parameter 0 of kernel scale is 8 bytes"
     )
+
+
+def test_check_and_lint_refuse_it_with_exit_2_and_the_argument_named(tmp_path: Path):
+    from cli_invoke import invoke_command
+
+    path = edited_sample(tmp_path, "      - {int32: 262144}\n", "")
+    message = f"{path}: cases.scale_2d.args: 3 arguments, but kernel scale takes 4 parameters"
+    for command in (["check", "--static-only"], ["lint"]):
+        result = invoke_command(*command, "--arch", "sm_90", str(path))
+        assert result.exit_code == ExitCode.BAD_INPUT, result.stdout
+        assert message in " ".join(result.stdout.split()), result.stdout

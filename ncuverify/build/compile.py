@@ -26,7 +26,6 @@ from ncuverify import cache as compile_cache
 from ncuverify.build.binutils import tool_outputs
 from ncuverify.build.flags import UNPRINTABLE
 from ncuverify.build.launch import in_worker
-from ncuverify.build.params import argument_problems, parameter_sizes
 from ncuverify.build.reports import entry_functions
 from ncuverify.build.resolve import IncludedFile, Roots, Source, resolve
 from ncuverify.build.static import StaticFacts, static_facts
@@ -91,9 +90,6 @@ def build_spec(
             builds.update(_compile(unit, kernels, cache, roots, limits))
         except InputError as error:
             problems.append(str(error))
-    if not problems:
-        parameters = {name: parameter_sizes(build.cubin, build.symbol) for name, build in builds.items()}
-        problems = argument_problems(spec, parameters)
     if problems:
         raise InputError("\n".join(f"{spec.path}: {problem}" for problem in problems))
     return builds

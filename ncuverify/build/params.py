@@ -9,7 +9,10 @@ import struct
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
+from ncuverify.errors import InputError
+
 if TYPE_CHECKING:  # the spec package imports the build's static facts: for types only
+    from ncuverify.build.compile import KernelBuild
     from ncuverify.spec import CaseSpec, Spec
 
 _ELF_MAGIC = b"\x7fELF"
@@ -29,16 +32,19 @@ POINTER_BYTES = 8
 SCALAR_BYTES = {"int32": 4, "uint32": 4, "float32": 4, "int64": 8, "uint64": 8, "float64": 8}
 
 
-def argument_problems(spec: Spec, parameters: Mapping[str, tuple[int, ...] | None]) -> list[str]:
-    """Where a case's arguments do not fit its kernel's parameters (kernel name -> their sizes, None
-    where the cubin does not say): too few, too many, or one of another size. Found before anything
-    runs, where the launch would only fail, or read a parameter from the wrong bytes."""
+def check_arguments(spec: Spec, builds: Mapping[str, KernelBuild]) -> None:
+    """Refuse, before anything runs, a case whose arguments do not fit its kernel's parameters as the
+    cubin declares them: too few, too many, or one of another size, where the launch would only fail
+    or the kernel read a parameter from the wrong bytes. A kernel whose cubin does not say is left to
+    its launch."""
     problems = []
     for name, case in spec.content.cases.items():
-        sizes = parameters.get(case.kernel)
+        build = builds.get(case.kernel)
+        sizes = parameter_sizes(build.cubin, build.symbol) if build is not None else None
         if sizes is not None:
             problems += _case_problems(name, case, sizes)
-    return problems
+    if problems:
+        raise InputError("\n".join(f"{spec.path}: {problem}" for problem in problems))
 
 
 def _case_problems(name: str, case: CaseSpec, sizes: tuple[int, ...]) -> list[str]:
