@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ncuverify import metrics
 from ncuverify.build import KernelBuild, build_spec
+from ncuverify.build.params import check_arguments
 from ncuverify.environment import Environment
 from ncuverify.errors import InputError
 from ncuverify.options import CheckOptions
@@ -27,7 +28,10 @@ def build_file(
             return "no architecture to build for: pass --arch or set 'arch' in the file"
         if lint:
             check_metric_names(spec, arch, environment.ncu or shutil.which(options.ncu.executable))
-        return build_spec(spec, arch, options.cache, options.build)
+        builds = build_spec(spec, arch, options.cache, options.build)
+        if lint:
+            check_arguments(spec, builds)
+        return builds
     except InputError as error:
         return str(error)
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ncuverify.build import KernelBuild, build_spec, is_static
 from ncuverify.build import measurement_rows as static_rows
+from ncuverify.build.params import check_arguments
 from ncuverify.environment import Environment
 from ncuverify.errors import InputError
 from ncuverify.judge import applies_to, judge, other_arch, skip_all
@@ -38,6 +39,8 @@ def prepare_file(
             check_metric_names(spec, arch, environment.ncu)
         say(options, f"{path.name}: compiling")
         builds = build_spec(spec, arch, options.cache, options.build) if arch is not None else None
+        if builds is not None:
+            check_arguments(spec, builds)
     except InputError as error:
         return FileResult(path, [], input_error=str(error), seconds=time.monotonic() - started, key=key.name)
     applicable = [claim for claim in spec.content.claims if applies_to(claim, arch)]

@@ -1,0 +1,103 @@
+"""A kernel's parameters read from its cubin, and a case's arguments checked against them before
+anything runs."""
+
+from pathlib import Path
+
+import pytest
+from conftest import DATA
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ncuverify.build import build_spec
+from ncuverify.build.params import check_arguments, parameter_sizes
+from ncuverify.errors import ExitCode, InputError
+from ncuverify.spec import load
+
+
+@pytest.fixture(scope="module")
+def sample_builds():
+    return build_spec(load(DATA / "sample.yaml"), "sm_90")
+
+
+def test_the_cubin_says_each_parameter_s_size_in_order(sample_builds):
+    # read_stride<1>(const float*, float*); scale(const float*, float*, float, int)
+    stride = sample_builds["read_stride1"]
+    assert parameter_sizes(stride.cubin, stride.symbol) == (8, 8)
+    scale = sample_builds["scale"]
+    assert parameter_sizes(scale.cubin, scale.symbol) == (8, 8, 4, 4)
+
+
+def test_a_cubin_that_does_not_say_gives_no_sizes(sample_builds):
+    cubin = sample_builds["scale"].cubin
+    assert parameter_sizes(cubin, "no_such_kernel") is None
+    assert parameter_sizes(cubin[:100], "scale") is None  # cut short
+    assert parameter_sizes(b"not an ELF file", "scale") is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=4096), st.integers(0, 2**16), st.binary(min_size=1, max_size=8))
+def test_any_damage_to_a_cubin_gives_sizes_or_none(sample_builds, noise, at, patch):
+    """The cubin is untrusted: whatever its bytes, the reader answers, and never raises."""
+    cubin = sample_builds["scale"].cubin
+    at %= len(cubin)
+    damaged = cubin[:at] + patch + cubin[at + len(patch) :]
+    for data in (noise, b"\x7fELF\x02\x01" + noise, damaged, cubin[:at]):
+        sizes = parameter_sizes(data, "scale")
+        assert sizes is None or all(isinstance(size, int) for size in sizes)
+
+
+def test_the_sample_s_cases_fit_their_kernels(sample_builds):
+    check_arguments(load(DATA / "sample.yaml"), sample_builds)
+
+
+def edited_sample(tmp_path: Path, old: str, new: str) -> Path:
+    text = (DATA / "sample.yaml").read_text()
+    assert old in text
+    path = tmp_path / "sample.yaml"
+    path.write_text(text.replace(old, new))
+    return path
+
+
+def test_a_case_with_an_argument_too_few_is_refused_before_anything_runs(tmp_path: Path):
+    path = edited_sample(tmp_path, "      - {int32: 262144}\n", "")
+    spec = load(path)
+    with pytest.raises(InputError) as refused:
+        check_arguments(spec, build_spec(spec, "sm_90"))
+    assert (
+        str(refused.value) == f"{path}: cases.scale_2d.args: 3 arguments, but kernel scale takes 4 parameters"
+    )
+
+
+def test_an_argument_of_another_size_is_refused_naming_the_parameter(tmp_path: Path):
+    path = edited_sample(tmp_path, "      - {int32: 262144}\n", "      - {int64: 262144}\n")
+    spec = load(path)
+    with pytest.raises(InputError) as refused:
+        check_arguments(spec, build_spec(spec, "sm_90"))
+    assert str(refused.value) == (
+        f"{path}: cases.scale_2d.args[3]: an int64 (8 bytes), but parameter 3 of kernel scale is 4 bytes"
+    )
+
+
+def test_a_scalar_in_place_of_a_buffer_is_refused(tmp_path: Path):
+    path = edited_sample(
+        tmp_path,
+        "      - {buffer: float32, count: 262144, fill: constant, value: 2.5}\n",
+        "      - {float32: 2.5}\n",
+    )
+    spec = load(path)
+    with pytest.raises(InputError) as refused:
+        check_arguments(spec, build_spec(spec, "sm_90"))
+    assert str(refused.value) == (
+        f"{path}: cases.scale_2d.args[0]: a float32 (4 bytes), but parameter 0 of kernel scale is 8 bytes"
+    )
+
+
+def test_check_and_lint_refuse_it_with_exit_2_and_the_argument_named(tmp_path: Path):
+    from cli_invoke import invoke_command
+
+    path = edited_sample(tmp_path, "      - {int32: 262144}\n", "")
+    message = f"{path}: cases.scale_2d.args: 3 arguments, but kernel scale takes 4 parameters"
+    for command in (["check", "--static-only"], ["lint"]):
+        result = invoke_command(*command, "--arch", "sm_90", str(path))
+        assert result.exit_code == ExitCode.BAD_INPUT, result.stdout
+        assert message in " ".join(result.stdout.split()), result.stdout
