@@ -58,38 +58,29 @@ def edited_sample(tmp_path: Path, old: str, new: str) -> Path:
     return path
 
 
-def test_a_case_with_an_argument_too_few_is_refused_before_anything_runs(tmp_path: Path):
-    path = edited_sample(tmp_path, "      - {int32: 262144}\n", "")
+@pytest.mark.parametrize(
+    ("old", "new", "problem"),
+    [
+        ("      - {int32: 262144}\n", "", "args: 3 arguments, but kernel scale takes 4 parameters"),
+        (
+            "      - {int32: 262144}\n",
+            "      - {int64: 262144}\n",
+            "args[3]: an int64 (8 bytes), but parameter 3 of kernel scale is 4 bytes",
+        ),
+        (
+            "      - {buffer: float32, count: 262144, fill: constant, value: 2.5}\n",
+            "      - {float32: 2.5}\n",
+            "args[0]: a float32 (4 bytes), but parameter 0 of kernel scale is 8 bytes",
+        ),
+    ],
+    ids=["one_too_few", "another_size", "a_scalar_for_a_buffer"],
+)
+def test_arguments_that_do_not_fit_are_refused_naming_the_argument(tmp_path: Path, old, new, problem):
+    path = edited_sample(tmp_path, old, new)
     spec = load(path)
     with pytest.raises(InputError) as refused:
         check_arguments(spec, build_spec(spec, "sm_90"))
-    assert (
-        str(refused.value) == f"{path}: cases.scale_2d.args: 3 arguments, but kernel scale takes 4 parameters"
-    )
-
-
-def test_an_argument_of_another_size_is_refused_naming_the_parameter(tmp_path: Path):
-    path = edited_sample(tmp_path, "      - {int32: 262144}\n", "      - {int64: 262144}\n")
-    spec = load(path)
-    with pytest.raises(InputError) as refused:
-        check_arguments(spec, build_spec(spec, "sm_90"))
-    assert str(refused.value) == (
-        f"{path}: cases.scale_2d.args[3]: an int64 (8 bytes), but parameter 3 of kernel scale is 4 bytes"
-    )
-
-
-def test_a_scalar_in_place_of_a_buffer_is_refused(tmp_path: Path):
-    path = edited_sample(
-        tmp_path,
-        "      - {buffer: float32, count: 262144, fill: constant, value: 2.5}\n",
-        "      - {float32: 2.5}\n",
-    )
-    spec = load(path)
-    with pytest.raises(InputError) as refused:
-        check_arguments(spec, build_spec(spec, "sm_90"))
-    assert str(refused.value) == (
-        f"{path}: cases.scale_2d.args[0]: a float32 (4 bytes), but parameter 0 of kernel scale is 8 bytes"
-    )
+    assert str(refused.value) == f"{path}: cases.scale_2d.{problem}"
 
 
 def test_check_and_lint_refuse_it_with_exit_2_and_the_argument_named(tmp_path: Path):
