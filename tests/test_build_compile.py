@@ -78,8 +78,42 @@ def test_missing_entry_point_lists_what_exists(tmp_path):
         tmp_path,
         {"k": {"source": 'extern "C" __global__ void real(float* o) { o[0] = 1.f; }', "entry": "imagined"}},
     )
-    with pytest.raises(InputError, match=r"no kernel entry point 'imagined' \(it defines: real\)"):
+    with pytest.raises(InputError) as error:
         build_spec(spec, "sm_90")
+    assert str(error.value) == (
+        f"{spec.path}: {spec.path.name}:inline: no kernel entry point 'imagined' (it defines: real):"
+        ' identifier "imagined" is undefined'
+    )
+
+
+NAIVE = "__global__ void transposeNaive(float* out, const float* in) { out[threadIdx.x] = in[threadIdx.x]; }"
+
+
+@pytest.mark.parametrize(
+    ("source", "entry", "symbol"),
+    [
+        (NAIVE, "transposeNaive", "_Z14transposeNaivePfPKf"),
+        (f"namespace ns {{ {NAIVE} }}", "ns::transposeNaive", "_ZN2ns14transposeNaiveEPfPKf"),
+    ],
+    ids=["plain", "in_a_namespace"],
+)
+def test_a_c_plus_plus_kernel_is_found_by_its_name_as_written(tmp_path, source, entry, symbol):
+    """Not extern "C": the entry is the name as the source writes it, and NVRTC gives its symbol."""
+    spec = spec_with(tmp_path, {"k": {"source": source, "entry": entry}})
+    build = build_spec(spec, "sm_90")["k"]
+    assert build.symbol == symbol and build.facts.ptxas.registers > 0
+
+
+def test_an_overloaded_name_is_refused_with_what_it_could_mean(tmp_path):
+    overloaded = NAIVE + "\n" + NAIVE.replace("float", "double")
+    spec = spec_with(tmp_path, {"k": {"source": overloaded, "entry": "transposeNaive"}})
+    with pytest.raises(InputError) as error:
+        build_spec(spec, "sm_90")
+    assert str(error.value) == (
+        f"{spec.path}: {spec.path.name}:inline: no kernel entry point 'transposeNaive' (it defines:"
+        " _Z14transposeNaivePdPKd, _Z14transposeNaivePfPKf): cannot determine which instance of"
+        ' overloaded function "transposeNaive" is intended'
+    )
 
 
 # --- what a kernel may read ----------------------------------------------------------------------------------

@@ -120,12 +120,11 @@ def _compile(
     options = nvrtc_options(unit)
     graph = _include_graph(unit, roots)
     compiled, warnings = _through_cache(unit, templates, options, graph, cache, roots, limits)
+    entries = entry_functions(compiled.log)
+    missing = [k.entry for _, k in kernels if compiled.lowered.get(k.entry, k.entry) not in entries]
+    if missing:  # C++ names, as users write them (transposeNaive, ns::copy): NVRTC finds their symbols
+        compiled, warnings = _by_name(unit, templates, missing, options, graph, cache, roots, limits, entries)
     log, cubin, lowered = compiled.log, compiled.cubin, compiled.lowered
-    entries = entry_functions(log)
-    missing = [k.entry for _, k in kernels if lowered.get(k.entry, k.entry) not in entries]
-    if missing:
-        known = ", ".join(sorted(entries)) or "none"
-        raise InputError(f"{unit.source_name}: no kernel entry point {missing[0]!r} (it defines: {known})")
     symbols = {name: lowered.get(kernel.entry, kernel.entry) for name, kernel in kernels}
     try:
         facts = static_facts(log, compiled.resource_usage, compiled.disassembly, symbols.values())
@@ -145,6 +144,37 @@ def _compile(
         )
         for name, kernel in kernels
     }
+
+
+def _by_name(
+    unit: Unit,
+    templates: list[str],
+    missing: list[str],
+    options: list[str],
+    graph: tuple[IncludedFile, ...],
+    cache: CompileCache | None,
+    roots: Roots,
+    limits: BuildLimits,
+    entries: set[str],
+) -> tuple[Compiled, list[str]]:
+    """The program compiled again with the entries that name no symbol as name expressions, so that
+    NVRTC gives each C++ function's mangled name; InputError naming the first where that fails too (no
+    such function, or an overloaded one), with NVRTC's reason."""
+    known = ", ".join(sorted(entries)) or "none"
+    problem = f"{unit.source_name}: no kernel entry point {missing[0]!r} (it defines: {known})"
+    try:
+        compiled, warnings = _through_cache(
+            unit, [*templates, *missing], options, graph, cache, roots, limits
+        )
+    except InputError as error:
+        reason = next(
+            (line.split("error:", 1)[1].strip() for line in str(error).splitlines() if "error:" in line), ""
+        )
+        raise InputError(problem + (f": {reason}" if reason else "")) from None
+    found = entry_functions(compiled.log)
+    if any(compiled.lowered.get(entry) not in found for entry in missing):
+        raise InputError(problem)
+    return compiled, warnings
 
 
 def _through_cache(

@@ -67,7 +67,8 @@ class KernelSpec(StrictModel):
     entry: str = Field(
         pattern=r"^[A-Za-z_][A-Za-z0-9_:]*(<.+>)?$",
         max_length=MAX_TEXT_LENGTH,
-        description='an extern "C" name, or a template instantiation such as copy_stride<32>',
+        description='an extern "C" name, a C++ function as written (transposeNaive, ns::copy), or a'
+        " template instantiation such as copy_stride<32>",
     )
     defines: dict[MacroName, DefineValue] = Field(default_factory=dict)
     include_dirs: list[Text] = Field(default_factory=list, description="relative to the expectation file")
