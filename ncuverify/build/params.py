@@ -37,10 +37,10 @@ def check_arguments(spec: Spec, builds: Mapping[str, KernelBuild]) -> None:
     cubin declares them: too few, too many, or one of another size, where the launch would only fail
     or the kernel read a parameter from the wrong bytes. A kernel whose cubin does not say is left to
     its launch."""
+    parameters = {name: parameter_sizes(build.cubin, build.symbol) for name, build in builds.items()}
     problems = []
     for name, case in spec.content.cases.items():
-        build = builds.get(case.kernel)
-        sizes = parameter_sizes(build.cubin, build.symbol) if build is not None else None
+        sizes = parameters.get(case.kernel)  # read once per kernel: many cases may launch one
         if sizes is not None:
             problems += _case_problems(name, case, sizes)
     if problems:
