@@ -163,7 +163,7 @@ def test_every_file_of_a_run_is_profiled_in_one_ncu_process(gpu_environment, tmp
     results = check_files(files, CheckOptions(save_profile=tmp_path), gpu_environment)
     assert all(c.verdict == Verdict.PASSED for r in results for c in r.claims)
     runs = recording.load(tmp_path, run_keys(files)).runs
-    cases = {str(s["case"]).split("::")[0] for run in runs for s in recording.status_of(run)}
+    cases = {s.case.split("::")[0] for run in runs for s in run.cases}
     assert cases == {"tests/data/sample.yaml", "tests/data/static.yaml"}
     assert len(runs) <= 2, "one process per group of metrics, not one per file or case"
 

@@ -146,7 +146,7 @@ def recorded_files() -> set[str]:
     """The expectation files (keys) of which the recording holds cases. It was made before files were
     known by their paths in the project: it names them by their stems, and loads under their keys."""
     runs = recording.load(RECORDINGS, run_keys(sorted(EXPECTATIONS.glob("*.yaml")))).runs
-    return {str(s["case"]).split("::")[0] for run in runs for s in recording.status_of(run)}
+    return {s.case.split("::")[0] for run in runs for s in run.cases}
 
 
 RECORDED = sorted(p for p in EXPECTATIONS.glob("*.yaml") if file_key(p) in recorded_files())

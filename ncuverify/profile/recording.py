@@ -82,11 +82,6 @@ def _names(index: int) -> tuple[str, str]:
     return f"ncu.{index}.log", f"status.{index}.json"
 
 
-def status_of(run: Run) -> list[dict[str, object]]:
-    """A run's statuses in their JSON form, as status.json holds them."""
-    return [case.to_json() for case in run.cases]
-
-
 def save(folder: Path, runs: list[Run], provenance: Provenance) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for index, run in enumerate(runs):
