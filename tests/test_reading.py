@@ -38,6 +38,7 @@ EDITS = [
     (["exit_code"], 9, "exit_code: 9 is not between 0 and 4"),
     (["surprise"], 1, "unknown key 'surprise'"),
     (["files"], {"0": {}}, "files: not a list"),
+    (["files", 0, "key"], ["expectations", "a.yaml"], "files[0].key: not text"),
     (["files", 0, "claims", 3, "verdict"], "pased", "files[0].claims[3].verdict: 'pased' is not a verdict"),
     (["files", 0, "claims", 3, "verdict"], None, "files[0].claims[3]: missing 'verdict'"),
     (["files", 0, "claims", 0, "measured"], "32", "files[0].claims[0].measured: not a number"),
