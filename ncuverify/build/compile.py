@@ -38,7 +38,7 @@ from ncuverify.processes import TimedOut
 if TYPE_CHECKING:
     # The spec imports the static metric names from this package: its names are looked up as they are
     # used, so that either may be imported first.
-    from ncuverify.spec import KernelSpec, Spec
+    from ncuverify.spec import Spec
 
 
 @dataclass(frozen=True)
@@ -74,16 +74,18 @@ def build_spec(
 ) -> dict[str, KernelBuild]:
     """Compile every kernel of a file for arch (unless a kernel pins its own), through the cache where
     one is given; raise InputError on failure."""
-    roots = _roots(spec, limits)
-    units: dict[Unit, list[tuple[str, KernelSpec]]] = {}
+    roots = roots_of(spec, limits)
+    units: dict[Unit, list[tuple[str, str]]] = {}
     problems: list[str] = []
     for name, kernel in spec.content.kernels.items():
+        if kernel.entry is None:
+            continue  # a set of kernels (`match:`), built by ncuverify.build.inventory
         try:
             unit = unit_of(spec.path, name, kernel, kernel.arch or arch, roots)
         except InputError as error:
             problems.append(str(error))
             continue
-        units.setdefault(unit, []).append((name, kernel))
+        units.setdefault(unit, []).append((name, kernel.entry))
     builds: dict[str, KernelBuild] = {}
     for unit, kernels in units.items():
         try:
@@ -95,7 +97,8 @@ def build_spec(
     return builds
 
 
-def _roots(spec: Spec, limits: BuildLimits) -> Roots:
+def roots_of(spec: Spec, limits: BuildLimits) -> Roots:
+    """What a file's kernels may read: its project, the folders allowed, the CUDA headers."""
     return Roots(
         project=ncuverify.spec.project_root(spec.folder),
         allowed=tuple(Path(os.path.realpath(folder)) for folder in limits.allowed_roots),
@@ -108,33 +111,33 @@ def _roots(spec: Spec, limits: BuildLimits) -> Roots:
 
 def _compile(
     unit: Unit,
-    kernels: list[tuple[str, KernelSpec]],
+    kernels: list[tuple[str, str]],  # (key, entry as written)
     cache: CompileCache | None,
     roots: Roots,
     limits: BuildLimits,
 ) -> dict[str, KernelBuild]:
-    for name, kernel in kernels:
-        if UNPRINTABLE.search(kernel.entry):
+    for name, entry in kernels:
+        if UNPRINTABLE.search(entry):
             raise InputError(f"kernels.{name}.entry: the name holds a control character")
-    templates = [k.entry for _, k in kernels if k.is_template]
+    templates = [entry for _, entry in kernels if "<" in entry]
     options = nvrtc_options(unit)
     graph = _include_graph(unit, roots)
     compiled, warnings = _through_cache(unit, templates, options, graph, cache, roots, limits)
     entries = entry_functions(compiled.log)
-    missing = [k.entry for _, k in kernels if compiled.lowered.get(k.entry, k.entry) not in entries]
+    missing = [entry for _, entry in kernels if compiled.lowered.get(entry, entry) not in entries]
     if missing:  # C++ names, as users write them (transposeNaive, ns::copy): NVRTC finds their symbols
         compiled, warnings = _by_name(unit, templates, missing, options, graph, cache, roots, limits, entries)
     log, cubin, lowered = compiled.log, compiled.cubin, compiled.lowered
-    symbols = {name: lowered.get(kernel.entry, kernel.entry) for name, kernel in kernels}
+    symbols = {name: lowered.get(entry, entry) for name, entry in kernels}
     try:
         facts = static_facts(log, compiled.resource_usage, compiled.disassembly, symbols.values())
     except KeyError as error:
         raise InputError(f"{unit.source_name}: cannot read the static facts of the build: {error}") from None
     return {
         name: KernelBuild(
-            source_digest=_digest(unit, kernel.entry, graph),
+            source_digest=_digest(unit, entry, graph),
             name=name,
-            entry=kernel.entry,
+            entry=entry,
             symbol=symbols[name],
             arch=unit.arch,
             cubin=cubin,
@@ -142,7 +145,7 @@ def _compile(
             log=log,
             warnings=tuple(warnings),
         )
-        for name, kernel in kernels
+        for name, entry in kernels
     }
 
 
@@ -175,6 +178,15 @@ def _by_name(
     if any(compiled.lowered.get(entry) not in found for entry in missing):
         raise InputError(problem)
     return compiled, warnings
+
+
+def compile_unit(
+    unit: Unit, cache: CompileCache | None, roots: Roots, limits: BuildLimits
+) -> tuple[Compiled, list[str]]:
+    """The unit compiled as it is, with no name expressions: every kernel it defines (templates only
+    where the source instantiates them), and the warnings on the way."""
+    graph = _include_graph(unit, roots)
+    return _through_cache(unit, [], nvrtc_options(unit), graph, cache, roots, limits)
 
 
 def _through_cache(
