@@ -78,7 +78,7 @@ def test_a_case_cannot_launch_a_set(tmp_path):
         ({"file": "ops.cu"}, "give exactly one of 'entry' (one kernel) or 'match'"),
         ({"file": "ops.cu", "entry": "scale", "match": "x"}, "give exactly one of 'entry'"),
         ({"file": "ops.cu", "match": "(a"}, "kernel pattern '(a' is not a regular expression"),
-        ({"file": "ops.cu", "match": "(a)\\1"}, "kernel pattern '(a)\\\\1' is not supported"),
+        ({"file": "ops.cu", "match": "(a)\\1"}, "kernel pattern '(a)\\1' is not supported"),
     ],
 )
 def test_set_entries_are_checked_when_loaded(tmp_path, kernel, message):
