@@ -34,18 +34,9 @@ BUFFER_TYPES = {
     "long long": "int64",
     "unsigned long long": "uint64",
 }
-# Scalar arguments, by the parameter's C++ type; size_t demangles as unsigned long.
-SCALAR_TYPES = {
-    "float": "float32",
-    "double": "float64",
-    "int": "int32",
-    "unsigned int": "uint32",
-    "unsigned": "uint32",
-    "long": "int64",
-    "unsigned long": "uint64",
-    "long long": "int64",
-    "unsigned long long": "uint64",
-}
+# Scalar arguments, by the parameter's C++ type: those of the buffers' element types that a scalar has
+# too (size_t demangles as unsigned long).
+SCALAR_TYPES = {cpp: kind for cpp, kind in BUFFER_TYPES.items() if kind in SCALAR_BYTES}
 # A placeholder for a parameter of another type, by its size.
 _BY_SIZE = {4: "uint32", 8: "uint64"}
 _QUALIFIER = re.compile(r"\b(?:const|volatile|__restrict__|__restrict|restrict)\b")
