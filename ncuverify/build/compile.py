@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import ncuverify.spec
 from ncuverify import cache as compile_cache
 from ncuverify.build.binutils import tool_outputs
+from ncuverify.build.demangle import demangle
 from ncuverify.build.flags import UNPRINTABLE
 from ncuverify.build.launch import in_worker
 from ncuverify.build.reports import entry_functions
@@ -163,7 +164,7 @@ def _by_name(
     """The program compiled again with the entries that name no symbol as name expressions, so that
     NVRTC gives each C++ function's mangled name; InputError naming the first where that fails too (no
     such function, or an overloaded one), with NVRTC's reason."""
-    known = ", ".join(sorted(entries)) or "none"
+    known = ", ".join(sorted(demangle(entries).values())) or "none"
     problem = f"{unit.source_name}: no kernel entry point {missing[0]!r} (it defines: {known})"
     try:
         compiled, warnings = _through_cache(
