@@ -49,3 +49,17 @@ def test_a_folder_that_does_not_exist_or_a_folder_in_the_files_place_is_refused(
     (tmp_path / "ops.yaml").mkdir()
     with pytest.raises(InputError, match="is a folder"):
         write_new(tmp_path / "ops.yaml", "x\n", force=True)
+
+
+def test_without_hard_links_the_file_is_still_written_once(tmp_path, monkeypatch):
+    import errno
+
+    def no_links(*args, **kwargs):
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_links)
+    write_new(tmp_path / "ops.yaml", "x\n", force=False)
+    assert (tmp_path / "ops.yaml").read_text() == "x\n" and os.listdir(tmp_path) == ["ops.yaml"]
+    with pytest.raises(InputError, match="exists"):
+        write_new(tmp_path / "ops.yaml", "y\n", force=False)
+    assert (tmp_path / "ops.yaml").read_text() == "x\n" and os.listdir(tmp_path) == ["ops.yaml"]

@@ -31,10 +31,9 @@ def write_new(path: Path, text: str, force: bool) -> None:
     except FileExistsError:
         raise InputError(_exists(path)) from None
     except OSError as error:
-        if error.errno in (errno.EPERM, errno.ENOTSUP, errno.EXDEV):  # no hard links on this filesystem
-            _without_link(partial, path)
-            return
-        raise InputError(one_line(f"{path}: cannot write it ({reason(error)})")) from None
+        if error.errno not in (errno.EPERM, errno.ENOTSUP, errno.EXDEV):  # else: no hard links here
+            raise InputError(one_line(f"{path}: cannot write it ({reason(error)})")) from None
+        _without_link(partial, path)
     finally:
         with contextlib.suppress(OSError):
             os.unlink(partial)
@@ -49,9 +48,13 @@ def writing_problem(path: Path, force: bool) -> str | None:
 
 
 def _without_link(partial: Path, path: Path) -> None:
+    """Where the filesystem has no hard links: checked, then renamed (a file made in between is lost)."""
     if os.path.lexists(path):
         raise InputError(_exists(path))
-    os.replace(partial, path)
+    try:
+        os.replace(partial, path)
+    except OSError as error:
+        raise InputError(one_line(f"{path}: cannot write it ({reason(error)})")) from None
 
 
 def _exists(path: Path) -> str:
