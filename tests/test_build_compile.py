@@ -111,8 +111,8 @@ def test_an_overloaded_name_is_refused_with_what_it_could_mean(tmp_path):
         build_spec(spec, "sm_90")
     assert str(error.value) == (
         f"{spec.path}: {spec.path.name}:inline: no kernel entry point 'transposeNaive' (it defines:"
-        " _Z14transposeNaivePdPKd, _Z14transposeNaivePfPKf): cannot determine which instance of"
-        ' overloaded function "transposeNaive" is intended'
+        " transposeNaive(double*, double const*), transposeNaive(float*, float const*)): cannot"
+        ' determine which instance of overloaded function "transposeNaive" is intended'
     )
 
 

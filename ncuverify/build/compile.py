@@ -25,6 +25,7 @@ import ncuverify.spec
 from ncuverify import cache as compile_cache
 from ncuverify.build import nvcc
 from ncuverify.build.binutils import tool_outputs
+from ncuverify.build.demangle import demangle
 from ncuverify.build.flags import UNPRINTABLE
 from ncuverify.build.host import HostToolchain, host_toolchain
 from ncuverify.build.launch import in_worker
@@ -40,7 +41,7 @@ from ncuverify.processes import TimedOut
 if TYPE_CHECKING:
     # The spec imports the static metric names from this package: its names are looked up as they are
     # used, so that either may be imported first.
-    from ncuverify.spec import KernelSpec, Spec
+    from ncuverify.spec import Spec
 
 
 @dataclass(frozen=True)
@@ -76,17 +77,19 @@ def build_spec(
 ) -> dict[str, KernelBuild]:
     """Compile every kernel of a file for arch (unless a kernel pins its own), through the cache where
     one is given; raise InputError on failure."""
-    roots = _roots(spec, limits)
-    units: dict[Unit, list[tuple[str, KernelSpec]]] = {}
+    roots = roots_of(spec, limits)
+    units: dict[Unit, list[tuple[str, str]]] = {}
     problems: list[str] = []
     for name, kernel in spec.content.kernels.items():
+        if kernel.entry is None:
+            continue  # a set of kernels (`match:`), built by ncuverify.build.inventory
         try:
             compiler = kernel.compiler or spec.content.compiler
             unit = unit_of(spec.path, name, kernel, kernel.arch or arch, roots, compiler)
         except InputError as error:
             problems.append(str(error))
             continue
-        units.setdefault(unit, []).append((name, kernel))
+        units.setdefault(unit, []).append((name, kernel.entry))
     builds: dict[str, KernelBuild] = {}
     for unit, kernels in units.items():
         try:
@@ -98,7 +101,8 @@ def build_spec(
     return builds
 
 
-def _roots(spec: Spec, limits: BuildLimits) -> Roots:
+def roots_of(spec: Spec, limits: BuildLimits) -> Roots:
+    """What a file's kernels may read: its project, the folders allowed, the CUDA headers."""
     return Roots(
         project=ncuverify.spec.project_root(spec.folder),
         allowed=tuple(Path(os.path.realpath(folder)) for folder in limits.allowed_roots),
@@ -111,27 +115,27 @@ def _roots(spec: Spec, limits: BuildLimits) -> Roots:
 
 def _compile(
     unit: Unit,
-    kernels: list[tuple[str, KernelSpec]],
+    kernels: list[tuple[str, str]],  # (key, entry as written)
     cache: CompileCache | None,
     roots: Roots,
     limits: BuildLimits,
 ) -> dict[str, KernelBuild]:
-    for name, kernel in kernels:
-        if UNPRINTABLE.search(kernel.entry):
+    for name, entry in kernels:
+        if UNPRINTABLE.search(entry):
             raise InputError(f"kernels.{name}.entry: the name holds a control character")
     build = _nvcc_build if unit.compiler == "nvcc" else _nvrtc_build
     compiled, warnings, graph, lowered = build(unit, kernels, cache, roots, limits)
     log, cubin = compiled.log, compiled.cubin
-    symbols = {name: lowered.get(kernel.entry, kernel.entry) for name, kernel in kernels}
+    symbols = {name: lowered.get(entry, entry) for name, entry in kernels}
     try:
         facts = static_facts(log, compiled.resource_usage, compiled.disassembly, symbols.values())
     except KeyError as error:
         raise InputError(f"{unit.source_name}: cannot read the static facts of the build: {error}") from None
     return {
         name: KernelBuild(
-            source_digest=_digest(unit, kernel.entry, graph),
+            source_digest=_digest(unit, entry, graph),
             name=name,
-            entry=kernel.entry,
+            entry=entry,
             symbol=symbols[name],
             arch=unit.arch,
             cubin=cubin,
@@ -139,7 +143,7 @@ def _compile(
             log=log,
             warnings=tuple(warnings),
         )
-        for name, kernel in kernels
+        for name, entry in kernels
     }
 
 
@@ -148,19 +152,19 @@ _Built = tuple[Compiled, list[str], tuple[IncludedFile, ...], dict[str, str]]
 
 def _nvrtc_build(
     unit: Unit,
-    kernels: list[tuple[str, KernelSpec]],
+    kernels: list[tuple[str, str]],
     cache: CompileCache | None,
     roots: Roots,
     limits: BuildLimits,
 ) -> _Built:
     """The program compiled by NVRTC, the warnings on the way, its include graph, and each entry's
     mangled name where it is not its symbol."""
-    templates = [k.entry for _, k in kernels if k.is_template]
+    templates = [entry for _, entry in kernels if "<" in entry]
     options = nvrtc_options(unit)
     graph = _include_graph(unit, roots)
     compiled, warnings = _through_cache(unit, templates, options, graph, cache, roots, limits)
     entries = entry_functions(compiled.log)
-    missing = [k.entry for _, k in kernels if compiled.lowered.get(k.entry, k.entry) not in entries]
+    missing = [entry for _, entry in kernels if compiled.lowered.get(entry, entry) not in entries]
     if missing:  # C++ names, as users write them (transposeNaive, ns::copy): NVRTC finds their symbols
         compiled, warnings = _by_name(unit, templates, missing, options, graph, cache, roots, limits, entries)
     return compiled, warnings, graph, compiled.lowered
@@ -168,7 +172,7 @@ def _nvrtc_build(
 
 def _nvcc_build(
     unit: Unit,
-    kernels: list[tuple[str, KernelSpec]],
+    kernels: list[tuple[str, str]],
     cache: CompileCache | None,
     roots: Roots,
     limits: BuildLimits,
@@ -177,17 +181,12 @@ def _nvcc_build(
     root, and entries are found among the cubin's kernels by their demangled names."""
     host = host_toolchain()
     roots = replace(roots, system=host.include_dirs)
-    source = Source(unit.source_bytes, unit.source_name, unit.folder)
-    graph = resolve(source, [Path(folder) for folder in nvcc.search_folders(unit, host)], roots)
-    options = [*nvcc.nvcc_options(unit), *nvcc.unit_include_dirs(unit)]
-    # NVRTC's version does not decide nvcc's cubin: nvcc's and g++'s versions (host.identity) do.
-    entry_key = compile_cache.key(
-        unit.source_bytes, [], options, (0, 0), _graph_identity(graph), host.identity
-    )
+    graph = nvcc.include_graph(unit, host, roots)
+    entry_key = nvcc.cache_key(unit, host, _graph_identity(graph))
     compiled, warnings = compile_cache.through(
         cache, entry_key, unit.source_name, lambda: _run_nvcc(unit, host, roots, limits.timeout_s)
     )
-    entries = [kernel.entry for _, kernel in kernels]
+    entries = [entry for _, entry in kernels]
     symbols = nvcc.entry_symbols(unit.source_name, entries, entry_functions(compiled.log), limits.timeout_s)
     return compiled, warnings, graph, symbols
 
@@ -206,7 +205,7 @@ def _by_name(
     """The program compiled again with the entries that name no symbol as name expressions, so that
     NVRTC gives each C++ function's mangled name; InputError naming the first where that fails too (no
     such function, or an overloaded one), with NVRTC's reason."""
-    known = ", ".join(sorted(entries)) or "none"
+    known = ", ".join(sorted(demangle(entries).values())) or "none"
     problem = f"{unit.source_name}: no kernel entry point {missing[0]!r} (it defines: {known})"
     try:
         compiled, warnings = _through_cache(
@@ -221,6 +220,15 @@ def _by_name(
     if any(compiled.lowered.get(entry) not in found for entry in missing):
         raise InputError(problem)
     return compiled, warnings
+
+
+def compile_unit(
+    unit: Unit, cache: CompileCache | None, roots: Roots, limits: BuildLimits
+) -> tuple[Compiled, list[str]]:
+    """The unit compiled as it is, with no name expressions: every kernel it defines (templates only
+    where the source instantiates them), and the warnings on the way."""
+    graph = _include_graph(unit, roots)
+    return _through_cache(unit, [], nvrtc_options(unit), graph, cache, roots, limits)
 
 
 def _through_cache(

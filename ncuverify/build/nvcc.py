@@ -19,10 +19,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ncuverify import cache as compile_cache
 from ncuverify.build.demangle import demangle, function_name
 from ncuverify.build.host import HostToolchain, minimal_environment
 from ncuverify.build.launch import WORKER_SCRIPT, worker_environment
-from ncuverify.build.resolve import Roots, read_bounded
+from ncuverify.build.resolve import IncludedFile, Roots, Source, read_bounded, resolve
 from ncuverify.build.toolkit import cuda_include_dirs
 from ncuverify.build.units import Unit
 from ncuverify.errors import InputError
@@ -60,6 +61,19 @@ def search_folders(unit: Unit, host: HostToolchain) -> list[str]:
     folders = [*(os.path.realpath(d) for d in cuda_include_dirs())]
     folders += [str(unit.folder)] if unit.folder is not None else []
     return list(dict.fromkeys([*folders, *unit.include_dirs, *(str(d) for d in host.include_dirs)]))
+
+
+def include_graph(unit: Unit, host: HostToolchain, roots: Roots) -> tuple[IncludedFile, ...]:
+    """The unit's include graph as nvcc may read it (roots with g++'s system folders among them)."""
+    source = Source(unit.source_bytes, unit.source_name, unit.folder)
+    return resolve(source, [Path(folder) for folder in search_folders(unit, host)], roots)
+
+
+def cache_key(unit: Unit, host: HostToolchain, files: list[tuple[str, str, str]]) -> str:
+    """The compile cache's key for the unit; files are its include graph's (root, path, sha256)."""
+    options = [*nvcc_options(unit), *unit_include_dirs(unit)]
+    # NVRTC's version does not decide nvcc's cubin: nvcc's and g++'s versions (host.identity) do.
+    return compile_cache.key(unit.source_bytes, [], options, (0, 0), files, host.identity)
 
 
 def nvcc_options(unit: Unit) -> list[str]:

@@ -20,6 +20,11 @@ def reference_problems(content: ExpectationFile) -> Iterable[tuple[Location, str
                 ("cases", case_name, "kernel"),
                 f"no kernel named {case.kernel!r}{suggest(case.kernel, content.kernels)}",
             )
+        elif content.kernels[case.kernel].match is not None:
+            yield (
+                ("cases", case_name, "kernel"),
+                f"kernel {case.kernel!r} is every kernel its 'match' selects: a case launches one, named by 'entry'",
+            )
     seen: dict[str, int] = {}
     for index, claim in enumerate(content.claims):
         if claim.id in seen:
