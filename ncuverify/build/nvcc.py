@@ -179,7 +179,7 @@ def _split_answer(finished: Finished) -> tuple[bool, str]:
 
 
 def _named_as_shown(log: str, path: str, name: str) -> str:
-    return re.sub(re.escape(path) + r'(?=[("])', lambda _: name, log)
+    return re.sub(re.escape(path) + r'(?=[(":])', lambda _: name, log)
 
 
 # --- entry points ------------------------------------------------------------------------------------------
