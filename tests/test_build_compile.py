@@ -230,3 +230,17 @@ def test_a_tool_past_its_limit_is_an_input_error_of_the_build(monkeypatch):
         f"{DATA / 'static.yaml'}: static.yaml:inline: cannot read the static facts of the build: nvdisasm did not "
         "finish within 120 s; stopped"
     )
+
+
+@pytest.mark.parametrize(
+    ("header", "body"),
+    [
+        ("mma.h", "nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> f;"
+         " nvcuda::wmma::fill_fragment(f, 0.f); nvcuda::wmma::store_matrix_sync(o, f, 16, nvcuda::wmma::mem_row_major);"),
+        ("curand_kernel.h", "curandStatePhilox4_32_10_t s; curand_init(1, threadIdx.x, 0, &s); o[threadIdx.x] = curand_uniform(&s);"),
+    ],
+)  # fmt: skip
+def test_mma_and_curand_headers_compile_with_nvrtc(tmp_path, header, body):
+    source = f'#include <{header}>\nextern "C" __global__ void k(float* o) {{ {body} }}\n'
+    builds = build_spec(spec_with(tmp_path, {"k": {"source": source, "entry": "k"}}), "sm_90")
+    assert builds["k"].symbol == "k"

@@ -295,3 +295,13 @@ def test_no_home_folder_is_no_crash(monkeypatch):
 
     monkeypatch.setattr(Path, "home", classmethod(no_home))
     assert cache_module.default_folder() == Path(tempfile.gettempdir()) / f"ncuverify-cache-{os.getuid()}"
+
+
+def test_the_compiler_and_its_versions_are_part_of_the_key():
+    parts = (b"src", [], ["-arch=sm_90"], (13, 0), [("project", "a.h", "0" * 64)])
+    nvrtc = cache_module.key(*parts)
+    assert cache_module.key(*parts, ()) == nvrtc  # NVRTC's entries keep their keys
+    nvcc = cache_module.key(*parts, ("nvcc", "release 13.5", "g++ 12.2.0"))
+    assert nvcc != nvrtc
+    assert cache_module.key(*parts, ("nvcc", "release 13.6", "g++ 12.2.0")) != nvcc
+    assert cache_module.key(*parts, ("nvcc", "release 13.5", "g++ 13.1.0")) != nvcc

@@ -248,3 +248,10 @@ def test_two_gpus_give_the_verdicts_of_one(gpu_environment, tmp_path: Path):
         [(c.claim.id, c.verdict) for c in r.claims] for r in one
     ]
     assert len(list(tmp_path.glob("runs/*/0/plan.json"))) >= 2, "both GPUs had work"
+
+
+def test_a_whole_program_compiled_by_nvcc_is_profiled(gpu_environment):
+    """examples/whole-program: nvcc's cubin loaded by its mangled symbols, its profiler claims measured."""
+    completed = run_check(str(ROOT / "examples" / "whole-program" / "transpose.yaml"))
+    assert completed.returncode == ExitCode.OK, completed.stdout + completed.stderr
+    assert "10 passed, 0 failed" in completed.stdout

@@ -17,15 +17,17 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import ncuverify.spec
 from ncuverify import cache as compile_cache
+from ncuverify.build import nvcc
 from ncuverify.build.binutils import tool_outputs
 from ncuverify.build.demangle import demangle
 from ncuverify.build.flags import UNPRINTABLE
+from ncuverify.build.host import HostToolchain, host_toolchain
 from ncuverify.build.launch import in_worker
 from ncuverify.build.reports import entry_functions
 from ncuverify.build.resolve import IncludedFile, Roots, Source, resolve
@@ -82,7 +84,8 @@ def build_spec(
         if kernel.entry is None:
             continue  # a set of kernels (`match:`), built by ncuverify.build.inventory
         try:
-            unit = unit_of(spec.path, name, kernel, kernel.arch or arch, roots)
+            compiler = kernel.compiler or spec.content.compiler
+            unit = unit_of(spec.path, name, kernel, kernel.arch or arch, roots, compiler)
         except InputError as error:
             problems.append(str(error))
             continue
@@ -120,15 +123,9 @@ def _compile(
     for name, entry in kernels:
         if UNPRINTABLE.search(entry):
             raise InputError(f"kernels.{name}.entry: the name holds a control character")
-    templates = [entry for _, entry in kernels if "<" in entry]
-    options = nvrtc_options(unit)
-    graph = _include_graph(unit, roots)
-    compiled, warnings = _through_cache(unit, templates, options, graph, cache, roots, limits)
-    entries = entry_functions(compiled.log)
-    missing = [entry for _, entry in kernels if compiled.lowered.get(entry, entry) not in entries]
-    if missing:  # C++ names, as users write them (transposeNaive, ns::copy): NVRTC finds their symbols
-        compiled, warnings = _by_name(unit, templates, missing, options, graph, cache, roots, limits, entries)
-    log, cubin, lowered = compiled.log, compiled.cubin, compiled.lowered
+    build = _nvcc_build if unit.compiler == "nvcc" else _nvrtc_build
+    compiled, warnings, graph, lowered = build(unit, kernels, cache, roots, limits)
+    log, cubin = compiled.log, compiled.cubin
     symbols = {name: lowered.get(entry, entry) for name, entry in kernels}
     try:
         facts = static_facts(log, compiled.resource_usage, compiled.disassembly, symbols.values())
@@ -148,6 +145,50 @@ def _compile(
         )
         for name, entry in kernels
     }
+
+
+_Built = tuple[Compiled, list[str], tuple[IncludedFile, ...], dict[str, str]]
+
+
+def _nvrtc_build(
+    unit: Unit,
+    kernels: list[tuple[str, str]],
+    cache: CompileCache | None,
+    roots: Roots,
+    limits: BuildLimits,
+) -> _Built:
+    """The program compiled by NVRTC, the warnings on the way, its include graph, and each entry's
+    mangled name where it is not its symbol."""
+    templates = [entry for _, entry in kernels if "<" in entry]
+    options = nvrtc_options(unit)
+    graph = _include_graph(unit, roots)
+    compiled, warnings = _through_cache(unit, templates, options, graph, cache, roots, limits)
+    entries = entry_functions(compiled.log)
+    missing = [entry for _, entry in kernels if compiled.lowered.get(entry, entry) not in entries]
+    if missing:  # C++ names, as users write them (transposeNaive, ns::copy): NVRTC finds their symbols
+        compiled, warnings = _by_name(unit, templates, missing, options, graph, cache, roots, limits, entries)
+    return compiled, warnings, graph, compiled.lowered
+
+
+def _nvcc_build(
+    unit: Unit,
+    kernels: list[tuple[str, str]],
+    cache: CompileCache | None,
+    roots: Roots,
+    limits: BuildLimits,
+) -> _Built:
+    """As _nvrtc_build, with nvcc (ncuverify.build.nvcc): g++'s system headers are one more trusted
+    root, and entries are found among the cubin's kernels by their demangled names."""
+    host = host_toolchain()
+    roots = replace(roots, system=host.include_dirs)
+    graph = nvcc.include_graph(unit, host, roots)
+    entry_key = nvcc.cache_key(unit, host, _graph_identity(graph))
+    compiled, warnings = compile_cache.through(
+        cache, entry_key, unit.source_name, lambda: _run_nvcc(unit, host, roots, limits.timeout_s)
+    )
+    entries = [entry for _, entry in kernels]
+    symbols = nvcc.entry_symbols(unit.source_name, entries, entry_functions(compiled.log), limits.timeout_s)
+    return compiled, warnings, graph, symbols
 
 
 def _by_name(
@@ -204,18 +245,13 @@ def _through_cache(
     entry_key = compile_cache.key(
         unit.source_bytes, templates, options, nvrtc_version(), _graph_identity(graph)
     )
-    warnings: list[str] = []
-    if cache is not None:
-        lookup = cache.get(entry_key)
-        if lookup.compiled is not None:
-            return lookup.compiled, warnings
-        if lookup.damage is not None:
-            warnings.append(f"{unit.source_name}: {lookup.damage}; compiled again")
     readable = [str(root) for root in (roots.project, *roots.allowed, *roots.toolkit)]
-    compiled = _run_nvrtc(unit, templates, options, readable, limits.timeout_s)
-    if cache is not None and (problem := cache.put(entry_key, compiled)) is not None:
-        warnings.append(f"{unit.source_name}: {problem}")
-    return compiled, warnings
+    return compile_cache.through(
+        cache,
+        entry_key,
+        unit.source_name,
+        lambda: _run_nvrtc(unit, templates, options, readable, limits.timeout_s),
+    )
 
 
 def _include_graph(unit: Unit, roots: Roots) -> tuple[IncludedFile, ...]:
@@ -236,13 +272,30 @@ def _run_nvrtc(
     if answer.status == "error":
         raise InputError(f"{unit.source_name}: {answer.call} failed: {answer.message}")
     if answer.status == "failed":
-        raise InputError(f"{unit.source_name}: does not compile for {unit.arch}:\n{_bounded_log(answer.log)}")
-    cubin = answer.cubin
+        hint = nvcc.host_code_hint(answer.log, unit.source_bytes)
+        raise InputError(
+            f"{unit.source_name}: does not compile for {unit.arch}:\n{_bounded_log(answer.log)}"
+            + (f"\n{hint}" if hint else "")
+        )
+    return _read_cubin(unit, answer.cubin, answer.log, dict(answer.lowered), timeout_s)
+
+
+def _run_nvcc(unit: Unit, host: HostToolchain, roots: Roots, timeout_s: float) -> Compiled:
+    answer = nvcc.compile_cubin(unit, host, roots, timeout_s)
+    if not answer.compiled:
+        raise InputError(
+            f"{unit.source_name}: does not compile for {unit.arch} with nvcc:\n{_bounded_log(answer.log)}"
+        )
+    return _read_cubin(unit, answer.cubin, answer.log, {}, timeout_s)
+
+
+def _read_cubin(unit: Unit, cubin: bytes, log: str, lowered: dict[str, str], timeout_s: float) -> Compiled:
+    """The compilation with the cubin's resource table and SASS, read with cuobjdump and nvdisasm."""
     try:
         resource_usage, disassembly = tool_outputs(cubin, timeout_s)
     except (RuntimeError, TimedOut) as error:
         raise InputError(f"{unit.source_name}: cannot read the static facts of the build: {error}") from None
-    return Compiled(cubin, answer.log, dict(answer.lowered), resource_usage, disassembly)
+    return Compiled(cubin, log, lowered, resource_usage, disassembly)
 
 
 # What a failed compile's message shows of NVRTC's log.
@@ -269,6 +322,8 @@ def _digest(unit: Unit, entry: str, graph: tuple[IncludedFile, ...] = ()) -> str
         unit.max_registers,
         unit.flags,
     )
+    if unit.compiler != "nvrtc":  # left out for NVRTC, whose kernels keep the digests they had
+        identity = (*identity, unit.compiler)
     if graph:
         identity = (*identity, tuple(_graph_identity(graph)))
     return hashlib.sha256(repr(identity).encode("utf-8", errors="surrogateescape")).hexdigest()[:16]

@@ -10,7 +10,7 @@ from pydantic import Field, model_validator
 from ncuverify.spec.cases import CaseSpec
 from ncuverify.spec.claims import Claim
 from ncuverify.spec.fields import ARCH_PATTERN, Float, Id, StrictModel, Text
-from ncuverify.spec.kernels import KernelSpec
+from ncuverify.spec.kernels import Compiler, KernelSpec
 
 
 class Tolerance(StrictModel):
@@ -35,6 +35,9 @@ class ExpectationFile(StrictModel):
     """The whole file, as validated."""
 
     arch: str | None = Field(None, pattern=ARCH_PATTERN, description="build target when no GPU can be asked")
+    compiler: Compiler = Field(
+        "nvrtc", description="how kernels compile where they do not say: nvrtc or nvcc"
+    )
     regressions: dict[Text, Tolerance] = Field(
         default_factory=dict, description="per measure, how much worse than a baseline is tolerated"
     )

@@ -66,6 +66,10 @@ def kernel_pattern(pattern: str) -> re2._Regexp:
     return linear_regex(pattern, "kernel pattern", "kernel names")
 
 
+# nvcc compiles a whole program (host code, host headers); NVRTC only device code.
+Compiler = Literal["nvrtc", "nvcc"]
+
+
 class KernelSpec(StrictModel):
     """One kernel: where its source is, which entry point, and how to compile it."""
 
@@ -89,7 +93,12 @@ class KernelSpec(StrictModel):
     lineinfo: StrictBool = True
     std: Literal["c++11", "c++14", "c++17", "c++20"] = "c++17"
     max_registers: Int | None = Field(None, ge=1, le=255)
-    flags: list[Text] = Field(default_factory=list, description="extra NVRTC options")
+    flags: list[Text] = Field(
+        default_factory=list, description="extra NVRTC options (nvcc options with nvcc)"
+    )
+    compiler: Compiler | None = Field(
+        None, description="nvrtc (the default) or nvcc, which compiles host code too; else the file's own"
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> KernelSpec:
