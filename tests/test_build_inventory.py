@@ -84,3 +84,20 @@ def test_a_case_cannot_launch_a_set(tmp_path):
 def test_set_entries_are_checked_when_loaded(tmp_path, kernel, message):
     with pytest.raises(InputError, match=re.escape(message)):
         spec_with(tmp_path, {"k": {"file": "ops.cu", "entry": "scale"}, "s": kernel})
+
+
+def test_a_set_of_a_whole_program_is_built_with_nvcc(tmp_path):
+    """Host code beside the kernels: nvcc builds it as it is, and the set holds its kernels."""
+    from ncuverify.build.host import host_toolchain
+
+    try:
+        host_toolchain()
+    except InputError as missing:
+        pytest.skip(f"no nvcc or host compiler here: {missing}")
+    (tmp_path / "ops.cu").write_text("#include <cstdio>\n" + OPS + 'int main() { std::printf("hi\\n"); }\n')
+    kernels = {
+        "one": {"file": "ops.cu", "entry": "scale", "compiler": "nvcc"},
+        "gemms": {"file": "ops.cu", "match": "_gemm", "compiler": "nvcc"},
+    }
+    sets = build_sets(spec_with(tmp_path, kernels), "sm_90")
+    assert [k.name for k in sets["gemms"].kernels] == ["axpy_gemm<4>", "axpy_gemm<64>"]

@@ -179,6 +179,15 @@ def _nvcc_build(
 ) -> _Built:
     """As _nvrtc_build, with nvcc (ncuverify.build.nvcc): g++'s system headers are one more trusted
     root, and entries are found among the cubin's kernels by their demangled names."""
+    compiled, warnings, graph = _nvcc_compiled(unit, cache, roots, limits)
+    entries = [entry for _, entry in kernels]
+    symbols = nvcc.entry_symbols(unit.source_name, entries, entry_functions(compiled.log), limits.timeout_s)
+    return compiled, warnings, graph, symbols
+
+
+def _nvcc_compiled(
+    unit: Unit, cache: CompileCache | None, roots: Roots, limits: BuildLimits
+) -> tuple[Compiled, list[str], tuple[IncludedFile, ...]]:
     host = host_toolchain()
     roots = replace(roots, system=host.include_dirs)
     graph = nvcc.include_graph(unit, host, roots)
@@ -186,9 +195,7 @@ def _nvcc_build(
     compiled, warnings = compile_cache.through(
         cache, entry_key, unit.source_name, lambda: _run_nvcc(unit, host, roots, limits.timeout_s)
     )
-    entries = [entry for _, entry in kernels]
-    symbols = nvcc.entry_symbols(unit.source_name, entries, entry_functions(compiled.log), limits.timeout_s)
-    return compiled, warnings, graph, symbols
+    return compiled, warnings, graph
 
 
 def _by_name(
@@ -227,6 +234,9 @@ def compile_unit(
 ) -> tuple[Compiled, list[str]]:
     """The unit compiled as it is, with no name expressions: every kernel it defines (templates only
     where the source instantiates them), and the warnings on the way."""
+    if unit.compiler == "nvcc":
+        compiled, warnings, _ = _nvcc_compiled(unit, cache, roots, limits)
+        return compiled, warnings
     graph = _include_graph(unit, roots)
     return _through_cache(unit, [], nvrtc_options(unit), graph, cache, roots, limits)
 

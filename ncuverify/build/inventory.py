@@ -81,7 +81,8 @@ def build_sets(
         if kernel.match is None:
             continue
         try:
-            unit = unit_of(spec.path, key, kernel, kernel.arch or arch, roots)
+            compiler = kernel.compiler or spec.content.compiler
+            unit = unit_of(spec.path, key, kernel, kernel.arch or arch, roots, compiler)
             compiled, warnings = compile_unit(unit, cache, roots, limits)
             every = kernels_of(compiled, unit.arch)
         except InputError as error:
