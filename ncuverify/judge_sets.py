@@ -73,12 +73,23 @@ def _verdict(claim: Claim, outcomes: tuple[KernelOutcome, ...]) -> ClaimResult:
     return ClaimResult(claim, Verdict.PASSED, kernels=outcomes)
 
 
+def short_tally(outcomes: Sequence[KernelOutcome]) -> str:
+    """The tally for a table's narrow column: `340 hold`, `3 of 340 fail`."""
+    failed = sum(1 for o in outcomes if o.verdict is KernelVerdict.FAILED)
+    errors = sum(1 for o in outcomes if o.verdict is KernelVerdict.ERROR)
+    if failed:
+        return f"{failed} of {len(outcomes)} fail"
+    if errors:
+        return f"{errors} of {len(outcomes)} unread"
+    return f"{len(outcomes)} hold"
+
+
 def tally(outcomes: Sequence[KernelOutcome]) -> str:
-    """`holds for 340 kernels`, `fails for 3 of 340 kernels`, with the allowed ones counted."""
+    """`holds for 340 kernels`, `fails for 3 of 340 kernels`, and how many are allowed."""
     total = len(outcomes)
     failed = sum(1 for o in outcomes if o.verdict is KernelVerdict.FAILED)
     errors = sum(1 for o in outcomes if o.verdict is KernelVerdict.ERROR)
-    allowed = sum(1 for o in outcomes if o.verdict is KernelVerdict.ALLOWED)
+    accepted = sum(1 for o in outcomes if o.verdict is KernelVerdict.ALLOWED)
     noun = "kernel" if total == 1 else "kernels"
     if failed:
         text = f"fails for {failed} of {total} {noun}"
@@ -86,7 +97,7 @@ def tally(outcomes: Sequence[KernelOutcome]) -> str:
         text = f"unread for {errors} of {total} {noun}"
     else:
         text = f"holds for {total} {noun}"
-    return text + (f" ({allowed} allowed)" if allowed else "")
+    return text + (f" ({accepted} allowed)" if accepted else "")
 
 
 def kernel_line(claim: Claim, outcome: KernelOutcome) -> str:

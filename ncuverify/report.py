@@ -20,8 +20,9 @@ from ncuverify.errors import ExitCode
 from ncuverify.explain import claim_lines
 from ncuverify.internal import internal_error_line
 from ncuverify.judge import describe, format_number
+from ncuverify.judge_sets import kernel_line, short_tally, shown_outcomes, tally
 from ncuverify.lint import build_warnings
-from ncuverify.results import ClaimResult, FileResult, Verdict
+from ncuverify.results import ClaimResult, FileResult, KernelVerdict, Verdict
 from ncuverify.text import one_line, printable
 
 VERDICT_STYLE = {
@@ -73,6 +74,8 @@ def claims_table(result: FileResult, verbose: bool) -> Table:
     for claim_result in result.claims:
         claim = claim_result.claim
         measured = format_number(claim_result.measured) if claim_result.measured is not None else "-"
+        if claim_result.kernels:
+            measured = short_tally(claim_result.kernels)
         if claim_result.control_measured is not None:
             control = one_line(f"control {claim.control}: {format_number(claim_result.control_measured)}")
             measured += f"\n{control}"
@@ -81,7 +84,7 @@ def claims_table(result: FileResult, verbose: bool) -> Table:
             source += f"\n“{one_line(claim.cite.figure)}”"
         table.add_row(
             line_text(claim.id),
-            line_text(claim.case or "-"),
+            line_text(claim.case or claim.kernels or "-"),
             line_text(claim.metric),
             line_text(describe(claim.expect)),
             Text(measured),
@@ -101,6 +104,8 @@ def reason_lines(result: FileResult, verbose: bool) -> list[Text]:
         claim = claim_result.claim
         if claim_result.verdict is Verdict.SKIPPED:
             skipped.setdefault(claim_result.reason or "", []).append(claim.id)
+        elif claim_result.kernels:
+            lines += kernel_lines(claim_result)
         elif claim_result.verdict is not Verdict.PASSED and claim_result.reason:
             style = VERDICT_STYLE[claim_result.verdict]
             lines.append(
@@ -115,6 +120,31 @@ def reason_lines(result: FileResult, verbose: bool) -> list[Text]:
         lines.append(
             Text.assemble(("skipped ", VERDICT_STYLE[Verdict.SKIPPED]), one_line(f"{what}: {reason}"))
         )
+    return lines
+
+
+# How many kernels of a claim over kernels the terminal names; JSON, JUnit and Markdown name them all.
+SHOWN_KERNELS = 20
+
+
+def kernel_lines(result: ClaimResult) -> list[Text]:
+    """A claim over kernels: its tally, then each kernel that failed, could not be read or is allowed
+    (the first SHOWN_KERNELS, then how many more), one short line each."""
+    claim = result.claim
+    shown = shown_outcomes(result)
+    lines = []
+    if result.verdict is not Verdict.PASSED or shown:
+        said = f"{claim.id}: {tally(result.kernels)}, expected {describe(claim.expect)}"
+        if result.verdict in (Verdict.XFAILED, Verdict.XPASSED) and result.reason:
+            said = f"{claim.id}: {result.reason}"
+        lines.append(
+            Text.assemble((f"{result.verdict.value} ", VERDICT_STYLE[result.verdict]), one_line(said))
+        )
+    for outcome in shown[:SHOWN_KERNELS]:
+        style = "green" if outcome.verdict is KernelVerdict.ALLOWED else "red"
+        lines.append(Text.assemble("  ", (one_line(kernel_line(claim, outcome)), style)))
+    if len(shown) > SHOWN_KERNELS:
+        lines.append(Text(f"  and {len(shown) - SHOWN_KERNELS} more"))
     return lines
 
 
