@@ -22,6 +22,7 @@ from ncuverify.internal import internal_error_line
 from ncuverify.judge import describe, format_number
 from ncuverify.judge_sets import kernel_line, short_tally, shown_outcomes, tally
 from ncuverify.lint import build_warnings
+from ncuverify.ratchet import KernelMove
 from ncuverify.results import ClaimResult, FileResult, KernelVerdict, Verdict
 from ncuverify.text import one_line, printable
 
@@ -262,18 +263,22 @@ def print_build(console: Console, path: Path, built: dict[str, KernelBuild] | st
         console.print(line_text(f"warning: {warning}", "bold yellow"), soft_wrap=True)
 
 
-def print_changes(console: Console, changes: Sequence[Change]) -> None:
-    """What moved against the baseline beyond its tolerance: regressions first."""
+def print_changes(console: Console, changes: Sequence[Change], moves: Sequence[KernelMove] = ()) -> None:
+    """What moved against the baseline beyond its tolerance (regressions first, then growths the
+    allow-list accepts, then improvements), and the kernels of sets added and removed since."""
+    print_moves(console, moves)
     if not changes:
         console.print(Text("baseline: no measure moved beyond its tolerance", style="green"))
         return
     table = Table(title="compared with the baseline", title_justify="left")
     for column in ("file", "case", "measure", "baseline", "now", "change", ""):
         table.add_column(column, justify="right" if column in ("baseline", "now", "change") else "left")
-    for change in sorted(changes, key=lambda c: not c.worse):
+    for change in sorted(changes, key=lambda c: (not c.worse, c.allowed is not None)):
         ratio = change.ratio
         moved = f"×{ratio:.3g}" if ratio is not None else f"+{format_number(change.after - change.before)}"
         verdict = Text("worse", style="bold red") if change.worse else Text("better", style="green")
+        if change.allowed is not None:
+            verdict = line_text(f"allowed: {change.allowed}", "yellow")
         table.add_row(
             line_text(change.file),
             line_text(change.case),
@@ -284,5 +289,23 @@ def print_changes(console: Console, changes: Sequence[Change]) -> None:
             verdict,
         )
     console.print(table)
-    worse = sum(1 for c in changes if c.worse)
-    console.print(Text(f"baseline: {worse} regressed, {len(changes) - worse} improved"))
+    worse = sum(1 for c in changes if c.worse and c.allowed is None)
+    allowed = sum(1 for c in changes if c.allowed is not None)
+    said = f"baseline: {worse} regressed, {len(changes) - worse - allowed} improved"
+    console.print(Text(said + (f", {allowed} grew as the allow-list accepts" if allowed else "")))
+
+
+def print_moves(console: Console, moves: Sequence[KernelMove]) -> None:
+    """Kernels of sets added or removed since the baseline (the first SHOWN_KERNELS of each): reported,
+    not failing."""
+    for added, word in ((True, "added"), (False, "removed")):
+        cases = [f"{move.file}: {move.case}" for move in moves if move.added is added]
+        if not cases:
+            continue
+        console.print(
+            line_text(f"baseline: {len(cases)} kernels {word} since (not a failure)"), soft_wrap=True
+        )
+        for case in cases[:SHOWN_KERNELS]:
+            console.print(line_text(f"  {case}"), soft_wrap=True)
+        if len(cases) > SHOWN_KERNELS:
+            console.print(Text(f"  and {len(cases) - SHOWN_KERNELS} more"))
