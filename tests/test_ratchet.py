@@ -9,35 +9,20 @@ import cli_invoke
 import pandas as pd
 import yaml
 from cli_invoke import invoke_command
+from test_judge_sets import spec_of
 
 from ncuverify import ratchet
 from ncuverify.measurements import MEASUREMENT_COLUMNS, Measurements
 from ncuverify.results import FileResult
-from ncuverify.spec import load
 
 no_gpu = cli_invoke.no_gpu
 CITE = {"document": "d", "section": "1", "figure": "f"}
 
 
 def result_of(tmp_path: Path, facts: dict[str, dict[str, float]], allow=()) -> FileResult:
-    content = {
-        "kernels": {"gemms": {"file": "ops.cu", "match": "_gemm"}},
-        "claims": [
-            {
-                "id": "regs",
-                "kernels": "gemms",
-                "metric": "static__registers_per_thread",
-                "expect": {"at_most": 255},
-                "cite": CITE,
-            }
-        ],
-        "allow": list(allow),
-    }
-    (tmp_path / "ops.cu").write_text("")
-    (tmp_path / "k.yaml").write_text(yaml.safe_dump(content))
+    spec = spec_of(tmp_path, allow)
     rows = [(f"gemms[{k}]", f"_Z{k}", m, v, "") for k, values in facts.items() for m, v in values.items()]
     frame = pd.DataFrame(rows, columns=MEASUREMENT_COLUMNS)
-    spec = load(tmp_path / "k.yaml")
     return FileResult(spec.path, [], measurements=Measurements(frame=frame), spec=spec, key="k.yaml")
 
 

@@ -43,12 +43,7 @@ def reference_problems(content: ExpectationFile) -> Iterable[tuple[Location, str
             yield from _kernels_problems(content, index, claim)
             continue
         for ref in expression.references(claim.expression):
-            if ref.name.startswith(STATIC_PREFIX) and ref.name not in STATIC_METRICS:
-                known = ", ".join(sorted(STATIC_METRICS))
-                yield (
-                    ("claims", index, "metric"),
-                    f"no static fact {ref.name}{suggest(ref.name, STATIC_METRICS)}; known: {known}",
-                )
+            yield from _static_fact_problems(index, ref.name)
             if ref.name.startswith(BUFFER_PREFIX):
                 yield from _buffer_problems(content, index, ref.name, ref.case or claim.case)
             if ref.case is None and claim.case is None:
@@ -65,6 +60,15 @@ def reference_problems(content: ExpectationFile) -> Iterable[tuple[Location, str
     yield from _allow_problems(content)
 
 
+def _static_fact_problems(index: int, name: str) -> Iterable[tuple[Location, str]]:
+    if name.startswith(STATIC_PREFIX) and name not in STATIC_METRICS:
+        known = ", ".join(sorted(STATIC_METRICS))
+        yield (
+            ("claims", index, "metric"),
+            f"no static fact {name}{suggest(name, STATIC_METRICS)}; known: {known}",
+        )
+
+
 def _kernels_problems(content: ExpectationFile, index: int, claim: Claim) -> Iterable[tuple[Location, str]]:
     """A claim over a set names a kernel entry and reads only its kernels' static facts."""
     assert claim.kernels is not None
@@ -74,19 +78,15 @@ def _kernels_problems(content: ExpectationFile, index: int, claim: Claim) -> Ite
             f"no kernel named {claim.kernels!r}{suggest(claim.kernels, content.kernels)}",
         )
     for ref in expression.references(claim.expression):
-        if ref.name.startswith(STATIC_PREFIX) and ref.name not in STATIC_METRICS:
-            known = ", ".join(sorted(STATIC_METRICS))
-            yield (
-                ("claims", index, "metric"),
-                f"no static fact {ref.name}{suggest(ref.name, STATIC_METRICS)}; known: {known}",
-            )
+        if ref.name.startswith(STATIC_PREFIX):
+            yield from _static_fact_problems(index, ref.name)
         elif not is_static(ref):
             yield (
                 ("claims", index, "metric"),
                 f"claim {claim.id} reads 'kernels': its metric reads static facts only (static__*, sass(...)),"
                 f" not {ref.name}",
             )
-        elif ref.case is not None:
+        if is_static(ref) and ref.case is not None:
             yield (
                 ("claims", index, "metric"),
                 f"claim {claim.id} reads 'kernels': {ref.name}@{ref.case} names a case; write {ref.name}",
