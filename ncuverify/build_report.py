@@ -5,7 +5,6 @@ changed between two builds."""
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from ncuverify.build.artifacts_diff import BuildDiff
@@ -15,19 +14,27 @@ from ncuverify.report import format_number, line_text
 
 
 def print_kernels(console: Console, title: str, kernels: list[ListedKernel]) -> None:
-    """A table of the kernels' facts under title; `-` where a build lacks a fact."""
-    table = Table(title=line_text(f"{title}: {len(kernels)} kernels"), title_justify="left")
-    table.add_column("kernel", overflow="ellipsis", no_wrap=True, ratio=1, min_width=12)
-    table.add_column("arch", no_wrap=True)
-    for metric in BUILD_COLUMNS:
-        table.add_column(metric.label, justify="right", no_wrap=True)
-    for kernel in kernels:
-        table.add_row(
-            line_text(kernel.name),
-            line_text(kernel.arch),
-            *(Text(_number(kernel.facts.get(metric.name))) for metric in BUILD_COLUMNS),
-        )
-    console.print(table)
+    """One line per kernel under title, columns aligned; `-` where a build lacks a fact. The name
+    takes what the facts leave of the console's width and is cut with an ellipsis."""
+    headings = ["arch", *(metric.label for metric in BUILD_COLUMNS)]
+    rows = [[kernel.arch, *(_number(kernel.facts.get(m.name)) for m in BUILD_COLUMNS)] for kernel in kernels]
+    widths = [max([len(heading), *(len(row[i]) for row in rows)]) for i, heading in enumerate(headings)]
+    facts_width = sum(width + 2 for width in widths)
+    longest = max([len("kernel"), *(len(kernel.name) for kernel in kernels)])
+    name_width = max(min(longest, console.width - facts_width - 1), 12)
+
+    def line(name: str, cells: list[str]) -> str:
+        shown = name if len(name) <= name_width else name[: name_width - 1] + "…"
+        columns = [
+            cells[0].ljust(widths[0]),
+            *(c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True)),
+        ]
+        return shown.ljust(name_width) + "".join(f"  {column}" for column in columns)
+
+    console.print(line_text(f"{title}: {len(kernels)} kernels", "bold"), soft_wrap=True)
+    console.print(Text(line("kernel", headings), style="bold"), soft_wrap=True)
+    for kernel, row in zip(kernels, rows, strict=True):
+        console.print(line_text(line(kernel.name, row)), soft_wrap=True)
 
 
 def print_diff(console: Console, changes: BuildDiff) -> None:

@@ -80,58 +80,24 @@ def test_a_match_entry_selects_a_set_of_an_archive(artifacts):  # noqa: F811
     assert [k.signature for k in chosen] == ["twice(float*)", "twice(int*)"]
 
 
+def check_scale(artifacts, binary, metric, expect):  # noqa: F811
+    """`check --static-only` of one claim on the artifact's `scale` kernel."""
+    folder = artifacts(binary).parent
+    claim = {"id": "claim", "case": "c", "metric": metric, "expect": expect, "cite": CITE}
+    args = [{"buffer": "float32", "count": 32}, {"float32": 2.0}]
+    case = {"c": {"kernel": "s", "grid": 1, "block": 32, "args": args}}
+    path = write(folder, {"s": {"binary": binary, "entry": "scale"}}, [claim], case)
+    return invoke_command("check", "--static-only", str(path))
+
+
 def test_static_claims_hold_on_an_executables_kernel(artifacts, no_gpu):  # noqa: F811
-    folder = artifacts("program").parent
-    path = write(
-        folder,
-        {"s": {"binary": "program", "entry": "scale"}},
-        [
-            {
-                "id": "regs",
-                "case": "c",
-                "metric": "static__registers_per_thread",
-                "expect": {"at_most": 32},
-                "cite": CITE,
-            }
-        ],
-        {
-            "c": {
-                "kernel": "s",
-                "grid": 1,
-                "block": 32,
-                "args": [{"buffer": "float32", "count": 32}, {"float32": 2.0}],
-            }
-        },
-    )
-    result = invoke_command("check", "--static-only", str(path))
+    result = check_scale(artifacts, "program", "static__registers_per_thread", {"at_most": 32})
     assert result.exit_code == ExitCode.OK, result.output
     assert "1 passed" in result.output
 
 
 def test_a_claim_on_a_fact_no_artifact_carries_is_bad_input(artifacts, no_gpu):  # noqa: F811
-    folder = artifacts("kernels.o").parent
-    path = write(
-        folder,
-        {"s": {"binary": "kernels.o", "entry": "scale"}},
-        [
-            {
-                "id": "spills",
-                "case": "c",
-                "metric": "static__spill_store_bytes",
-                "expect": {"equals": 0},
-                "cite": CITE,
-            }
-        ],
-        {
-            "c": {
-                "kernel": "s",
-                "grid": 1,
-                "block": 32,
-                "args": [{"buffer": "float32", "count": 32}, {"float32": 2.0}],
-            }
-        },
-    )
-    result = invoke_command("check", "--static-only", str(path))
+    result = check_scale(artifacts, "kernels.o", "static__spill_store_bytes", {"equals": 0})
     assert result.exit_code == ExitCode.BAD_INPUT, result.output
     assert "does not say static__spill_store_bytes" in result.output and "sass(STL)" in result.output
     assert "Traceback" not in result.output
