@@ -83,6 +83,8 @@ def build_spec(
     for name, kernel in spec.content.kernels.items():
         if kernel.entry is None:
             continue  # a set of kernels (`match:`), built by ncuverify.build.inventory
+        if kernel.binary is not None:
+            continue  # built already: read from its artifact below
         try:
             compiler = kernel.compiler or spec.content.compiler
             unit = unit_of(spec.path, name, kernel, kernel.arch or arch, roots, compiler)
@@ -90,7 +92,10 @@ def build_spec(
             problems.append(str(error))
             continue
         units.setdefault(unit, []).append((name, kernel.entry))
-    builds: dict[str, KernelBuild] = {}
+    from ncuverify.build.artifacts_spec import binary_builds  # which builds on KernelBuild
+
+    builds, binary_problems = binary_builds(spec, arch, roots, limits.timeout_s)
+    problems += binary_problems
     for unit, kernels in units.items():
         try:
             builds.update(_compile(unit, kernels, cache, roots, limits))
@@ -103,10 +108,15 @@ def build_spec(
 
 def roots_of(spec: Spec, limits: BuildLimits) -> Roots:
     """What a file's kernels may read: its project, the folders allowed, the CUDA headers."""
+    return roots_at(spec.folder, limits)
+
+
+def roots_at(folder: Path, limits: BuildLimits) -> Roots:
+    """What kernels in folder may read: its project, the folders allowed, the CUDA headers."""
     return Roots(
-        project=ncuverify.spec.project_root(spec.folder),
-        allowed=tuple(Path(os.path.realpath(folder)) for folder in limits.allowed_roots),
-        toolkit=tuple(Path(os.path.realpath(folder)) for folder in cuda_include_dirs()),
+        project=ncuverify.spec.project_root(folder),
+        allowed=tuple(Path(os.path.realpath(allowed)) for allowed in limits.allowed_roots),
+        toolkit=tuple(Path(os.path.realpath(headers)) for headers in cuda_include_dirs()),
     )
 
 

@@ -81,10 +81,17 @@ def build_sets(
         if kernel.match is None:
             continue
         try:
-            compiler = kernel.compiler or spec.content.compiler
-            unit = unit_of(spec.path, key, kernel, kernel.arch or arch, roots, compiler)
-            compiled, warnings = compile_unit(unit, cache, roots, limits)
-            every = kernels_of(compiled, unit.arch)
+            if kernel.binary is not None:
+                from ncuverify.build.artifacts_spec import binary_kernels  # which builds on BuiltKernel
+
+                every = binary_kernels(spec, key, kernel, arch, roots, limits.timeout_s)
+                warnings: list[str] = []
+                source_name = kernel.binary
+            else:
+                compiler = kernel.compiler or spec.content.compiler
+                unit = unit_of(spec.path, key, kernel, kernel.arch or arch, roots, compiler)
+                compiled, warnings = compile_unit(unit, cache, roots, limits)
+                every, source_name = kernels_of(compiled, unit.arch), unit.source_name
         except InputError as error:
             problems.append(f"kernels.{key}: {error}")
             continue
@@ -94,7 +101,7 @@ def build_sets(
             more = f" and {len(every) - 20} more" if len(every) > 20 else ""
             problems.append(
                 f"kernels.{key}.match: {kernel.match!r} matches none of the {len(every)} kernels of"
-                f" {unit.source_name} (it defines: {known}{more})"
+                f" {source_name} (it defines: {known}{more})"
             )
             continue
         sets[key] = KernelSet(key, kernel.match, chosen, tuple(warnings))

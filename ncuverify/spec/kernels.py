@@ -61,6 +61,10 @@ DefineValue = Annotated[
 ]
 
 
+# What only a compiler reads: refused on a kernel that is built already.
+COMPILER_OPTIONS = frozenset({"defines", "include_dirs", "std", "flags", "max_registers", "lineinfo"})
+
+
 def kernel_pattern(pattern: str) -> re2._Regexp:
     """A `match:` pattern, compiled (linear time: it runs over names that a pull request chose)."""
     return linear_regex(pattern, "kernel pattern", "kernel names")
@@ -75,6 +79,10 @@ class KernelSpec(StrictModel):
 
     file: Text | None = Field(None, description="a .cu file, relative to the expectation file")
     source: str | None = Field(None, description="inline CUDA C++ source")
+    binary: Text | None = Field(
+        None,
+        description="a built artifact (cubin, fatbin, .o, .a, .so or executable), relative to the expectation file",
+    )
     entry: str | None = Field(
         None,
         pattern=r"^[A-Za-z_][A-Za-z0-9_:]*(<.+>)?$",
@@ -102,8 +110,16 @@ class KernelSpec(StrictModel):
 
     @model_validator(mode="after")
     def _one_source(self) -> KernelSpec:
-        if (self.file is None) == (self.source is None):
-            raise ValueError("give exactly one of 'file' (a .cu path) or 'source' (inline code)")
+        if [self.file, self.source, self.binary].count(None) != 2:
+            if self.binary is None:
+                raise ValueError("give exactly one of 'file' (a .cu path) or 'source' (inline code)")
+            raise ValueError(
+                "give exactly one of 'file' (a .cu path), 'source' (inline code) or 'binary' (a built artifact)"
+            )
+        if self.binary is not None and (given := sorted(COMPILER_OPTIONS & self.model_fields_set)):
+            raise ValueError(
+                f"{', '.join(given)}: only mean something to a compiler, and a 'binary' kernel is built already"
+            )
         if (self.entry is None) == (self.match is None):
             raise ValueError("give exactly one of 'entry' (one kernel) or 'match' (every kernel it matches)")
         if self.match is not None:
