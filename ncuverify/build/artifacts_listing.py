@@ -64,7 +64,7 @@ def path_kernels(
         files = folder_inputs(path)
         if not files:
             suffixes = ", ".join(f"*{s}" for s in (*SOURCE_SUFFIXES, *ARTIFACT_SUFFIXES))
-            raise InputError(f"{path}/: nothing to build in this folder (no {suffixes})")
+            raise InputError(f"{path}/: nothing to build in this folder (no *.yaml, *.yml, {suffixes})")
         return [k for file in files for k in path_kernels(file, source_arch, artifact_arch, limits, cache)]
     if path.suffix in SOURCE_SUFFIXES:
         return [listed(kernel, str(path)) for kernel in source_kernels(path, source_arch, limits, cache)]
