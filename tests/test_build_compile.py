@@ -216,7 +216,7 @@ def test_check_exits_2_on_an_include_outside_and_shows_none_of_it(repo):
 
 
 def test_a_tool_past_its_limit_is_an_input_error_of_the_build(monkeypatch):
-    from ncuverify.build import compile as build
+    from ncuverify.build import programs as build
     from ncuverify.errors import InputError
     from ncuverify.processes import TimedOut
 

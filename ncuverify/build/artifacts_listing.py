@@ -9,8 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ncuverify.build.artifacts import read_artifact
-from ncuverify.build.compile import BuildLimits, compile_unit, roots_at
+from ncuverify.build.compile import roots_at
 from ncuverify.build.inventory import BuiltKernel, kernels_of
+from ncuverify.build.limits import BuildLimits
+from ncuverify.build.programs import compile_unit
 from ncuverify.build.static import StaticFacts
 from ncuverify.build.units import unit_of
 from ncuverify.cache import CompileCache

@@ -7,8 +7,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ncuverify.build.compile import BuildLimits, compile_unit, roots_of
+from ncuverify.build.compile import roots_of
 from ncuverify.build.demangle import demangle, function_name
+from ncuverify.build.limits import BuildLimits
+from ncuverify.build.programs import compile_unit
 from ncuverify.build.reports import entry_functions
 from ncuverify.build.static import StaticFacts, static_facts
 from ncuverify.build.units import unit_of

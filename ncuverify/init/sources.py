@@ -9,9 +9,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ncuverify.build.compile import BuildLimits, compile_unit
 from ncuverify.build.inventory import BuiltKernel, kernels_of
+from ncuverify.build.limits import BuildLimits
 from ncuverify.build.params import parameter_sizes
+from ncuverify.build.programs import compile_unit
 from ncuverify.build.resolve import Roots
 from ncuverify.build.toolkit import cuda_include_dirs
 from ncuverify.build.units import unit_of
