@@ -11,6 +11,7 @@ import pytest
 import yaml
 from artifact_builds import artifacts  # noqa: F401 (a fixture)
 from cli_invoke import invoke_command
+from test_cli_init import _one_line_refusal
 
 from ncuverify.build.inventory import BuiltKernel
 from ncuverify.build.static import StaticFacts
@@ -70,22 +71,14 @@ def test_the_written_file_names_binaries_and_passes_lint_and_the_static_check(no
     assert "k.yaml: 9 passed, 0 failed, 0 errors, 0 skipped" in checked.output
 
 
-def _refused(*args: str) -> str:
-    result = invoke_command("init", *args)
-    assert result.exit_code == ExitCode.BAD_INPUT, result.output
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in result.output, result.output
-    return lines[0]
-
-
 def test_bad_artifacts_exit_2_with_one_line(no_gpu, project, tmp_path_factory, artifacts):  # noqa: F811
-    said = _refused("build/kernels.cubin", "--arch", "sm_80")
+    said = _one_line_refusal("build/kernels.cubin", "--arch", "sm_80")
     assert said == "build/kernels.cubin: holds no cubin for sm_80; it holds cubins for sm_90"
     (project / "build" / "notes.so").write_text("not a library")
-    assert "build/notes.so: not an artifact cuobjdump can read" in _refused("build/notes.so")
+    assert "build/notes.so: not an artifact cuobjdump can read" in _one_line_refusal("build/notes.so")
     outside = tmp_path_factory.mktemp("outside") / "libkernels.so"
     shutil.copy(artifacts("libkernels.so"), outside)
-    said = _refused(str(outside), "-o", "expectations/k.yaml")
+    said = _one_line_refusal(str(outside), "-o", "expectations/k.yaml")
     assert said.startswith(f"{outside}: lies outside the project of expectations/k.yaml ({project})")
     assert said.endswith("or allow its folder with --allow-include DIR")
     assert (
