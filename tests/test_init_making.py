@@ -127,6 +127,8 @@ HOSTILE = (
     "__global__ void over(int* x) { x[0] = 7; }\n"
     "namespace { __global__ void hidden(float* x) { x[0] = 8; } }\n"
     "__global__ void halves(short h, int* x) { x[0] = h; }\n"
+    "struct Wide { double a, b; };\n"
+    "__global__ void wide(Wide w, double* x) { x[0] = w.a + w.b; }\n"
 )
 
 
@@ -142,10 +144,12 @@ def test_hostile_names_are_quoted_cut_told_apart_or_left_out_with_the_reason(pro
     assert "over" not in entries and "hidden" not in "".join(entries)
     assert "  # not here: over: overloaded (2 kernels share the name)" in made.text
     assert "  # not here: (anonymous namespace)::hidden: an entry cannot name it" in made.text
-    # A kernel whose parameter no argument can pass (2 bytes) is named, with no case and no claims.
-    assert "halves" in entries and "halves" not in content["cases"]
-    assert "  # halves: no case: no argument has the size of parameter 0 (short)" in made.text
-    assert not any(claim["case"] == "halves" for claim in content["claims"])
+    # A 2-byte short has its scalar; a kernel whose parameter no argument can pass (a 16-byte struct)
+    # is named, with no case and no claims.
+    assert content["cases"]["halves"]["args"] == [{"int16": 0}, {"buffer": "int32", "count": 32}]
+    assert "wide" in entries and "wide" not in content["cases"]
+    assert "  # wide: no case: no argument has the size of parameter 0 (Wide)" in made.text
+    assert not any(claim["case"] == "wide" for claim in content["claims"])
     check_arguments(load(out), build_spec(load(out), "sm_90"))
 
 
@@ -175,7 +179,7 @@ def test_a_source_without_kernels_is_refused(project):
 
 def test_a_source_with_no_kernel_a_case_can_launch_is_refused(project):
     with pytest.raises(InputError, match="none of its 1 kernels can be named by an entry and launched"):
-        _made(project, "__global__ void k(short s) {}\n")
+        _made(project, "struct Wide { double a, b; };\n__global__ void k(Wide w) {}\n")
 
 
 def test_a_source_outside_the_files_project_is_refused(project, tmp_path):

@@ -35,6 +35,13 @@ def test_parameter_types_are_read_from_the_demangled_signature():
         ("unsigned long", 8, "{uint64: 0}"),
         ("float", 4, "{float32: 0}"),
         ("double", 8, "{float64: 0}"),
+        ("__half", 2, "{float16: 0}"),
+        ("short", 2, "{int16: 0}"),
+        ("unsigned short", 2, "{uint16: 0}"),
+        ("char", 1, "{int8: 0}"),
+        ("unsigned char", 1, "{uint8: 0}"),
+        ("bool", 1, "{uint8: 0}"),
+        ("bool*", 8, "{buffer: uint8, count: 32}"),
     ],
 )
 def test_known_types_get_their_own_argument(cpp_type, size, argument):
@@ -52,9 +59,10 @@ def test_known_types_get_their_own_argument(cpp_type, size, argument):
         ("float**", 8, "{buffer: uint8, count: 32}"),
         ("float (*) [4]", 8, "{buffer: uint8, count: 32}"),
         ("int", 8, "{uint64: 0}"),  # the cubin's size wins over the type's
-        ("__half", 2, None),
+        ("__nv_bfloat16", 2, "{uint16: 0}"),
+        ("Flag", 1, "{uint8: 0}"),
         ("Big", 16, None),
-        ("bool", 1, None),
+        ("Odd", 12, None),
     ],
 )
 def test_other_types_get_a_placeholder_of_their_size_to_replace(cpp_type, size, argument):
@@ -65,5 +73,7 @@ def test_other_types_get_a_placeholder_of_their_size_to_replace(cpp_type, size, 
 def test_without_a_type_the_size_decides():
     assert placeholder(None, 8).argument == "{buffer: float32, count: 32}"
     assert placeholder(None, 4).argument == "{uint32: 0}"
-    assert placeholder(None, 2).argument is None
+    assert placeholder(None, 2).argument == "{uint16: 0}"
+    assert placeholder(None, 1).argument == "{uint8: 0}"
+    assert placeholder(None, 16).argument is None
     assert placeholder(None, 8).parameter == "8 bytes" and placeholder(None, 8).replace

@@ -60,20 +60,31 @@ def binary_builds(
     """Each `binary:` kernel with an `entry:`, ready to load and launch, and the problems found."""
     builds: dict[str, KernelBuild] = {}
     problems: list[str] = []
+    read: dict[Path, list[Cubin]] = {}  # each artifact is read once, however many kernels name it
+    kernels_read: dict[str, list[BuiltKernel]] = {}  # each cubin's kernels, by its label
     for key, kernel in spec.content.kernels.items():
         if kernel.binary is None or kernel.entry is None:
             continue
         try:
             path = binary_path(spec, key, kernel, roots)
-            cubins = cubins_for(artifact_cubins(path, timeout_s), kernel.arch or arch, path)
-            builds[key] = _build(key, kernel.entry, cubins, path, timeout_s)
+            if path not in read:
+                read[path] = artifact_cubins(path, timeout_s)
+            cubins = cubins_for(read[path], kernel.arch or arch, path)
+            builds[key] = _build(key, kernel.entry, cubins, path, timeout_s, kernels_read)
         except InputError as error:
             problems.append(str(error))
     problems += absent_facts(spec, builds)
     return builds, problems
 
 
-def _build(key: str, entry: str, cubins: list[Cubin], path: Path, timeout_s: float) -> KernelBuild:
+def _build(
+    key: str,
+    entry: str,
+    cubins: list[Cubin],
+    path: Path,
+    timeout_s: float,
+    kernels_read: dict[str, list[BuiltKernel]],
+) -> KernelBuild:
     from ncuverify.build.compile import KernelBuild  # compile dispatches here: imported once it is loaded
 
     signatures = demangle(symbol for cubin in cubins for symbol in cubin.kernels)
@@ -86,7 +97,9 @@ def _build(key: str, entry: str, cubins: list[Cubin], path: Path, timeout_s: flo
     if len(found) != 1:
         raise InputError(_not_one(key, entry, found, signatures, cubins, path))
     cubin, symbol = found[0]
-    built = next(k for k in cubin_kernels(cubin, timeout_s) if k.symbol == symbol)
+    if cubin.label not in kernels_read:
+        kernels_read[cubin.label] = cubin_kernels(cubin, timeout_s)
+    built = next(k for k in kernels_read[cubin.label] if k.symbol == symbol)
     return KernelBuild(
         name=key,
         entry=entry,

@@ -29,7 +29,19 @@ MAX_PARAMETERS = 4096  # far more than the 32 KiB of parameters a kernel may tak
 
 # What each kind of argument puts in the kernel's parameter space.
 POINTER_BYTES = 8
-SCALAR_BYTES = {"int32": 4, "uint32": 4, "float32": 4, "int64": 8, "uint64": 8, "float64": 8}
+SCALAR_BYTES = {
+    "int32": 4,
+    "uint32": 4,
+    "float32": 4,
+    "int64": 8,
+    "uint64": 8,
+    "float64": 8,
+    "int8": 1,
+    "uint8": 1,
+    "int16": 2,
+    "uint16": 2,
+    "float16": 2,
+}
 
 
 def check_arguments(spec: Spec, builds: Mapping[str, KernelBuild]) -> None:

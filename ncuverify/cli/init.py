@@ -25,7 +25,13 @@ DEFAULT_ARCH = "sm_90"
 
 
 def init(
-    source: Annotated[Path, typer.Argument(help="a CUDA source (.cu)", show_default=False)],
+    source: Annotated[
+        Path,
+        typer.Argument(
+            help="a CUDA source (.cu), or a built artifact (cubin, fatbin, .o, .a, .so, executable)",
+            show_default=False,
+        ),
+    ],
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="write the file here instead of printing it")
     ] = None,
@@ -40,11 +46,13 @@ def init(
     allow_include: AllowInclude = None,
     compile_timeout: CompileTimeout = 120.0,
 ) -> None:
-    """Write a starter expectation file for every kernel of a source: a case per kernel, with an argument
-    placeholder per parameter, and claims on its static facts at today's values, which hold as written.
+    """Write a starter expectation file for every kernel of a source or a built artifact: a case per
+    kernel, with an argument placeholder per parameter, and claims on its static facts at today's
+    values, which hold as written.
 
-    Exit codes: 0 written; 2 the input is wrong (not a .cu, does not compile, no kernel, an output that
-    exists without --force or cannot be written); 4 ncuverify itself failed.
+    Exit codes: 0 written; 2 the input is wrong (neither a .cu nor an artifact, does not compile, no
+    kernel or no cubin for the architecture, an output that exists without --force or cannot be
+    written); 4 ncuverify itself failed.
     """
     check_input_files([("", source)])
     if output is not None and (problem := writing_problem(output, force)) is not None:

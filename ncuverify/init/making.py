@@ -15,6 +15,7 @@ from ncuverify.build import BuildLimits, build_spec
 from ncuverify.build.params import check_arguments
 from ncuverify.cache import CompileCache
 from ncuverify.errors import InputError
+from ncuverify.init.artifacts import is_artifact, kernels_in_artifact
 from ncuverify.init.render import starter_yaml
 from ncuverify.init.sources import kernels_in_source
 from ncuverify.init.starter import starter
@@ -39,11 +40,14 @@ def starter_file(
     cache: CompileCache | None = None,
     limits: BuildLimits | None = None,
 ) -> StarterFile:
-    """The starter expectation file for the kernels of source, as it reads when written at written_at;
-    InputError where the source is not a kernel source that compiles, or no kernel of it can be named
-    and launched."""
+    """The starter expectation file for the kernels of source (a .cu file or a built artifact), as it
+    reads when written at written_at; InputError where the source is not a kernel source that compiles
+    or an artifact with kernels for arch, or no kernel of it can be named and launched."""
     limits = limits or BuildLimits()
-    found = kernels_in_source(source, written_at, arch, cache, limits)
+    if is_artifact(source):
+        found = kernels_in_artifact(source, written_at, arch, limits)
+    else:
+        found = kernels_in_source(source, written_at, arch, cache, limits)
     folder = Path(os.path.abspath(written_at.parent))
     schema = os.path.relpath(project_root(folder) / SCHEMA_FILE, folder)
     made = starter(found, arch, recorded, Path(schema).as_posix())

@@ -1,8 +1,8 @@
 """A launch argument for each parameter of a kernel, from the parameter's C++ type as the demangled
 signature writes it and its size as the cubin declares it: `float*` and `const float*` a float32
-buffer, `int` an int32, `size_t` a uint64. A type with no argument of its own (a struct, `__half`,
-a pointer to a struct) gets a placeholder of its size, marked to be replaced; a size no argument
-passes (2 bytes, 16) gets none, and its kernel no case."""
+buffer, `int` an int32, `size_t` a uint64, `__half` a float16, `bool` a uint8. A type with no argument
+of its own (a struct, a pointer to a struct) gets a placeholder of its size, marked to be replaced; a
+size no scalar passes (a 16-byte struct) gets none, and its kernel no case."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ BUFFER_TYPES = {
     "double": "float64",
     "__half": "float16",
     "half": "float16",
+    "bool": "uint8",
     "char": "int8",
     "signed char": "int8",
     "unsigned char": "uint8",
@@ -38,7 +39,7 @@ BUFFER_TYPES = {
 # too (size_t demangles as unsigned long).
 SCALAR_TYPES = {cpp: kind for cpp, kind in BUFFER_TYPES.items() if kind in SCALAR_BYTES}
 # A placeholder for a parameter of another type, by its size.
-_BY_SIZE = {4: "uint32", 8: "uint64"}
+_BY_SIZE = {1: "uint8", 2: "uint16", 4: "uint32", 8: "uint64"}
 _QUALIFIER = re.compile(r"\b(?:const|volatile|__restrict__|__restrict|restrict)\b")
 
 

@@ -22,7 +22,7 @@ def starter_yaml(starter: Starter) -> str:
         *_left_out(starter),
     ]
     for kernel in starter.kernels:
-        lines += [f"  {scalar(kernel.key)}:", f"    file: {scalar(starter.source)}"]
+        lines += [f"  {scalar(kernel.key)}:", f"    {starter.source_key}: {scalar(starter.source)}"]
         lines += [f"    entry: {scalar(kernel.entry)}", ""]
     lines += ["cases:", "  # Edit each launch before profiling: grid, block, buffer counts and fills."]
     for kernel in starter.kernels:
@@ -40,12 +40,25 @@ def _preamble(starter: Starter) -> list[str]:
         f"# Starter expectations for {_shown(starter.source)}, written by `ncuverify init` on {when}.",
         "#",
         "# Each kernel has one case, and claims on its static facts at the values its build has today",
-        "# (registers, spills, stack frame, static shared memory): they hold now, fail when a change makes",
-        "# them worse, and need no GPU (`ncuverify check --static-only`). Lower a bound when a kernel",
-        "# gets better.",
+        *_facts_said(starter),
         "#",
         "# Before profiling, edit each case: its launch geometry (grid, block), its buffers' sizes (count)",
         "# and fills, and every argument marked `replace`; then add claims on what ncu measures.",
+    ]
+
+
+def _facts_said(starter: Starter) -> list[str]:
+    """Which facts the claims hold: an artifact carries no compiler report, so no spills."""
+    if starter.source_key == "binary":
+        return [
+            "# (registers, stack frame, shared memory, as its cubin has them; an artifact does not say its",
+            "# spills): they hold now, fail when a change makes them worse, and need no GPU (`ncuverify",
+            "# check --static-only`). Lower a bound when a kernel gets better.",
+        ]
+    return [
+        "# (registers, spills, stack frame, static shared memory): they hold now, fail when a change makes",
+        "# them worse, and need no GPU (`ncuverify check --static-only`). Lower a bound when a kernel",
+        "# gets better.",
     ]
 
 

@@ -9,16 +9,15 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ncuverify.build.compile import roots_at
 from ncuverify.build.inventory import BuiltKernel, kernels_of
 from ncuverify.build.limits import BuildLimits
 from ncuverify.build.params import parameter_sizes
 from ncuverify.build.programs import compile_unit
-from ncuverify.build.resolve import Roots
-from ncuverify.build.toolkit import cuda_include_dirs
 from ncuverify.build.units import unit_of
 from ncuverify.cache import CompileCache
 from ncuverify.errors import InputError
-from ncuverify.spec import KernelSpec, project_root
+from ncuverify.spec import KernelSpec
 from ncuverify.text import one_line
 
 # What a source holds where it is a whole program, not only kernels: NVRTC compiles device code only.
@@ -38,11 +37,12 @@ class SourceKernel:
 
 @dataclass(frozen=True)
 class SourceKernels:
-    """Every kernel of a source, as an expectation file at `written_at` names the source (`file`)."""
+    """Every kernel of a source or an artifact, as an expectation file at `written_at` names it."""
 
     file: str  # the source's path relative to the expectation file's folder
     kernels: tuple[SourceKernel, ...]
     warnings: tuple[str, ...]
+    binary: bool = False  # a built artifact (named by `binary:`), not a source (`file:`)
 
 
 def kernels_in_source(
@@ -51,19 +51,12 @@ def kernels_in_source(
     """The kernels that `source` defines, built for arch; InputError where it is not a readable .cu
     inside the project of `written_at`, does not compile, or defines no kernel."""
     if source.suffix != ".cu":
-        raise InputError(f"{one_line(str(source))}: not a CUDA source (.cu); give a .cu file")
-    folder = Path(os.path.abspath(written_at.parent))
-    roots = Roots(
-        project=project_root(folder),
-        allowed=limits.allowed_roots,
-        toolkit=tuple(Path(os.path.realpath(d)) for d in cuda_include_dirs()),
-    )
-    if not Path(os.path.realpath(source)).is_relative_to(roots.project):
         raise InputError(
-            f"{one_line(str(source))}: lies outside the project of {one_line(str(written_at))} ({roots.project});"
-            " write the expectation file inside the kernel's project"
+            f"{one_line(str(source))}: not a CUDA source (.cu); give a .cu file or a built artifact (cubin,"
+            " fatbin, .o, .a, .so, executable)"
         )
-    file = os.path.relpath(os.path.abspath(source), folder)
+    roots = roots_at(Path(os.path.abspath(written_at.parent)), limits)
+    file = relative_inside(source, written_at, (roots.project,), "the kernel's project")
     unit = unit_of(written_at, "source", KernelSpec(file=file, match="."), arch, roots)
     try:
         compiled, warnings = compile_unit(unit, cache, roots, limits)
@@ -77,6 +70,17 @@ def kernels_in_source(
         )
     kernels = tuple(SourceKernel(k, parameter_sizes(compiled.cubin, k.symbol)) for k in every)
     return SourceKernels(file, kernels, tuple(warnings))
+
+
+def relative_inside(path: Path, written_at: Path, roots: tuple[Path, ...], where: str) -> str:
+    """path relative to the folder of the file written at written_at; InputError where it lies (links
+    followed) outside the roots, the first of which is the project."""
+    if not any(Path(os.path.realpath(path)).is_relative_to(root) for root in roots):
+        raise InputError(
+            f"{one_line(str(path))}: lies outside the project of {one_line(str(written_at))} ({roots[0]});"
+            f" write the expectation file inside {where}"
+        )
+    return os.path.relpath(os.path.abspath(path), os.path.abspath(written_at.parent))
 
 
 def _compile_problem(message: str, source: str) -> str:

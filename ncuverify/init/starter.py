@@ -72,28 +72,35 @@ class Starter:
     schema: str  # the JSON Schema's path, relative to the expectation file's folder
     kernels: tuple[StarterKernel, ...]
     left_out: tuple[LeftOut, ...]
+    source_key: str = "file"  # how a kernel names its source: `file:`, or `binary:` for an artifact
 
 
 def starter(found: SourceKernels, arch: str, recorded: date, schema: str) -> Starter:
     """The starter file for the kernels found; every kernel an entry can name is in it."""
     names = Counter(kernel.built.name for kernel in found.kernels)
-    nameable = [k for k in found.kernels if _left_out_reason(k.built.name, names) is None]
+    symbols = Counter(kernel.built.symbol for kernel in found.kernels)
+    reasons = [_left_out_reason(k, names, symbols) for k in found.kernels]
+    nameable = [k for k, reason in zip(found.kernels, reasons, strict=True) if reason is None]
     keys = kernel_ids(dict.fromkeys(k.built.name for k in nameable))
     left_out = [
         LeftOut(k.built.name, reason)
-        for k in found.kernels
-        if (reason := _left_out_reason(k.built.name, names)) is not None
+        for k, reason in zip(found.kernels, reasons, strict=True)
+        if reason is not None
     ]
     kernels = tuple(
         StarterKernel(keys[k.built.name], k.built.name, k.built.signature, _arguments(k), _facts(k))
         for k in nameable
     )
-    return Starter(found.file, arch, recorded, schema, kernels, tuple(left_out))
+    key = "binary" if found.binary else "file"
+    return Starter(found.file, arch, recorded, schema, kernels, tuple(dict.fromkeys(left_out)), key)
 
 
-def _left_out_reason(name: str, names: Counter[str]) -> str | None:
+def _left_out_reason(kernel: SourceKernel, names: Counter[str], symbols: Counter[str]) -> str | None:
+    name = kernel.built.name
     if len(name) > MAX_TEXT_LENGTH or not _PRINTABLE_ASCII.fullmatch(name) or not _ENTRY.fullmatch(name):
         return "an entry cannot name it (an unnamed namespace, or characters an entry does not take)"
+    if symbols[kernel.built.symbol] > 1:  # one kernel, compiled into several cubins of an artifact
+        return f"in {symbols[kernel.built.symbol]} of the artifact's cubins: an entry names one kernel"
     if names[name] > 1:
         return f"overloaded ({names[name]} kernels share the name): an entry names one function"
     return None

@@ -36,4 +36,9 @@ SCALAR_DTYPES: dict[str, type[np.generic]] = {
     "uint64": np.uint64,
     "float32": np.float32,
     "float64": np.float64,
+    "int8": np.int8,
+    "uint8": np.uint8,
+    "int16": np.int16,
+    "uint16": np.uint16,
+    "float16": np.float16,
 }

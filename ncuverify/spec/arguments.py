@@ -8,6 +8,8 @@ from pydantic import BaseModel, Discriminator, Field, Tag, model_validator
 
 from ncuverify.spec.fields import SCALAR_TYPES, DType, Float, Id, Int, StrictModel
 
+FLOAT16_MAX = 65504.0  # the largest finite half-precision value
+
 
 class BufferArg(StrictModel):
     """A device buffer: `{buffer: float32, count: 1024, fill: random, seed: 1, offset: 1}`."""
@@ -55,6 +57,27 @@ class Float64Arg(StrictModel):
     float64: Float
 
 
+# Parameters of 1 and 2 bytes: char, bool, short, __half.
+class Int8Arg(StrictModel):
+    int8: Int = Field(ge=-(2**7), le=2**7 - 1)
+
+
+class UInt8Arg(StrictModel):
+    uint8: Int = Field(ge=0, le=2**8 - 1)
+
+
+class Int16Arg(StrictModel):
+    int16: Int = Field(ge=-(2**15), le=2**15 - 1)
+
+
+class UInt16Arg(StrictModel):
+    uint16: Int = Field(ge=0, le=2**16 - 1)
+
+
+class Float16Arg(StrictModel):
+    float16: Float = Field(ge=-FLOAT16_MAX, le=FLOAT16_MAX, description="a finite half-precision value")
+
+
 def _argument_kind(value: Any) -> str | None:
     if isinstance(value, dict):
         for key in ("buffer", *SCALAR_TYPES):
@@ -72,11 +95,17 @@ Argument = Annotated[
     | Annotated[Int64Arg, Tag("int64")]
     | Annotated[UInt64Arg, Tag("uint64")]
     | Annotated[Float32Arg, Tag("float32")]
-    | Annotated[Float64Arg, Tag("float64")],
+    | Annotated[Float64Arg, Tag("float64")]
+    | Annotated[Int8Arg, Tag("int8")]
+    | Annotated[UInt8Arg, Tag("uint8")]
+    | Annotated[Int16Arg, Tag("int16")]
+    | Annotated[UInt16Arg, Tag("uint16")]
+    | Annotated[Float16Arg, Tag("float16")],
     Discriminator(
         _argument_kind,
         custom_error_type="argument_kind",
         custom_error_message="an argument is a buffer ({buffer: float32, count: N, ...}) "
-        "or one scalar ({int32: 5}, {float32: 0.5}; also uint32, int64, uint64, float64)",
+        "or one scalar ({int32: 5}, {float32: 0.5}; also uint32, int64, uint64, float64, int8, uint8,"
+        " int16, uint16, float16)",
     ),
 ]

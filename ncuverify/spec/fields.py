@@ -24,7 +24,19 @@ DTYPES = (
     "float64",
 )
 DType = Literal[DTYPES]  # type: ignore[valid-type]
-SCALAR_TYPES = ("int32", "uint32", "int64", "uint64", "float32", "float64")
+SCALAR_TYPES = (
+    "int32",
+    "uint32",
+    "int64",
+    "uint64",
+    "float32",
+    "float64",
+    "int8",
+    "uint8",
+    "int16",
+    "uint16",
+    "float16",
+)
 
 ARCH_PATTERN = r"^(sm|compute)_\d{2,3}[af]?$"  # a build target: sm_90, sm_90a, compute_80
 MAX_ID_LENGTH = 128
