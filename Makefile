@@ -33,10 +33,14 @@ format: setup
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-# The claims on static facts need no GPU, so every test run checks them for real.
+# The claims on static facts need no GPU, so every test run checks them for real. The check and the
+# tests share one fresh compile cache, so that the tests find the expectation files' kernels compiled;
+# the tests run in one process per core (pytest-xdist).
 test: lint
-	$(BIN)/ncuverify check --static-only expectations/
-	$(BIN)/python -m pytest
+	cache=$$(mktemp -d -t ncuverify-test-cache-XXXXXX) && trap 'rm -rf "$$cache"' EXIT && \
+	export NCUVERIFY_CACHE_DIR="$$cache" && \
+	$(BIN)/ncuverify check --static-only expectations/ && \
+	$(BIN)/python -m pytest -n auto
 
 # Needs an NVIDIA GPU and Nsight Compute: the GPU tests and every expectation file, logs in gpu-logs/.
 gpu-suite: setup
