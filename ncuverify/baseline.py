@@ -20,6 +20,7 @@ from ncuverify.errors import InputError
 from ncuverify.export import fields
 from ncuverify.export.fields import Malformed
 from ncuverify.files import read_json
+from ncuverify.kernel_sets import of_set_case
 from ncuverify.results import FileResult
 from ncuverify.spec import Tolerance
 from ncuverify.text import one_line
@@ -39,6 +40,8 @@ class Change:
     before: float
     after: float
     worse: bool  # a regression; else an improvement beyond the tolerance
+    allowed: str | None = None  # a regression that an allow entry accepts: its reason
+    allowed_by: int | None = None  # that entry's index in its file
 
     @property
     def ratio(self) -> float | None:
@@ -141,11 +144,11 @@ def compare(
     """Every tracked measure that moved beyond its tolerance, worse or better, in file and case order."""
     changes = []
     for result in results:
-        before_cases = _recorded(baseline["files"], result)
+        before_cases = recorded(baseline["files"], result)
         now = snapshot([result])["files"].get(result.key, {})
         tolerances = tolerances_for(result, overrides)
         for case, metrics in now.items():
-            for metric, tolerance in tolerances.items():
+            for metric, tolerance in _of_case(case, tolerances).items():
                 before = before_cases.get(case, {}).get(metric)
                 after = metrics.get(metric)
                 if before is None or after is None:
@@ -157,7 +160,16 @@ def compare(
     return changes
 
 
-def _recorded(files: dict[str, Any], result: FileResult) -> dict[str, Any]:
+# A kernel of a set may not grow its shared memory either: the ratchet of a kernel library.
+SET_TOLERANCES: dict[str, Tolerance] = {"static__shared_static_bytes": Tolerance(abs=0)}
+
+
+def _of_case(case: str, tolerances: dict[str, Tolerance]) -> dict[str, Tolerance]:
+    """The tolerances of a case; a kernel of a set (`KEY[kernel]`) holds its shared memory too."""
+    return {**SET_TOLERANCES, **tolerances} if of_set_case(case) is not None else tolerances
+
+
+def recorded(files: dict[str, Any], result: FileResult) -> dict[str, Any]:
     """The file's entry in a baseline: under its key; in a baseline of an earlier version, which knew
     files by their stems, under its stem."""
     if result.key in files:

@@ -22,7 +22,7 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -116,15 +116,37 @@ def key(
     options: list[str],
     nvrtc_version: tuple[int, int],
     files: Iterable[tuple[str, str, str]],
+    compiler: tuple[str, ...] = (),
 ) -> str:
-    """The entry's key; files are the included files as (root, path in it, content's sha256)."""
+    """The entry's key; files are the included files as (root, path in it, content's sha256); compiler
+    names a compiler other than NVRTC and its versions (nvcc's, the host compiler's)."""
     digest = hashlib.sha256()
     for part in (source, "\0".join(names).encode(), "\0".join(options).encode(), f"{nvrtc_version}".encode()):
         digest.update(part)
         digest.update(b"\1")
+    if compiler:  # left out for NVRTC, whose entries keep the keys they had
+        digest.update("\0".join(("compiler", *compiler)).encode("utf-8", errors="surrogateescape") + b"\1")
     for root, relative, sha256 in sorted(files):
         digest.update(f"{root}\0{relative}\0{sha256}\1".encode("utf-8", errors="surrogateescape"))
     return digest.hexdigest()
+
+
+def through(
+    cache: CompileCache | None, entry_key: str, source_name: str, compile_it: Callable[[], Compiled]
+) -> tuple[Compiled, list[str]]:
+    """The program's compilation, from the cache where it holds a sound entry, else compile_it() (kept
+    in the cache); and the warnings on the way (a damaged entry, a cache that cannot be written)."""
+    warnings: list[str] = []
+    if cache is not None:
+        lookup = cache.get(entry_key)
+        if lookup.compiled is not None:
+            return lookup.compiled, warnings
+        if lookup.damage is not None:
+            warnings.append(f"{source_name}: {lookup.damage}; compiled again")
+    compiled = compile_it()
+    if cache is not None and (problem := cache.put(entry_key, compiled)) is not None:
+        warnings.append(f"{source_name}: {problem}")
+    return compiled, warnings
 
 
 def _content_digest(entry_key: str, record: dict[str, object]) -> str:

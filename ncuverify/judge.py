@@ -58,10 +58,10 @@ def format_number(value: float) -> str:
 
 def judge_claim(claim: Claim, measured: Measurements, arch: str | None = None) -> ClaimResult:
     """Evaluate a claim's metric, compare it with the expectation, and try its control."""
-    return _as_expected(claim, _assess(claim, measured), arch)
+    return as_expected(claim, _assess(claim, measured), arch)
 
 
-def _value(claim: Claim, case: str | None, measured: Measurements) -> tuple[float | None, str | None]:
+def value_of(claim: Claim, case: str | None, measured: Measurements) -> tuple[float | None, str | None]:
     """The claim's expression with unqualified metrics read from case: the value, or why there is none."""
 
     def lookup(ref: expression.MetricRef) -> float:
@@ -78,7 +78,7 @@ def _value(claim: Claim, case: str | None, measured: Measurements) -> tuple[floa
 
 
 def _assess(claim: Claim, measured: Measurements) -> ClaimResult:
-    value, problem = _value(claim, claim.case, measured)
+    value, problem = value_of(claim, claim.case, measured)
     if value is None:
         return ClaimResult(claim, Verdict.ERROR, reason=problem)
     if not holds(claim.expect, value):
@@ -86,7 +86,7 @@ def _assess(claim: Claim, measured: Measurements) -> ClaimResult:
         return ClaimResult(claim, Verdict.FAILED, value, reason)
     if claim.control is None:
         return ClaimResult(claim, Verdict.PASSED, value)
-    control, problem = _value(claim, claim.control, measured)
+    control, problem = value_of(claim, claim.control, measured)
     if control is None:
         return ClaimResult(claim, Verdict.ERROR, value, f"control {claim.control}: {problem}")
     if holds(claim.expect, control):
@@ -98,7 +98,7 @@ def _assess(claim: Claim, measured: Measurements) -> ClaimResult:
     return ClaimResult(claim, Verdict.PASSED, value, control_measured=control)
 
 
-def _as_expected(claim: Claim, result: ClaimResult, arch: str | None) -> ClaimResult:
+def as_expected(claim: Claim, result: ClaimResult, arch: str | None) -> ClaimResult:
     """Turn a failure the claim expects here into xfailed, and a pass it does not expect into xpassed."""
     xfail = claim.xfail
     if xfail is None or (xfail.arch is not None and arch not in xfail.arch):

@@ -8,12 +8,17 @@ from pathlib import Path
 
 from ncuverify import metrics
 from ncuverify.build import KernelBuild, build_spec
+from ncuverify.build.artifacts_json import is_listing, read_listing
+from ncuverify.build.artifacts_listing import ListedKernel, listed, path_kernels
+from ncuverify.build.demangle import demangle
 from ncuverify.build.params import check_arguments
 from ncuverify.environment import Environment
 from ncuverify.errors import InputError
 from ncuverify.options import CheckOptions
 from ncuverify.profile import plan
 from ncuverify.spec import Spec, load
+
+EXPECTATION_SUFFIXES = (".yaml", ".yml")
 
 
 def build_file(
@@ -61,3 +66,28 @@ def build_warnings(builds: dict[str, KernelBuild]) -> list[str]:
     """What the builds warn of (a damaged cache entry rebuilt, ...), each once: kernels compiled
     together share their warnings."""
     return list(dict.fromkeys(w for build in builds.values() for w in getattr(build, "warnings", ())))
+
+
+def path_kernels_listed(path: Path, options: CheckOptions, environment: Environment) -> list[ListedKernel]:
+    """What `build` lists for a path: an expectation file's kernels, a `build --json` file's, or those
+    of a .cu file, an artifact or a folder of them; InputError where it cannot."""
+    if is_listing(path):
+        return read_listing(path)
+    if path.suffix in EXPECTATION_SUFFIXES:
+        built = build_file(path, options, environment)
+        if isinstance(built, str):
+            raise InputError(f"{path}: {built}")
+        return listed_builds(path, built)
+    # An artifact holds its architectures: each is listed unless --arch picks one. A source is built
+    # for --arch, else the GPU's.
+    source_arch = options.arch or (environment.gpu.arch if environment.gpu is not None else None)
+    return path_kernels(path, source_arch, options.arch, options.build, options.cache)
+
+
+def listed_builds(path: Path, builds: dict[str, KernelBuild]) -> list[ListedKernel]:
+    """An expectation file's kernels, built, as `build --json` lists them."""
+    signatures = demangle(build.symbol for build in builds.values())
+    return [
+        listed((build.symbol, signatures[build.symbol], build.arch, build.facts), str(path))
+        for build in builds.values()
+    ]

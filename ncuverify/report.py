@@ -20,8 +20,10 @@ from ncuverify.errors import ExitCode
 from ncuverify.explain import claim_lines
 from ncuverify.internal import internal_error_line
 from ncuverify.judge import describe, format_number
+from ncuverify.judge_sets import kernel_line, short_tally, shown_outcomes, tally
 from ncuverify.lint import build_warnings
-from ncuverify.results import ClaimResult, FileResult, Verdict
+from ncuverify.ratchet import KernelMove
+from ncuverify.results import ClaimResult, FileResult, KernelVerdict, Verdict
 from ncuverify.text import one_line, printable
 
 VERDICT_STYLE = {
@@ -73,6 +75,8 @@ def claims_table(result: FileResult, verbose: bool) -> Table:
     for claim_result in result.claims:
         claim = claim_result.claim
         measured = format_number(claim_result.measured) if claim_result.measured is not None else "-"
+        if claim_result.kernels:
+            measured = short_tally(claim_result.kernels)
         if claim_result.control_measured is not None:
             control = one_line(f"control {claim.control}: {format_number(claim_result.control_measured)}")
             measured += f"\n{control}"
@@ -81,7 +85,7 @@ def claims_table(result: FileResult, verbose: bool) -> Table:
             source += f"\n“{one_line(claim.cite.figure)}”"
         table.add_row(
             line_text(claim.id),
-            line_text(claim.case or "-"),
+            line_text(claim.case or claim.kernels or "-"),
             line_text(claim.metric),
             line_text(describe(claim.expect)),
             Text(measured),
@@ -101,6 +105,8 @@ def reason_lines(result: FileResult, verbose: bool) -> list[Text]:
         claim = claim_result.claim
         if claim_result.verdict is Verdict.SKIPPED:
             skipped.setdefault(claim_result.reason or "", []).append(claim.id)
+        elif claim_result.kernels:
+            lines += kernel_lines(claim_result)
         elif claim_result.verdict is not Verdict.PASSED and claim_result.reason:
             style = VERDICT_STYLE[claim_result.verdict]
             lines.append(
@@ -115,6 +121,31 @@ def reason_lines(result: FileResult, verbose: bool) -> list[Text]:
         lines.append(
             Text.assemble(("skipped ", VERDICT_STYLE[Verdict.SKIPPED]), one_line(f"{what}: {reason}"))
         )
+    return lines
+
+
+# How many kernels of a claim over kernels the terminal names; JSON, JUnit and Markdown name them all.
+SHOWN_KERNELS = 20
+
+
+def kernel_lines(result: ClaimResult) -> list[Text]:
+    """A claim over kernels: its tally, then each kernel that failed, could not be read or is allowed
+    (the first SHOWN_KERNELS, then how many more), one short line each."""
+    claim = result.claim
+    shown = shown_outcomes(result)
+    lines = []
+    if result.verdict is not Verdict.PASSED or shown:
+        said = f"{claim.id}: {tally(result.kernels)}, expected {describe(claim.expect)}"
+        if result.verdict in (Verdict.XFAILED, Verdict.XPASSED) and result.reason:
+            said = f"{claim.id}: {result.reason}"
+        lines.append(
+            Text.assemble((f"{result.verdict.value} ", VERDICT_STYLE[result.verdict]), one_line(said))
+        )
+    for outcome in shown[:SHOWN_KERNELS]:
+        style = "green" if outcome.verdict is KernelVerdict.ALLOWED else "red"
+        lines.append(Text.assemble("  ", (one_line(kernel_line(claim, outcome)), style)))
+    if len(shown) > SHOWN_KERNELS:
+        lines.append(Text(f"  and {len(shown) - SHOWN_KERNELS} more"))
     return lines
 
 
@@ -232,18 +263,22 @@ def print_build(console: Console, path: Path, built: dict[str, KernelBuild] | st
         console.print(line_text(f"warning: {warning}", "bold yellow"), soft_wrap=True)
 
 
-def print_changes(console: Console, changes: Sequence[Change]) -> None:
-    """What moved against the baseline beyond its tolerance: regressions first."""
+def print_changes(console: Console, changes: Sequence[Change], moves: Sequence[KernelMove] = ()) -> None:
+    """What moved against the baseline beyond its tolerance (regressions first, then growths the
+    allow-list accepts, then improvements), and the kernels of sets added and removed since."""
+    print_moves(console, moves)
     if not changes:
         console.print(Text("baseline: no measure moved beyond its tolerance", style="green"))
         return
     table = Table(title="compared with the baseline", title_justify="left")
     for column in ("file", "case", "measure", "baseline", "now", "change", ""):
         table.add_column(column, justify="right" if column in ("baseline", "now", "change") else "left")
-    for change in sorted(changes, key=lambda c: not c.worse):
+    for change in sorted(changes, key=lambda c: (not c.worse, c.allowed is not None)):
         ratio = change.ratio
         moved = f"×{ratio:.3g}" if ratio is not None else f"+{format_number(change.after - change.before)}"
         verdict = Text("worse", style="bold red") if change.worse else Text("better", style="green")
+        if change.allowed is not None:
+            verdict = line_text(f"allowed: {change.allowed}", "yellow")
         table.add_row(
             line_text(change.file),
             line_text(change.case),
@@ -254,5 +289,23 @@ def print_changes(console: Console, changes: Sequence[Change]) -> None:
             verdict,
         )
     console.print(table)
-    worse = sum(1 for c in changes if c.worse)
-    console.print(Text(f"baseline: {worse} regressed, {len(changes) - worse} improved"))
+    worse = sum(1 for c in changes if c.worse and c.allowed is None)
+    allowed = sum(1 for c in changes if c.allowed is not None)
+    said = f"baseline: {worse} regressed, {len(changes) - worse - allowed} improved"
+    console.print(Text(said + (f", {allowed} grew as the allow-list accepts" if allowed else "")))
+
+
+def print_moves(console: Console, moves: Sequence[KernelMove]) -> None:
+    """Kernels of sets added or removed since the baseline (the first SHOWN_KERNELS of each): reported,
+    not failing."""
+    for added, word in ((True, "added"), (False, "removed")):
+        cases = [f"{move.file}: {move.case}" for move in moves if move.added is added]
+        if not cases:
+            continue
+        console.print(
+            line_text(f"baseline: {len(cases)} kernels {word} since (not a failure)"), soft_wrap=True
+        )
+        for case in cases[:SHOWN_KERNELS]:
+            console.print(line_text(f"  {case}"), soft_wrap=True)
+        if len(cases) > SHOWN_KERNELS:
+            console.print(Text(f"  and {len(cases) - SHOWN_KERNELS} more"))

@@ -65,6 +65,26 @@ class Verdict(StrEnum):
     OTHER_ARCH = "other_arch"  # about other architectures than this run's: not checked, not a problem
 
 
+class KernelVerdict(StrEnum):
+    """One kernel's verdict under a claim over kernels."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ALLOWED = "allowed"  # failed, and an allow entry accepts it
+    ERROR = "error"  # its value could not be read
+
+
+@dataclass(frozen=True)
+class KernelOutcome:
+    """One kernel of a claim over kernels: its value and verdict, and the allow entry that accepts it."""
+
+    kernel: str  # its name, or its signature where two kernels of the set share a name
+    value: float | None
+    verdict: KernelVerdict
+    reason: str | None = None  # why it could not be read; the allow entry's reason
+    allowed_by: int | None = None  # the allow entry's index in its file (not kept in JSON)
+
+
 @dataclass(frozen=True)
 class ClaimResult:
     claim: Claim
@@ -72,6 +92,10 @@ class ClaimResult:
     measured: float | None = None
     reason: str | None = None
     control_measured: float | None = None
+    kernels: tuple[KernelOutcome, ...] = ()  # a claim over kernels: each kernel's outcome, in name order
+
+    def count(self, verdict: KernelVerdict) -> int:
+        return sum(1 for outcome in self.kernels if outcome.verdict is verdict)
 
 
 @dataclass(frozen=True)

@@ -111,8 +111,8 @@ def test_an_overloaded_name_is_refused_with_what_it_could_mean(tmp_path):
         build_spec(spec, "sm_90")
     assert str(error.value) == (
         f"{spec.path}: {spec.path.name}:inline: no kernel entry point 'transposeNaive' (it defines:"
-        " _Z14transposeNaivePdPKd, _Z14transposeNaivePfPKf): cannot determine which instance of"
-        ' overloaded function "transposeNaive" is intended'
+        " transposeNaive(double*, double const*), transposeNaive(float*, float const*)): cannot"
+        ' determine which instance of overloaded function "transposeNaive" is intended'
     )
 
 
@@ -216,7 +216,7 @@ def test_check_exits_2_on_an_include_outside_and_shows_none_of_it(repo):
 
 
 def test_a_tool_past_its_limit_is_an_input_error_of_the_build(monkeypatch):
-    from ncuverify.build import compile as build
+    from ncuverify.build import programs as build
     from ncuverify.errors import InputError
     from ncuverify.processes import TimedOut
 
@@ -230,3 +230,17 @@ def test_a_tool_past_its_limit_is_an_input_error_of_the_build(monkeypatch):
         f"{DATA / 'static.yaml'}: static.yaml:inline: cannot read the static facts of the build: nvdisasm did not "
         "finish within 120 s; stopped"
     )
+
+
+@pytest.mark.parametrize(
+    ("header", "body"),
+    [
+        ("mma.h", "nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> f;"
+         " nvcuda::wmma::fill_fragment(f, 0.f); nvcuda::wmma::store_matrix_sync(o, f, 16, nvcuda::wmma::mem_row_major);"),
+        ("curand_kernel.h", "curandStatePhilox4_32_10_t s; curand_init(1, threadIdx.x, 0, &s); o[threadIdx.x] = curand_uniform(&s);"),
+    ],
+)  # fmt: skip
+def test_mma_and_curand_headers_compile_with_nvrtc(tmp_path, header, body):
+    source = f'#include <{header}>\nextern "C" __global__ void k(float* o) {{ {body} }}\n'
+    builds = build_spec(spec_with(tmp_path, {"k": {"source": source, "entry": "k"}}), "sm_90")
+    assert builds["k"].symbol == "k"

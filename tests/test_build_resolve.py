@@ -270,3 +270,38 @@ def test_arbitrary_directives_never_reach_outside(layout, text):
     for file in files:
         assert file.path.is_relative_to(project.resolve())
         assert SECRET not in file.path.read_text()
+
+
+# --- the host compiler's system headers (compiler: nvcc) ------------------------------------------------
+
+
+def system_walk(project: Path, system: Path, text: str):
+    kernels = project / "kernels"
+    roots = Roots(project=project.resolve(), system=(system.resolve(),))
+    return resolve(Source(text.encode(), "kernels/k.cu", kernels), [kernels, system.resolve()], roots)
+
+
+def test_a_system_header_is_trusted_and_not_walked(layout, tmp_path):
+    project, _ = layout
+    system = tmp_path / "system"
+    system.mkdir()
+    (system / "cstdio").write_text('#include "../outside/secret.h"\n')
+    assert system_walk(project, system, "#include <cstdio>\n") == ()
+
+
+def test_a_header_outside_every_root_is_still_refused_with_system_headers(layout, tmp_path):
+    project, _ = layout
+    system = tmp_path / "system"
+    system.mkdir()
+    with pytest.raises(InputError, match="lies outside the project"):
+        system_walk(project, system, '#include "../../outside/secret.h"\n')
+
+
+def test_a_project_file_reached_only_through_a_system_folder_is_refused(layout, tmp_path):
+    project, _ = layout
+    system = tmp_path / "system"
+    system.mkdir()
+    (project / "kernels" / "inner.h").write_text("int inner;\n")
+    (system / "inner_link.h").symlink_to(project / "kernels" / "inner.h")
+    with pytest.raises(InputError, match="reached through the host compiler's system header folder"):
+        system_walk(project, system, "#include <inner_link.h>\n")

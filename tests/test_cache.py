@@ -5,7 +5,8 @@ import yaml
 from conftest import DATA
 
 from ncuverify import cache as cache_module
-from ncuverify.build import compile as build
+from ncuverify.build import programs
+from ncuverify.build.compile import build_spec
 from ncuverify.cache import MARKER, CompileCache
 from ncuverify.errors import InputError
 from ncuverify.spec import load
@@ -15,23 +16,23 @@ from ncuverify.spec import load
 def counted(monkeypatch):
     """Counts the real compilations."""
     calls = []
-    real = build._run_nvrtc
+    real = programs._run_nvrtc
 
     def counting(unit, templates, options, readable, timeout_s):
         calls.append(unit.source_name)
         return real(unit, templates, options, readable, timeout_s)
 
-    monkeypatch.setattr(build, "_run_nvrtc", counting)
+    monkeypatch.setattr(programs, "_run_nvrtc", counting)
     return calls
 
 
 def test_a_second_build_compiles_nothing(tmp_path, counted):
     cache = CompileCache(tmp_path / "cache")
     spec = load(DATA / "static.yaml")
-    first = build.build_spec(spec, "sm_90", cache)
+    first = build_spec(spec, "sm_90", cache)
     compiled = len(counted)
     assert compiled == 1  # three kernels, one shared source
-    second = build.build_spec(spec, "sm_90", cache)
+    second = build_spec(spec, "sm_90", cache)
     assert len(counted) == compiled
     for name in first:
         assert second[name].cubin == first[name].cubin
@@ -64,31 +65,31 @@ def test_options_and_headers_are_part_of_the_key(tmp_path, counted):
     path = project / "k.yaml"
     path.write_text(yaml.safe_dump(content))
     cache = CompileCache(tmp_path / "cache")
-    build.build_spec(load(path), "sm_90", cache)
-    build.build_spec(load(path), "sm_90", cache)
+    build_spec(load(path), "sm_90", cache)
+    build_spec(load(path), "sm_90", cache)
     assert len(counted) == 1
     header.write_text("#define FACTOR 3.0f\n")  # a header changed: compile again
-    build.build_spec(load(path), "sm_90", cache)
+    build_spec(load(path), "sm_90", cache)
     assert len(counted) == 2
     content["kernels"]["k"]["max_registers"] = 32  # an option changed: compile again
     path.write_text(yaml.safe_dump(content))
-    build.build_spec(load(path), "sm_90", cache)
+    build_spec(load(path), "sm_90", cache)
     assert len(counted) == 3
 
 
 def test_a_damaged_entry_is_compiled_again(tmp_path, counted):
     cache = CompileCache(tmp_path / "cache")
     spec = load(DATA / "static.yaml")
-    build.build_spec(spec, "sm_90", cache)
+    build_spec(spec, "sm_90", cache)
     for entry in (tmp_path / "cache").glob("*.json"):
         entry.write_text("{not json")
-    build.build_spec(spec, "sm_90", cache)
+    build_spec(spec, "sm_90", cache)
     assert len(counted) == 2
 
 
 def test_clean_removes_the_entries_and_keeps_the_marked_folder(tmp_path):
     cache = CompileCache(tmp_path / "cache")
-    build.build_spec(load(DATA / "static.yaml"), "sm_90", cache)
+    build_spec(load(DATA / "static.yaml"), "sm_90", cache)
     assert cache.clean() == 1
     assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == [MARKER]
     assert cache.clean() == 0
@@ -104,12 +105,12 @@ def test_a_header_in_a_sibling_folder_is_part_of_the_key(tmp_path, counted):
     shutil.copytree(DATA / "includes" / "project", project)
     path = project / "expectations" / "scale.yaml"
     cache = CompileCache(tmp_path / "cache")
-    build.build_spec(load(path), "sm_90", cache)
-    build.build_spec(load(path), "sm_90", cache)
+    build_spec(load(path), "sm_90", cache)
+    build_spec(load(path), "sm_90", cache)
     assert len(counted) == 1
     # kernels/scale.cu reaches it as ../common/factor.cuh: outside its own folder and include_dirs.
     (project / "common" / "factor.cuh").write_text("#pragma once\n#define FACTOR 3.0f\n")
-    build.build_spec(load(path), "sm_90", cache)
+    build_spec(load(path), "sm_90", cache)
     assert len(counted) == 2
 
 
@@ -120,7 +121,7 @@ def test_a_header_in_a_sibling_folder_is_part_of_the_key(tmp_path, counted):
 def compiled_cache(tmp_path_factory):
     """A cache folder holding the entry of static.yaml's program, compiled once for the module's tests."""
     folder = tmp_path_factory.mktemp("compiled") / "cache"
-    build.build_spec(load(DATA / "static.yaml"), "sm_90", CompileCache(folder))
+    build_spec(load(DATA / "static.yaml"), "sm_90", CompileCache(folder))
     return folder
 
 
@@ -137,7 +138,7 @@ def entry(tmp_path, counted, compiled_cache):
 
 def rebuilt_with(cache, counted) -> tuple[str, ...]:
     before = len(counted)
-    builds = build.build_spec(load(DATA / "static.yaml"), "sm_90", cache)
+    builds = build_spec(load(DATA / "static.yaml"), "sm_90", cache)
     assert len(counted) == before + 1
     (warnings,) = {b.warnings for b in builds.values()}
     return warnings
@@ -153,7 +154,7 @@ def test_a_tampered_entry_is_compiled_again_with_a_warning(entry, counted):
         "compiled again",
     )
     before = len(counted)
-    build.build_spec(load(DATA / "static.yaml"), "sm_90", cache)  # the entry was written again: trusted now
+    build_spec(load(DATA / "static.yaml"), "sm_90", cache)  # the entry was written again: trusted now
     assert len(counted) == before
 
 
@@ -203,7 +204,7 @@ def test_an_entry_of_an_earlier_format_is_compiled_again_quietly(entry, counted)
 def test_a_cache_that_cannot_be_written_is_said_so(tmp_path, counted):
     (tmp_path / "file").write_text("")
     cache = CompileCache(tmp_path / "file" / "cache")
-    builds = build.build_spec(load(DATA / "static.yaml"), "sm_90", cache)
+    builds = build_spec(load(DATA / "static.yaml"), "sm_90", cache)
     (warnings,) = {b.warnings for b in builds.values()}
     assert warnings == (
         f"static.yaml:inline: the compile cache in {tmp_path / 'file' / 'cache'} cannot be written "
@@ -216,7 +217,7 @@ def test_a_cache_that_cannot_be_written_is_said_so(tmp_path, counted):
 
 def test_entries_go_into_a_marked_folder(tmp_path):
     cache = CompileCache(tmp_path / "deep" / "cache")
-    build.build_spec(load(DATA / "static.yaml"), "sm_90", cache)
+    build_spec(load(DATA / "static.yaml"), "sm_90", cache)
     assert (tmp_path / "deep" / "cache" / MARKER).read_text() == cache_module.MARKER_TEXT
 
 
@@ -305,3 +306,13 @@ def test_no_home_folder_is_no_crash(monkeypatch):
 
     monkeypatch.setattr(Path, "home", classmethod(no_home))
     assert cache_module.default_folder() == Path(tempfile.gettempdir()) / f"ncuverify-cache-{os.getuid()}"
+
+
+def test_the_compiler_and_its_versions_are_part_of_the_key():
+    parts = (b"src", [], ["-arch=sm_90"], (13, 0), [("project", "a.h", "0" * 64)])
+    nvrtc = cache_module.key(*parts)
+    assert cache_module.key(*parts, ()) == nvrtc  # NVRTC's entries keep their keys
+    nvcc = cache_module.key(*parts, ("nvcc", "release 13.5", "g++ 12.2.0"))
+    assert nvcc != nvrtc
+    assert cache_module.key(*parts, ("nvcc", "release 13.6", "g++ 12.2.0")) != nvcc
+    assert cache_module.key(*parts, ("nvcc", "release 13.5", "g++ 13.1.0")) != nvcc

@@ -114,12 +114,17 @@ def test_a_folder_without_expectation_files_is_an_input_error_everywhere(no_gpu,
     for command in (
         ["check"],
         ["lint"],
-        ["build"],
         ["audit"],
         ["baseline", "save", str(tmp_path / "b.json")],
     ):
         result = invoke_command(*command, str(empty))
         assert (result.exit_code, result.stdout.strip()) == (ExitCode.BAD_INPUT, message), command
+    # build also takes a folder of sources and artifacts: it says it found none of those either
+    result = invoke_command("build", str(empty))
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert result.stdout.strip().splitlines()[-1] == (
+        f"{empty}/: nothing to build in this folder (no *.yaml, *.yml, *.cu, *.cubin, *.fatbin, *.o, *.a, *.so)"
+    )
 
 
 def test_a_path_that_does_not_exist_stops_the_run_before_it_starts(no_gpu, nothing_runs, tmp_path):

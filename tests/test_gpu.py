@@ -248,3 +248,52 @@ def test_two_gpus_give_the_verdicts_of_one(gpu_environment, tmp_path: Path):
         [(c.claim.id, c.verdict) for c in r.claims] for r in one
     ]
     assert len(list(tmp_path.glob("runs/*/0/plan.json"))) >= 2, "both GPUs had work"
+
+
+def test_a_whole_program_compiled_by_nvcc_is_profiled(gpu_environment):
+    """examples/whole-program: nvcc's cubin loaded by its mangled symbols, its profiler claims measured."""
+    completed = run_check(str(ROOT / "examples" / "whole-program" / "transpose.yaml"))
+    assert completed.returncode == ExitCode.OK, completed.stdout + completed.stderr
+    assert "10 passed, 0 failed" in completed.stdout
+
+
+def test_a_profiler_claim_on_a_kernel_loaded_from_an_nvcc_cubin(gpu_environment, tmp_path: Path):
+    """A `binary:` kernel is launched from the cubin nvcc built and measured like any other."""
+    from artifact_builds import build_artifact
+
+    (tmp_path / ".ncuverify-root").touch()
+    build_artifact("kernels.cubin", tmp_path)  # sm_90: the H200's
+    content = {
+        "kernels": {"copy": {"binary": "kernels.cubin", "entry": "ns::copy"}},
+        "cases": {
+            "c": {
+                "kernel": "copy",
+                "grid": 64,
+                "block": 256,
+                "args": [
+                    {"buffer": "float32", "count": 16384},
+                    {"buffer": "float32", "count": 16384},
+                    {"int32": 16384},
+                ],
+            }
+        },
+        "claims": [
+            {
+                "id": "copy_is_coalesced",
+                "case": "c",
+                "metric": "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum / l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+                "expect": {"equals": 4},
+                "cite": {
+                    "document": "d.txt",
+                    "section": "1",
+                    "figure": "contiguous floats: 4 sectors per request",
+                },
+            }
+        ],
+    }
+    path = tmp_path / "binary.yaml"
+    path.write_text(yaml.safe_dump(content))
+    result = check_file(path, CheckOptions(), gpu_environment)
+    assert [(r.claim.id, r.verdict, r.measured) for r in result.claims] == [
+        ("copy_is_coalesced", Verdict.PASSED, 4)
+    ]

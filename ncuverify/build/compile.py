@@ -1,44 +1,41 @@
-"""Stage 2: compile each kernel with NVRTC (cuda-python's bindings) and read its static facts.
+"""Stage 2: every kernel of a file built, each with its cubin, symbol and static facts.
 
-Kernels that share a source and compile options are compiled together, once. ptxas's resource report
-(registers, stack, spills, shared memory) comes from the compile log, with NVRTC's cache off: on a cache
-hit the log is empty. ncuverify.build.static adds the cubin's resource table and SASS.
+Kernels that share a source and compile options are compiled together, once, by NVRTC (the default)
+or nvcc (`compiler: nvcc`), in ncuverify.build.programs; kernels of built artifacts (`binary:`) are
+read by ncuverify.build.artifacts_spec. ptxas's resource report (registers, stack, spills, shared
+memory) comes from the compile log; ncuverify.build.static adds the cubin's resource table and SASS.
 
 The kernel, its headers and its flags may come from the pull request under test, so before anything is
 compiled the include graph is walked (ncuverify.build.resolve) and every flag is checked against a list
-of NVRTC options that neither read nor write files (ncuverify.build.flags). Each program compiles in a
-worker process of its own (ncuverify.build.worker, started by ncuverify.build.launch), in an empty
-temporary folder, with a time limit and only the include folders that were checked: what NVRTC can find
-is what the walk found.
+of compiler options that neither read nor write files (ncuverify.build.flags, build.nvcc_flags). Each
+program compiles in a worker process of its own (ncuverify.build.worker, started by
+ncuverify.build.launch), in an empty temporary folder, with a time limit and only the include folders
+that were checked: what the compiler can find is what the walk found.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import ncuverify.spec
-from ncuverify import cache as compile_cache
-from ncuverify.build.binutils import tool_outputs
 from ncuverify.build.flags import UNPRINTABLE
-from ncuverify.build.launch import in_worker
-from ncuverify.build.reports import entry_functions
-from ncuverify.build.resolve import IncludedFile, Roots, Source, resolve
+from ncuverify.build.limits import BuildLimits
+from ncuverify.build.programs import graph_identity, nvcc_build, nvrtc_build
+from ncuverify.build.resolve import IncludedFile, Roots
 from ncuverify.build.static import StaticFacts, static_facts
-from ncuverify.build.toolkit import cuda_include_dirs, nvrtc_version
-from ncuverify.build.units import Unit, nvrtc_options, search_folders, unit_of
-from ncuverify.cache import CompileCache, Compiled
+from ncuverify.build.toolkit import cuda_include_dirs
+from ncuverify.build.units import Unit, unit_of
+from ncuverify.cache import CompileCache
 from ncuverify.errors import InputError
-from ncuverify.processes import TimedOut
 
 if TYPE_CHECKING:
     # The spec imports the static metric names from this package: its names are looked up as they are
     # used, so that either may be imported first.
-    from ncuverify.spec import KernelSpec, Spec
+    from ncuverify.spec import Spec
 
 
 @dataclass(frozen=True)
@@ -60,31 +57,31 @@ class KernelBuild:
     ] = ()  # what went wrong on the way without stopping the build (a damaged cache entry)
 
 
-@dataclass(frozen=True)
-class BuildLimits:
-    """What a build may read and how long it may take. Set from the command line, never from an
-    expectation file, which may come from the pull request under test."""
-
-    allowed_roots: tuple[Path, ...] = ()  # folders outside the project that kernels may include
-    timeout_s: float = 120.0  # one NVRTC program, preprocessing included
-
-
 def build_spec(
-    spec: Spec, arch: str, cache: CompileCache | None = None, limits: BuildLimits = BuildLimits()
+    spec: Spec, arch: str, cache: CompileCache | None = None, limits: BuildLimits | None = None
 ) -> dict[str, KernelBuild]:
     """Compile every kernel of a file for arch (unless a kernel pins its own), through the cache where
     one is given; raise InputError on failure."""
-    roots = _roots(spec, limits)
-    units: dict[Unit, list[tuple[str, KernelSpec]]] = {}
+    limits = limits or BuildLimits()
+    roots = roots_of(spec, limits)
+    units: dict[Unit, list[tuple[str, str]]] = {}
     problems: list[str] = []
     for name, kernel in spec.content.kernels.items():
+        if kernel.entry is None:
+            continue  # a set of kernels (`match:`), built by ncuverify.build.inventory
+        if kernel.binary is not None:
+            continue  # built already: read from its artifact below
         try:
-            unit = unit_of(spec.path, name, kernel, kernel.arch or arch, roots)
+            compiler = kernel.compiler or spec.content.compiler
+            unit = unit_of(spec.path, name, kernel, kernel.arch or arch, roots, compiler)
         except InputError as error:
             problems.append(str(error))
             continue
-        units.setdefault(unit, []).append((name, kernel))
-    builds: dict[str, KernelBuild] = {}
+        units.setdefault(unit, []).append((name, kernel.entry))
+    from ncuverify.build.artifacts_spec import binary_builds  # which builds on KernelBuild
+
+    builds, binary_problems = binary_builds(spec, arch, roots, limits.timeout_s)
+    problems += binary_problems
     for unit, kernels in units.items():
         try:
             builds.update(_compile(unit, kernels, cache, roots, limits))
@@ -95,11 +92,17 @@ def build_spec(
     return builds
 
 
-def _roots(spec: Spec, limits: BuildLimits) -> Roots:
+def roots_of(spec: Spec, limits: BuildLimits) -> Roots:
+    """What a file's kernels may read: its project, the folders allowed, the CUDA headers."""
+    return roots_at(spec.folder, limits)
+
+
+def roots_at(folder: Path, limits: BuildLimits) -> Roots:
+    """What kernels in folder may read: its project, the folders allowed, the CUDA headers."""
     return Roots(
-        project=ncuverify.spec.project_root(spec.folder),
-        allowed=tuple(Path(os.path.realpath(folder)) for folder in limits.allowed_roots),
-        toolkit=tuple(Path(os.path.realpath(folder)) for folder in cuda_include_dirs()),
+        project=ncuverify.spec.project_root(folder),
+        allowed=tuple(Path(os.path.realpath(allowed)) for allowed in limits.allowed_roots),
+        toolkit=tuple(Path(os.path.realpath(headers)) for headers in cuda_include_dirs()),
     )
 
 
@@ -108,33 +111,27 @@ def _roots(spec: Spec, limits: BuildLimits) -> Roots:
 
 def _compile(
     unit: Unit,
-    kernels: list[tuple[str, KernelSpec]],
+    kernels: list[tuple[str, str]],  # (key, entry as written)
     cache: CompileCache | None,
     roots: Roots,
     limits: BuildLimits,
 ) -> dict[str, KernelBuild]:
-    for name, kernel in kernels:
-        if UNPRINTABLE.search(kernel.entry):
+    for name, entry in kernels:
+        if UNPRINTABLE.search(entry):
             raise InputError(f"kernels.{name}.entry: the name holds a control character")
-    templates = [k.entry for _, k in kernels if k.is_template]
-    options = nvrtc_options(unit)
-    graph = _include_graph(unit, roots)
-    compiled, warnings = _through_cache(unit, templates, options, graph, cache, roots, limits)
-    entries = entry_functions(compiled.log)
-    missing = [k.entry for _, k in kernels if compiled.lowered.get(k.entry, k.entry) not in entries]
-    if missing:  # C++ names, as users write them (transposeNaive, ns::copy): NVRTC finds their symbols
-        compiled, warnings = _by_name(unit, templates, missing, options, graph, cache, roots, limits, entries)
-    log, cubin, lowered = compiled.log, compiled.cubin, compiled.lowered
-    symbols = {name: lowered.get(kernel.entry, kernel.entry) for name, kernel in kernels}
+    build = nvcc_build if unit.compiler == "nvcc" else nvrtc_build
+    compiled, warnings, graph, lowered = build(unit, kernels, cache, roots, limits)
+    log, cubin = compiled.log, compiled.cubin
+    symbols = {name: lowered.get(entry, entry) for name, entry in kernels}
     try:
         facts = static_facts(log, compiled.resource_usage, compiled.disassembly, symbols.values())
     except KeyError as error:
         raise InputError(f"{unit.source_name}: cannot read the static facts of the build: {error}") from None
     return {
         name: KernelBuild(
-            source_digest=_digest(unit, kernel.entry, graph),
+            source_digest=_digest(unit, entry, graph),
             name=name,
-            entry=kernel.entry,
+            entry=entry,
             symbol=symbols[name],
             arch=unit.arch,
             cubin=cubin,
@@ -142,105 +139,8 @@ def _compile(
             log=log,
             warnings=tuple(warnings),
         )
-        for name, kernel in kernels
+        for name, entry in kernels
     }
-
-
-def _by_name(
-    unit: Unit,
-    templates: list[str],
-    missing: list[str],
-    options: list[str],
-    graph: tuple[IncludedFile, ...],
-    cache: CompileCache | None,
-    roots: Roots,
-    limits: BuildLimits,
-    entries: set[str],
-) -> tuple[Compiled, list[str]]:
-    """The program compiled again with the entries that name no symbol as name expressions, so that
-    NVRTC gives each C++ function's mangled name; InputError naming the first where that fails too (no
-    such function, or an overloaded one), with NVRTC's reason."""
-    known = ", ".join(sorted(entries)) or "none"
-    problem = f"{unit.source_name}: no kernel entry point {missing[0]!r} (it defines: {known})"
-    try:
-        compiled, warnings = _through_cache(
-            unit, [*templates, *missing], options, graph, cache, roots, limits
-        )
-    except InputError as error:
-        reason = next(
-            (line.split("error:", 1)[1].strip() for line in str(error).splitlines() if "error:" in line), ""
-        )
-        raise InputError(problem + (f": {reason}" if reason else "")) from None
-    found = entry_functions(compiled.log)
-    if any(compiled.lowered.get(entry) not in found for entry in missing):
-        raise InputError(problem)
-    return compiled, warnings
-
-
-def _through_cache(
-    unit: Unit,
-    templates: list[str],
-    options: list[str],
-    graph: tuple[IncludedFile, ...],
-    cache: CompileCache | None,
-    roots: Roots,
-    limits: BuildLimits,
-) -> tuple[Compiled, list[str]]:
-    """The program's compilation, from the cache where it holds a sound entry; and the warnings on
-    the way (a damaged entry, a cache that cannot be written)."""
-    entry_key = compile_cache.key(
-        unit.source_bytes, templates, options, nvrtc_version(), _graph_identity(graph)
-    )
-    warnings: list[str] = []
-    if cache is not None:
-        lookup = cache.get(entry_key)
-        if lookup.compiled is not None:
-            return lookup.compiled, warnings
-        if lookup.damage is not None:
-            warnings.append(f"{unit.source_name}: {lookup.damage}; compiled again")
-    readable = [str(root) for root in (roots.project, *roots.allowed, *roots.toolkit)]
-    compiled = _run_nvrtc(unit, templates, options, readable, limits.timeout_s)
-    if cache is not None and (problem := cache.put(entry_key, compiled)) is not None:
-        warnings.append(f"{unit.source_name}: {problem}")
-    return compiled, warnings
-
-
-def _include_graph(unit: Unit, roots: Roots) -> tuple[IncludedFile, ...]:
-    source = Source(unit.source_bytes, unit.source_name, unit.folder)
-    folders = [Path(folder) for folder in search_folders(unit)]
-    return resolve(source, folders, roots)
-
-
-def _graph_identity(graph: Iterable[IncludedFile]) -> list[tuple[str, str, str]]:
-    return [(file.root, file.relative, file.sha256) for file in graph]
-
-
-def _run_nvrtc(
-    unit: Unit, templates: list[str], options: list[str], readable: list[str], timeout_s: float
-) -> Compiled:
-    """Compile in a worker process, then read the cubin with cuobjdump and nvdisasm."""
-    answer = in_worker(unit, templates, options, readable, timeout_s)
-    if answer.status == "error":
-        raise InputError(f"{unit.source_name}: {answer.call} failed: {answer.message}")
-    if answer.status == "failed":
-        raise InputError(f"{unit.source_name}: does not compile for {unit.arch}:\n{_bounded_log(answer.log)}")
-    cubin = answer.cubin
-    try:
-        resource_usage, disassembly = tool_outputs(cubin, timeout_s)
-    except (RuntimeError, TimedOut) as error:
-        raise InputError(f"{unit.source_name}: cannot read the static facts of the build: {error}") from None
-    return Compiled(cubin, answer.log, dict(answer.lowered), resource_usage, disassembly)
-
-
-# What a failed compile's message shows of NVRTC's log.
-_MAX_SHOWN_LOG = 20000
-
-
-def _bounded_log(log: str) -> str:
-    log = log.strip()
-    if len(log) <= _MAX_SHOWN_LOG:
-        return log
-    return log[:_MAX_SHOWN_LOG] + f"\n... ({log.count(chr(10), _MAX_SHOWN_LOG) + 1} more lines)"
 
 
 def _digest(unit: Unit, entry: str, graph: tuple[IncludedFile, ...] = ()) -> str:
@@ -256,6 +156,8 @@ def _digest(unit: Unit, entry: str, graph: tuple[IncludedFile, ...] = ()) -> str
         unit.max_registers,
         unit.flags,
     )
+    if unit.compiler != "nvrtc":  # left out for NVRTC, whose kernels keep the digests they had
+        identity = (*identity, unit.compiler)
     if graph:
-        identity = (*identity, tuple(_graph_identity(graph)))
+        identity = (*identity, tuple(graph_identity(graph)))
     return hashlib.sha256(repr(identity).encode("utf-8", errors="surrogateescape")).hexdigest()[:16]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from ncuverify.build.resolve import Roots
@@ -116,30 +117,56 @@ _OWNED = {
     "--std": ("-std", "std"),
     "--maxrregcount": ("-maxrregcount", "max_registers"),
 }
-_SHORT = {short: long for long, (shorts, _) in ALLOWED_OPTIONS.items() for short in shorts}
-_SHORT.update({short: long for long, (short, _) in _OWNED.items()})
 # Single-letter options whose value may follow with or without `=` or a space: -DX, -D X, -D=X.
 _ATTACHED = {"-D": "--define-macro", "-U": "--undefine-macro", "-I": "--include-path"}
 _DEFINITION = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\([A-Za-z0-9_, .]*\))?(=.*)?", re.DOTALL)
 UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f]")
 
 
+@dataclass(frozen=True)
+class OptionTable:
+    """The options of one compiler that a kernel's `flags` may hold."""
+
+    compiler: str  # as messages name it: NVRTC, nvcc
+    allowed: dict[str, tuple[tuple[str, ...], str | None]]  # as ALLOWED_OPTIONS
+    attached: dict[str, str]  # single-letter options -> their long names, as _ATTACHED
+
+    def long_name(self, name: str) -> str | None:
+        """The long name of an allowed or owned option, from either of its names; None for others."""
+        if name in self.allowed or name in _OWNED:
+            return name
+        shorts = {short: long for long, (names, _) in self.allowed.items() for short in names}
+        shorts.update({short: long for long, (short, _) in _OWNED.items()})
+        return shorts.get(name)
+
+
+NVRTC_OPTIONS = OptionTable("NVRTC", ALLOWED_OPTIONS, _ATTACHED)
+
+
 def nvrtc_flags(flags: Iterable[str], folder: Path, roots: Roots, where: str) -> tuple[list[str], list[str]]:
     """The NVRTC options that the flags stand for, each written out in full, and the include folders
     of their -I options, resolved; InputError for a flag that is not allowed."""
+    return checked_flags(flags, folder, roots, where, NVRTC_OPTIONS)
+
+
+def checked_flags(
+    flags: Iterable[str], folder: Path, roots: Roots, where: str, table: OptionTable
+) -> tuple[list[str], list[str]]:
+    """The table's compiler's options that the flags stand for, each written out in full, and the
+    include folders of their -I options, resolved; InputError for a flag that is not allowed."""
     options: list[str] = []
     include_dirs: list[str] = []
     pending = list(flags)
     while pending:
         flag = pending.pop(0)
         shown = one_line(flag)[:200]
-        option, value = _split_flag(flag)
+        option, value = _split_flag(flag, table)
         if option is None:
             raise InputError(
-                f"{where}: {shown} is not allowed: ncuverify passes NVRTC only options that neither read nor "
-                "write files (the README lists them)"
+                f"{where}: {shown} is not allowed: ncuverify passes {table.compiler} only options that neither "
+                "read nor write files (the README lists them)"
             )
-        if value is None and _takes_value(option):
+        if value is None and _takes_value(option, table):
             if not pending:
                 raise InputError(f"{where}: {shown} needs a value")
             value = pending.pop(0)
@@ -158,25 +185,25 @@ def nvrtc_flags(flags: Iterable[str], folder: Path, roots: Roots, where: str) ->
                 raise InputError(f"{where}: {shown}: {_PROBE_PROBLEM}")
             options.append(f"{option}={value}")
         else:
-            pattern = ALLOWED_OPTIONS[option][1]
+            pattern = table.allowed[option][1]
             if (value is not None) if pattern is None else not re.fullmatch(pattern, value or ""):
-                raise InputError(f"{where}: {shown}: not a value NVRTC's {option} takes")
+                raise InputError(f"{where}: {shown}: not a value {table.compiler}'s {option} takes")
             options.append(option if value is None else f"{option}={value}")
     return options, include_dirs
 
 
-def _takes_value(option: str) -> bool:
-    return option in _ATTACHED.values() or option in _OWNED or ALLOWED_OPTIONS[option][1] is not None
+def _takes_value(option: str, table: OptionTable) -> bool:
+    return option in table.attached.values() or option in _OWNED or table.allowed[option][1] is not None
 
 
-def _split_flag(flag: str) -> tuple[str | None, str | None]:
+def _split_flag(flag: str, table: OptionTable) -> tuple[str | None, str | None]:
     """A flag as (its option's long name, its value or None); (None, None) for an option not allowed."""
-    if flag[:2] in _ATTACHED:
+    if flag[:2] in table.attached:
         value = flag[2:].lstrip(" \t")
         value = value[1:] if value.startswith("=") else value
-        return _ATTACHED[flag[:2]], value or None
+        return table.attached[flag[:2]], value or None
     name, equals, value = flag.partition("=")
-    long = name if name in ALLOWED_OPTIONS or name in _OWNED else _SHORT.get(name)
+    long = table.long_name(name)
     if long is None and name in ("--define-macro", "--undefine-macro", "--include-path"):
         long = name
     if long is None:

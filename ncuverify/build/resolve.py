@@ -46,12 +46,13 @@ class GraphLimits:
 
 @dataclass(frozen=True)
 class Roots:
-    """Where included files may lie: the project, the folders allowed beside it, the CUDA headers.
-    All resolved (absolute, symbolic links followed)."""
+    """Where included files may lie: the project, the folders allowed beside it, the CUDA headers, and
+    with nvcc the host compiler's system headers. All resolved (absolute, symbolic links followed)."""
 
     project: Path
     allowed: tuple[Path, ...] = ()
     toolkit: tuple[Path, ...] = ()
+    system: tuple[Path, ...] = ()  # trusted like the CUDA headers, but never a way to a project file
 
 
 @dataclass(frozen=True)
@@ -118,10 +119,10 @@ class _Walk:
             where = f"{label}:{directive.line}: {directive.text}"
             if (problem := directive.problem) is not None:
                 raise InputError(f"{where}: {problem}")
-            for opened in self._candidates(directive, folder, where):
-                self._reached(opened, where, depth + 1)
+            for searched, opened in self._candidates(directive, folder, where):
+                self._reached(opened, where, depth + 1, Path(searched) in self.roots.system)
 
-    def _candidates(self, directive: Directive, folder: str | None, where: str) -> Iterator[str]:
+    def _candidates(self, directive: Directive, folder: str | None, where: str) -> Iterator[tuple[str, str]]:
         name = os.fsdecode(directive.name.encode("latin-1"))  # type: ignore[union-attr]
         if os.path.isabs(name):
             inside = self._root_of(Path(os.path.realpath(name))) is not None
@@ -132,9 +133,9 @@ class _Walk:
             raise InputError(f"{where}: {self._outside()}")
         folders = [*([folder] if folder is not None and not directive.angled else []), *self.include_dirs]
         for searched in folders:
-            yield os.path.join(searched, name)
+            yield searched, os.path.join(searched, name)
 
-    def _reached(self, opened: str, where: str, depth: int) -> None:
+    def _reached(self, opened: str, where: str, depth: int, through_system: bool = False) -> None:
         try:
             status = os.stat(opened)
         except (OSError, ValueError):  # not there (or not reachable): NVRTC cannot open it either
@@ -145,8 +146,13 @@ class _Walk:
         root = self._root_of(resolved)
         if root is None:
             raise InputError(f"{where}: {self._outside()}")
-        if root == "toolkit":
+        if root in ("toolkit", "system"):
             return
+        if through_system:  # the walk does not follow the host's headers: nor may a project file hide there
+            raise InputError(
+                f"{where}: {self._label(resolved, root)} is reached through the host compiler's system "
+                f"header folder {os.path.dirname(opened)}; include a project header by its path in the project"
+            )
         if not stat.S_ISREG(status.st_mode):
             raise InputError(f"{where}: {self._label(resolved, root)} is not a regular file")
         context = (resolved, os.path.realpath(os.path.dirname(opened)))
@@ -190,6 +196,8 @@ class _Walk:
             return "project"
         if any(resolved.is_relative_to(folder) for folder in self.roots.allowed):
             return "allowed"
+        if any(resolved.is_relative_to(folder) for folder in self.roots.system):
+            return "system"
         return None
 
     def _root_path(self, resolved: Path, root: str) -> Path:

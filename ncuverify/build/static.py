@@ -26,7 +26,7 @@ STATIC_PREFIX = "static__"
 class StaticFacts:
     """Everything known about one kernel without running it."""
 
-    ptxas: ResourceUsage
+    ptxas: ResourceUsage | None  # None for a kernel read from a built artifact: no compile log
     cubin_resources: dict[str, int]  # cuobjdump's REG, STACK, SHARED, LOCAL, ...; empty without cuobjdump
     sass: tuple[Instruction, ...] | None  # None without nvdisasm
 
@@ -43,7 +43,9 @@ class StaticFacts:
 
     def discrepancies(self) -> list[str]:
         """Where ptxas's report and the cubin's resource table disagree (they should not)."""
-        found = []
+        found: list[str] = []
+        if self.ptxas is None:
+            return found
         for key, ptxas_value in (("REG", self.ptxas.registers), ("STACK", self.ptxas.stack_frame_bytes)):
             cubin_value = self.cubin_resources.get(key)
             if cubin_value is not None and cubin_value != ptxas_value:
@@ -68,6 +70,19 @@ class StaticMetric:
     exact: bool = False  # a compiler's decision that a baseline holds to an exact match unless told otherwise
 
 
+def _ptxas_or_cubin(field: str, cubin_key: str | None) -> Callable[[StaticFacts], float | None]:
+    """A fact from ptxas's report; for an artifact's kernel, which has none, from the cubin's resource
+    table where it holds the fact (cubin_key), else absent."""
+
+    def read(facts: StaticFacts) -> float | None:
+        if facts.ptxas is not None:
+            value: int = getattr(facts.ptxas, field)
+            return value
+        return facts.cubin_resources.get(cubin_key) if cubin_key is not None else None
+
+    return read
+
+
 # In the README's order, which is also the order a baseline compares them in.
 STATIC_METRICS: dict[str, StaticMetric] = {
     metric.name: metric
@@ -76,7 +91,7 @@ STATIC_METRICS: dict[str, StaticMetric] = {
             "static__registers_per_thread",
             "register/thread",
             "ptxas: Used N registers",
-            lambda facts: facts.ptxas.registers,
+            _ptxas_or_cubin("registers", "REG"),
             "regs",
             0,
             exact=True,
@@ -85,7 +100,7 @@ STATIC_METRICS: dict[str, StaticMetric] = {
             "static__spill_store_bytes",
             "byte",
             "ptxas: N bytes spill stores",
-            lambda facts: facts.ptxas.spill_store_bytes,
+            _ptxas_or_cubin("spill_store_bytes", None),
             "spill st",
             2,
             exact=True,
@@ -94,7 +109,7 @@ STATIC_METRICS: dict[str, StaticMetric] = {
             "static__spill_load_bytes",
             "byte",
             "ptxas: N bytes spill loads",
-            lambda facts: facts.ptxas.spill_load_bytes,
+            _ptxas_or_cubin("spill_load_bytes", None),
             "spill ld",
             3,
             exact=True,
@@ -103,7 +118,7 @@ STATIC_METRICS: dict[str, StaticMetric] = {
             "static__stack_frame_bytes",
             "byte",
             "ptxas: N bytes stack frame (local arrays and spills)",
-            lambda facts: facts.ptxas.stack_frame_bytes,
+            _ptxas_or_cubin("stack_frame_bytes", "STACK"),
             "stack",
             1,
             exact=True,
@@ -112,12 +127,12 @@ STATIC_METRICS: dict[str, StaticMetric] = {
             "static__shared_static_bytes",
             "byte",
             "ptxas: N bytes smem (static __shared__ only)",
-            lambda facts: facts.ptxas.shared_bytes,
+            _ptxas_or_cubin("shared_bytes", "SHARED"),
             "smem",
             4,
         ),
         StaticMetric(
-            "static__barriers", "", "ptxas: used N barriers", lambda facts: facts.ptxas.barriers, "bar", 5
+            "static__barriers", "", "ptxas: used N barriers", _ptxas_or_cubin("barriers", None), "bar", 5
         ),
         StaticMetric(
             "static__local_bytes",
@@ -157,15 +172,16 @@ def sass_matches(pattern: str, mnemonic: str) -> bool:
 
 
 def static_facts(
-    log: str, resource_usage: str, disassembly: str | None, symbols: Iterable[str]
+    log: str | None, resource_usage: str, disassembly: str | None, symbols: Iterable[str]
 ) -> dict[str, StaticFacts]:
-    """The facts of each named function of one program, from the compile log and the tools' outputs."""
-    ptxas = parse_ptxas_report(log)
+    """The facts of each named function of one program, from the compile log and the tools' outputs.
+    Without a log (a cubin that ncuverify did not compile) there is no ptxas report."""
+    ptxas = parse_ptxas_report(log) if log is not None else None
     resources = parse_resource_usage(resource_usage)
     sass = parse_disassembly(disassembly) if disassembly is not None else None
     return {
         symbol: StaticFacts(
-            ptxas=ptxas[symbol],
+            ptxas=ptxas[symbol] if ptxas is not None else None,
             cubin_resources=resources.get(symbol, {}),
             sass=tuple(sass.get(symbol, ())) if sass is not None else None,
         )

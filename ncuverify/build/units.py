@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ncuverify.build.flags import define_value, include_folder, nvrtc_flags
+from ncuverify.build.nvcc_flags import nvcc_flags
 from ncuverify.build.resolve import GraphLimits, Roots, read_bounded
 from ncuverify.build.toolkit import cuda_include_dirs, nvrtc_version
 from ncuverify.errors import InputError
@@ -32,6 +33,7 @@ class Unit:
     max_registers: int | None
     flags: tuple[str, ...]  # as written in the file
     options: tuple[str, ...]  # the NVRTC options that the flags stand for, include folders aside
+    compiler: str = "nvrtc"  # or nvcc, whose options `options` then are
 
     @property
     def source_bytes(self) -> bytes:
@@ -55,11 +57,14 @@ class Unit:
 _INLINE = "ncuverify-inline-source"
 
 
-def unit_of(spec_path: Path, name: str, kernel: KernelSpec, arch: str, roots: Roots) -> Unit:
+def unit_of(
+    spec_path: Path, name: str, kernel: KernelSpec, arch: str, roots: Roots, compiler: str = "nvrtc"
+) -> Unit:
     folder = spec_path.parent
     where = f"kernels.{name}"
     include_dirs = [include_folder(folder, d, roots, f"{where}.include_dirs", d) for d in kernel.include_dirs]
-    options, flag_dirs = nvrtc_flags(kernel.flags, folder, roots, f"{where}.flags")
+    check_flags = nvcc_flags if compiler == "nvcc" else nvrtc_flags
+    options, flag_dirs = check_flags(kernel.flags, folder, roots, f"{where}.flags")
     if kernel.file is not None:
         path = Path(os.path.realpath(folder / kernel.file))
         source_name = _display_path(path)
@@ -83,6 +88,7 @@ def unit_of(spec_path: Path, name: str, kernel: KernelSpec, arch: str, roots: Ro
         max_registers=kernel.max_registers,
         flags=tuple(kernel.flags),
         options=tuple(options),
+        compiler=compiler,
     )
 
 

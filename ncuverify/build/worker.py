@@ -105,6 +105,7 @@ _CREATE_RULESET_VERSION = 1
 _RULE_PATH_BENEATH = 1
 _PR_SET_NO_NEW_PRIVS = 38
 _READ_FILE, _READ_DIR = 1 << 2, 1 << 3
+_FILE_RIGHTS = 1 << 1 | _READ_FILE | 1 << 14  # writing, reading and truncating
 
 
 class _RulesetAttr(ctypes.Structure):
@@ -116,9 +117,10 @@ class _PathBeneathAttr(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
-def confine(readable: list[str]) -> str | None:
-    """Let this process read only under the given folders, and write nowhere it opens anew (what is
-    open stays usable: standard output). None where that is done, else why it could not be."""
+def confine(readable: list[str], writable: tuple[str, ...] = ()) -> str | None:
+    """Let this process read only under the given folders, and write nowhere it opens anew but under
+    the writable ones (what is open stays usable: standard output). None where that is done, else why
+    it could not be."""
     if not sys.platform.startswith("linux"):
         return "not Linux"
     libc = ctypes.CDLL(None, use_errno=True)
@@ -138,12 +140,18 @@ def confine(readable: list[str]) -> str | None:
     if ruleset < 0:
         return f"no Landlock ruleset ({os.strerror(ctypes.get_errno())})"
     try:
-        for folder in readable:
+        rights = [
+            *((folder, _READ_FILE | _READ_DIR) for folder in readable),
+            *((f, handled) for f in writable),
+        ]
+        for folder, allowed in rights:
             try:
                 descriptor = os.open(folder, os.O_PATH | os.O_CLOEXEC)
             except OSError:
                 continue  # not there: nothing to read in it either
-            rule = _PathBeneathAttr(_READ_FILE | _READ_DIR, descriptor)
+            if not os.path.isdir(folder):  # a file (/etc/ld.so.cache): only the rights a file has
+                allowed &= _FILE_RIGHTS
+            rule = _PathBeneathAttr(allowed, descriptor)
             added = libc.syscall(
                 _ADD_RULE,
                 ctypes.c_int(ruleset),
@@ -174,8 +182,22 @@ def _nvrtc_folders() -> list[str]:
     return sorted({os.path.dirname(path) for path in paths if path.startswith("/")})
 
 
+def run_confined(request: dict[str, Any]) -> int:
+    """Confine this process (reading under "readable", writing under "writable") and become the
+    program of "exec", with the environment "environment" alone; first prints one line saying whether
+    the confinement holds."""
+    readable, writable = list(request["readable"]), tuple(request["writable"])
+    problem = confine(readable, writable) if readable else "no folders given"
+    sys.stdout.write(json.dumps({"confined": problem is None, "problem": problem}) + "\n")
+    sys.stdout.flush()
+    command = [str(part) for part in request["exec"]]
+    os.execve(command[0], command, dict(request["environment"]))
+
+
 def main(argv: list[str]) -> int:
     request = json.loads(Path(argv[1]).read_text())
+    if "exec" in request:
+        return run_confined(request)
     readable = list(request.get("readable", []))
     problem = confine([*readable, *_nvrtc_folders()]) if readable else "no folders given"
     result = compile_program(

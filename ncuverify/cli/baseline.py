@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from ncuverify import baseline as baselines
-from ncuverify import report
+from ncuverify import ratchet, report
 from ncuverify.cli.outputs import write_output
 from ncuverify.cli.params import AllowInclude, Arch, CompileTimeout, Files, FromProfile, Ncu
 from ncuverify.cli.runs import replay_or_profile
@@ -43,7 +43,7 @@ def baseline_save(
     shown_on = console()
     print_pass_warnings(shown_on, run)
     started = time.monotonic()
-    results = check_files(paths, run)
+    results = ratchet.with_stale_warnings(check_files(paths, run), None)
     written = write_output(shown_on, "", output, lambda path: baselines.save(results, path))
     shown = report.print_run(shown_on, results, time.monotonic() - started, verbose=False)
     if written is ExitCode.OK:

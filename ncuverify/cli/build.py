@@ -4,44 +4,98 @@ file by file; a bug on one file is its line, and the other files are still handl
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.console import Console
 
 from ncuverify import options, report
+from ncuverify.build_listing import check_exists, diff_paths, is_expectation_input, list_paths, write_listing
+from ncuverify.cli.outputs import write_output
 from ncuverify.cli.params import AllowInclude, Arch, CompileTimeout, Files, NoCache
 from ncuverify.cli.terminal import console, print_warnings
 from ncuverify.environment import Environment
-from ncuverify.errors import ExitCode
+from ncuverify.errors import ExitCode, InputError
 from ncuverify.internal import internal_error_line
-from ncuverify.lint import build_file, build_warnings
+from ncuverify.lint import build_file, build_warnings, listed_builds
 from ncuverify.report import block_text, line_text
 from ncuverify.results import worst
 from ncuverify.spec import expand_paths
 
+BuildPaths = Annotated[
+    list[Path],
+    typer.Argument(
+        help="expectation files (YAML) or folders of them; .cu files (every kernel they define);"
+        " built artifacts (.cubin, .fatbin, .o, .a, .so, executables); folders without expectation files"
+        " (their .cu files and artifacts by those suffixes, recursively); with --diff, OLD and NEW, each"
+        " also a `build --json` file",
+        show_default=False,
+    ),
+]
+JsonListing = Annotated[
+    Path | None,
+    typer.Option("--json", help="write every kernel's static facts as JSON to this file, or - for stdout"),
+]
+Diff = Annotated[
+    bool, typer.Option("--diff", help="compare two builds, OLD NEW: each kernel's facts and SASS opcodes")
+]
+FailOnChange = Annotated[
+    bool, typer.Option(help="with --diff: exit 1 when a kernel's fact grew or a kernel was added")
+]
+
 
 def build(
-    files: Files,
+    files: BuildPaths,
     arch: Arch = None,
     no_cache: NoCache = False,
     allow_include: AllowInclude = None,
     compile_timeout: CompileTimeout = 120.0,
+    json_file: JsonListing = None,
+    diff: Diff = False,
+    fail_on_change: FailOnChange = False,
 ) -> None:
     """Compile the kernels and show their static facts: registers, spills, stack, shared memory, SASS mix.
 
-    Exit codes: 0 built; 2 the input is wrong or nothing says which architecture to build for; 4
-    ncuverify itself failed on a file.
+    Exit codes: 0 built (with --diff: compared; 1 with --fail-on-change where something grew); 2 the
+    input is wrong or nothing says which architecture to build for; 4 ncuverify itself failed on a file.
     """
-    paths, run, environment = _building(files, arch, no_cache, allow_include, compile_timeout)
-    shown_on = console()
+    run = options.for_run(
+        arch=arch, cache=not no_cache, build=options.build_limits(allow_include, compile_timeout)
+    )
+    environment = Environment.probe("ncu")
+    # With the JSON on standard output, the tables go to standard error.
+    shown_on = Console(stderr=True) if json_file is not None and str(json_file) == "-" else console()
+    if diff:
+        if len(files) != 2:
+            raise InputError(f"--diff compares two builds, OLD NEW; {len(files)} given")
+        raise typer.Exit(int(diff_paths(shown_on, files[0], files[1], run, environment, fail_on_change)))
+    if not all(is_expectation_input(path) for path in files):
+        check_exists(files)
+        kernels, status = list_paths(shown_on, files, run, environment)
+        if json_file is not None:
+            status = worst(
+                status, write_output(shown_on, "--json", json_file, partial(write_listing, kernels=kernels))
+            )
+        raise typer.Exit(int(status))
+    paths = expand_paths(files)
+    kernels = []
 
     def build_one(path: Path) -> ExitCode:
         built = build_file(path, run, environment)
         report.print_build(shown_on, path, built)
-        return ExitCode.BAD_INPUT if isinstance(built, str) else ExitCode.OK
+        if isinstance(built, str):
+            return ExitCode.BAD_INPUT
+        kernels.extend(listed_builds(path, built))
+        return ExitCode.OK
 
-    raise typer.Exit(int(_each_file(shown_on, paths, build_one)))
+    status = _each_file(shown_on, paths, build_one)
+    if json_file is not None:
+        status = worst(
+            status, write_output(shown_on, "--json", json_file, partial(write_listing, kernels=kernels))
+        )
+    raise typer.Exit(int(status))
 
 
 def lint(

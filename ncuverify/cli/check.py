@@ -10,9 +10,7 @@ from typing import Annotated
 
 import typer
 
-from ncuverify import baseline as baselines
-from ncuverify import export, options, report
-from ncuverify.baseline import Change
+from ncuverify import export, options, ratchet, report
 from ncuverify.cli.option_groups import (
     BaselineChoice,
     Comparison,
@@ -134,27 +132,29 @@ def check(
     started = time.monotonic()
     results = check_files(paths, run)
     changes, code = _compared(comparison, results, exit_code(results))
+    results = ratchet.with_stale_warnings(results, changes.changes if changes is not None else None)
     written = write_results(shown_on, results, code, outputs.by_option(), _run_identity(shares, paths))
     shown = report.print_run(shown_on, results, time.monotonic() - started, verbose)
     if changes is not None:
-        report.print_changes(shown_on, changes)
+        report.print_changes(shown_on, changes.changes, changes.moves)
     raise typer.Exit(int(worst(code, written, shown)))
 
 
 def _compared(
     comparison: Comparison | None, results: Sequence[FileResult], code: ExitCode
-) -> tuple[list[Change] | None, ExitCode]:
-    """What moved against the baseline, and the run's exit code with what got worse in it."""
+) -> tuple[ratchet.Comparison | None, ExitCode]:
+    """What moved against the baseline, and the run's exit code with what got worse in it (unless an
+    allow entry accepts it)."""
     if comparison is None:
         return None, code
     try:
-        changes = baselines.compare(comparison.before, results, comparison.tolerances)
+        compared = ratchet.compare(comparison.before, results, comparison.tolerances)
     except Exception as error:  # a bug in the comparison: the results are still written and shown
         say_internal_error(error, "--baseline")
         return None, worst(code, ExitCode.INTERNAL_ERROR)
-    if any(change.worse for change in changes):
+    if compared.regressed:
         code = worst(code, ExitCode.CLAIM_FAILED)
-    return changes, code
+    return compared, code
 
 
 def _run_identity(shares: tuple[int, int] | None, paths: Sequence[Path]) -> export.ShardOf:

@@ -9,7 +9,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from ncuverify.cli import audit, baseline, build, cache, check, merge, schema
+from ncuverify.cli import audit, baseline, build, cache, check, init, merge, schema
 from ncuverify.cli.terminal import console, say_internal_error
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.report import block_text
@@ -58,6 +58,7 @@ app.command()(build.build)
 app.add_typer(cache.cache_app, name="cache")
 app.command()(merge.merge)
 app.command()(build.lint)
+app.command()(init.init)
 app.command()(schema.schema)
 
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from ncuverify.explain import Explanation, claim_lines
 from ncuverify.export.outcome import FAILING, NOT_RUN
 from ncuverify.judge import describe, format_number
+from ncuverify.judge_sets import kernel_line, shown_outcomes
 from ncuverify.results import ClaimResult, FileResult, Verdict
 from ncuverify.text import one_line, printable
 
@@ -79,6 +80,7 @@ def _details(result: ClaimResult, explanation: Explanation | None = None) -> str
     lines = [_message(result), f"source: {cite.document} §{cite.section}: {cite.figure}"]
     if result.claim.note:
         lines.append(f"note: {result.claim.note}")
+    lines += [kernel_line(result.claim, outcome) for outcome in shown_outcomes(result)]
     if explanation is not None:
         lines += claim_lines(result.claim.id, explanation)
     return "\n".join(lines)

@@ -11,6 +11,7 @@ from ncuverify.errors import ExitCode
 from ncuverify.explain import claim_lines
 from ncuverify.export.outcome import FAILING, run_exit_code
 from ncuverify.judge import describe, format_number
+from ncuverify.judge_sets import kernel_line, shown_outcomes, tally
 from ncuverify.results import FileResult, Verdict
 from ncuverify.text import one_line
 
@@ -115,6 +116,15 @@ def to_markdown(results: Sequence[FileResult]) -> str:
                 _inline(claim_result.reason or ""),
             ]
             lines.append(_row(cells))
+        for result, claim_result in problems:
+            if claim_result.kernels:
+                lines += [
+                    "",
+                    f"{_lead(result.path.name)} {_code(claim_result.claim.id)}:"
+                    f" {_inline(tally(claim_result.kernels))}",
+                    "",
+                    *_items([kernel_line(claim_result.claim, o) for o in shown_outcomes(claim_result)]),
+                ]
         for result in broken:
             for error, what in (
                 (result.input_error, "input error"),

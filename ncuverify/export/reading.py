@@ -21,7 +21,7 @@ from ncuverify.export.run_identity import MAX_SHARDS, ShardOf
 from ncuverify.files import parse_json
 from ncuverify.measurements import MEASUREMENT_COLUMNS, Measurements
 from ncuverify.provenance import Provenance
-from ncuverify.results import ClaimResult, FileResult, Verdict
+from ncuverify.results import ClaimResult, FileResult, KernelOutcome, KernelVerdict, Verdict
 from ncuverify.spec import Claim
 from ncuverify.text import one_line
 
@@ -137,11 +137,15 @@ def _unique_ids(claims: Sequence[ClaimResult], where: str) -> None:
 
 _CLAIM_FIELDS = ("id", "case", "metric", "expect", "cite", "note", "control", "xfail", "arch")
 _CLAIM_KEYS = {*_CLAIM_FIELDS, "expected", "measured", "verdict", "reason", "control_measured"}
+# a claim over kernels (absent from claims on a case and from older versions' files)
+_SET_FIELDS = ("kernels", "match")
+_SET_KEYS = {*_SET_FIELDS, "per_kernel"}
 _VERDICTS = {verdict.value: verdict for verdict in Verdict}
+_KERNEL_VERDICTS = {verdict.value: verdict for verdict in KernelVerdict}
 
 
 def _claim_result(value: Any, where: str) -> ClaimResult:
-    record = fields.json_object(value, where, _CLAIM_KEYS)
+    record = fields.json_object(value, where, _CLAIM_KEYS, _SET_KEYS)
     verdict = record["verdict"]
     if not isinstance(verdict, str) or verdict not in _VERDICTS:
         raise Malformed(f"{where}.verdict", f"{shown(verdict)} is not a verdict")
@@ -154,12 +158,29 @@ def _claim_result(value: Any, where: str) -> ClaimResult:
         control_measured=fields.optional(
             fields.finite, record["control_measured"], f"{where}.control_measured"
         ),
+        kernels=tuple(
+            _kernel_outcome(item, f"{where}.per_kernel[{i}]")
+            for i, item in enumerate(fields.json_list(record.get("per_kernel", []), f"{where}.per_kernel"))
+        ),
+    )
+
+
+def _kernel_outcome(value: Any, where: str) -> KernelOutcome:
+    record = fields.json_object(value, where, {"kernel", "value", "verdict", "reason"})
+    verdict = record["verdict"]
+    if not isinstance(verdict, str) or verdict not in _KERNEL_VERDICTS:
+        raise Malformed(f"{where}.verdict", f"{shown(verdict)} is not a kernel's verdict")
+    return KernelOutcome(
+        fields.text(record["kernel"], f"{where}.kernel"),
+        fields.optional(fields.finite, record["value"], f"{where}.value"),
+        _KERNEL_VERDICTS[verdict],
+        fields.optional(fields.text, record["reason"], f"{where}.reason"),
     )
 
 
 def _claim(record: Mapping[str, Any], where: str) -> Claim:
     """The claim as the expectation file's schema has it, validated as strictly as JSON allows."""
-    given = {k: record[k] for k in _CLAIM_FIELDS if record[k] is not None}
+    given = {k: record.get(k) for k in (*_CLAIM_FIELDS, *_SET_FIELDS) if record.get(k) is not None}
     fields.no_infinities(given, where, depth=0)
     try:
         return Claim.model_validate_json(json.dumps(given), strict=True)

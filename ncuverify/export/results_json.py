@@ -30,8 +30,10 @@ def _label(value: Any) -> str:
 
 
 def claim_record(result: ClaimResult) -> dict[str, Any]:
+    """A claim's verdict; a claim over kernels adds its set (`kernels`, `match`) and every kernel's value
+    and verdict (`per_kernel`), keys that claims on a case do not have."""
     claim = result.claim
-    return {
+    record: dict[str, Any] = {
         "id": claim.id,
         "case": claim.case,
         "metric": claim.metric,
@@ -47,6 +49,16 @@ def claim_record(result: ClaimResult) -> dict[str, Any]:
         "xfail": claim.xfail.model_dump() if claim.xfail is not None else None,
         "arch": claim.arch,
     }
+    if claim.kernels is not None:
+        record |= {"kernels": claim.kernels, "match": claim.match, "per_kernel": _per_kernel(result)}
+    return record
+
+
+def _per_kernel(result: ClaimResult) -> list[dict[str, Any]]:
+    return [
+        {"kernel": o.kernel, "value": _number(o.value), "verdict": o.verdict.value, "reason": o.reason}
+        for o in result.kernels
+    ]
 
 
 def file_record(result: FileResult) -> dict[str, Any]:

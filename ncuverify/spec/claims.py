@@ -11,6 +11,7 @@ from ncuverify import expression
 from ncuverify.expression import CaseMetric, MetricRef
 from ncuverify.measures import expand
 from ncuverify.spec.fields import ARCH_PATTERN, MAX_TEXT_LENGTH, Finite, Float, Id, StrictModel, Text, as_text
+from ncuverify.spec.kernels import kernel_pattern
 
 _TEXT_OR_NUMBER = WithJsonSchema({"type": ["string", "number"], "maxLength": MAX_TEXT_LENGTH})
 
@@ -77,10 +78,18 @@ class ExpectedFailure(StrictModel):
 
 
 class Claim(StrictModel):
-    """One checkable statement about a case."""
+    """One checkable statement about a case, or about every kernel of a set (`kernels:`)."""
 
     id: Id
     case: Id | None = Field(None, description="the case unqualified metric names are read from")
+    kernels: Id | None = Field(
+        None,
+        description="instead of a case, a kernel entry's key: every kernel it names or selects is judged"
+        " on its static facts, one by one",
+    )
+    match: Text | None = Field(
+        None, description="with kernels: only the kernels whose demangled signature this RE2 pattern matches"
+    )
     metric: Annotated[str, _TEXT_OR_NUMBER] = Field(
         description="a metric name, a measure, or an expression over them"
     )
@@ -102,6 +111,18 @@ class Claim(StrictModel):
         return value
 
     @model_validator(mode="after")
+    def _case_or_kernels(self) -> Claim:
+        if self.kernels is not None and self.case is not None:
+            raise ValueError("give 'case' (one launch) or 'kernels' (every kernel of a set), not both")
+        if self.kernels is not None and self.control is not None:
+            raise ValueError("a claim over 'kernels' reads static facts: it takes no 'control'")
+        if self.match is not None and self.kernels is None:
+            raise ValueError("'match' narrows a claim's 'kernels': give 'kernels' too")
+        if self.match is not None:
+            kernel_pattern(self.match)  # refused here with RE2's reason
+        return self
+
+    @model_validator(mode="after")
     def _note_when_document_is_wrong(self) -> Claim:
         if self.cite.holds != "yes" and not self.note:
             raise ValueError(
@@ -120,6 +141,7 @@ class Claim(StrictModel):
         return [CaseMetric(ref.name, self._case_of(ref)) for ref in expression.references(self.expression)]
 
     def _case_of(self, ref: MetricRef) -> str:
-        case = ref.case or self.case
+        # a claim over kernels reads only static facts, of each of its kernels: its set stands for them
+        case = ref.case or self.case or self.kernels
         assert case is not None  # validated: a claim without a case names one in every metric
         return case

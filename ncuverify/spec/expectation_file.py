@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
+from ncuverify.spec.allow import AllowEntry
 from ncuverify.spec.cases import CaseSpec
 from ncuverify.spec.claims import Claim
 from ncuverify.spec.fields import ARCH_PATTERN, Float, Id, StrictModel, Text
-from ncuverify.spec.kernels import KernelSpec
+from ncuverify.spec.kernels import Compiler, KernelSpec
 
 
 class Tolerance(StrictModel):
@@ -31,16 +34,58 @@ class Tolerance(StrictModel):
         return after <= limit
 
 
+# Stand for a `cases` left out where a claim needs one: where no claim reads `kernels`, as required as
+# it always was, with the same message; where some do, with what would make the file whole.
+_NO_CASES = object()
+_SOME_CASES = object()
+
+
 class ExpectationFile(StrictModel):
     """The whole file, as validated."""
 
     arch: str | None = Field(None, pattern=ARCH_PATTERN, description="build target when no GPU can be asked")
+    compiler: Compiler = Field(
+        "nvrtc", description="how kernels compile where they do not say: nvrtc or nvcc"
+    )
     regressions: dict[Text, Tolerance] = Field(
         default_factory=dict, description="per measure, how much worse than a baseline is tolerated"
     )
     kernels: dict[Id, KernelSpec] = Field(min_length=1)
-    cases: dict[Id, CaseSpec] = Field(min_length=1)
+    cases: dict[Id, CaseSpec] = Field(
+        default_factory=dict,
+        min_length=1,
+        description="what to launch; a file whose claims all read 'kernels' needs none",
+    )
     claims: list[Claim] = Field(min_length=1)
+    allow: list[AllowEntry] = Field(
+        default_factory=list, description="known exceptions: kernels whose failure or growth is accepted"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _cases_unless_kernel_claims(cls, data: Any) -> Any:
+        """`cases` may be left out only where every claim reads `kernels`; elsewhere it is as required as
+        it always was, with the same message."""
+        if not isinstance(data, dict) or "cases" in data:
+            return data
+        claims = data.get("claims")
+        if not isinstance(claims, list):
+            claims = []
+        over_kernels = [isinstance(claim, dict) and "kernels" in claim for claim in claims]
+        if over_kernels and all(over_kernels):
+            return data
+        return {**data, "cases": _SOME_CASES if any(over_kernels) else _NO_CASES}
+
+    @field_validator("cases", mode="before")
+    @classmethod
+    def _no_missing_cases(cls, value: Any) -> Any:
+        if value is _NO_CASES:
+            raise PydanticCustomError("missing", "Field required")
+        if value is _SOME_CASES:
+            raise ValueError(
+                "give 'cases' (what to launch): only a file whose every claim reads 'kernels' needs none"
+            )
+        return value
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
+import re2
 from pydantic import AfterValidator, BeforeValidator, Field, StrictBool, WithJsonSchema, model_validator
 
+from ncuverify.expression.sass import linear_regex
 from ncuverify.spec.fields import ARCH_PATTERN, MAX_ID_LENGTH, MAX_TEXT_LENGTH, Float, Int, StrictModel, Text
 from ncuverify.spec.scalars import Yaml11Text, ambiguous
 
@@ -59,16 +61,39 @@ DefineValue = Annotated[
 ]
 
 
+# What only a compiler reads: refused on a kernel that is built already.
+COMPILER_OPTIONS = frozenset({"defines", "include_dirs", "std", "flags", "max_registers", "lineinfo"})
+
+
+def kernel_pattern(pattern: str) -> re2._Regexp:
+    """A `match:` pattern, compiled (linear time: it runs over names that a pull request chose)."""
+    return linear_regex(pattern, "kernel pattern", "kernel names")
+
+
+# nvcc compiles a whole program (host code, host headers); NVRTC only device code.
+Compiler = Literal["nvrtc", "nvcc"]
+
+
 class KernelSpec(StrictModel):
     """One kernel: where its source is, which entry point, and how to compile it."""
 
     file: Text | None = Field(None, description="a .cu file, relative to the expectation file")
     source: str | None = Field(None, description="inline CUDA C++ source")
-    entry: str = Field(
+    binary: Text | None = Field(
+        None,
+        description="a built artifact (cubin, fatbin, .o, .a, .so or executable), relative to the expectation file",
+    )
+    entry: str | None = Field(
+        None,
         pattern=r"^[A-Za-z_][A-Za-z0-9_:]*(<.+>)?$",
         max_length=MAX_TEXT_LENGTH,
         description='an extern "C" name, a C++ function as written (transposeNaive, ns::copy), or a'
         " template instantiation such as copy_stride<32>",
+    )
+    match: Text | None = Field(
+        None,
+        description="instead of an entry, every kernel whose demangled signature this regular expression"
+        " matches (searched, as grep does); claims name the set with `kernels:`, and cases cannot launch it",
     )
     defines: dict[MacroName, DefineValue] = Field(default_factory=dict)
     include_dirs: list[Text] = Field(default_factory=list, description="relative to the expectation file")
@@ -76,14 +101,31 @@ class KernelSpec(StrictModel):
     lineinfo: StrictBool = True
     std: Literal["c++11", "c++14", "c++17", "c++20"] = "c++17"
     max_registers: Int | None = Field(None, ge=1, le=255)
-    flags: list[Text] = Field(default_factory=list, description="extra NVRTC options")
+    flags: list[Text] = Field(
+        default_factory=list, description="extra NVRTC options (nvcc options with nvcc)"
+    )
+    compiler: Compiler | None = Field(
+        None, description="nvrtc (the default) or nvcc, which compiles host code too; else the file's own"
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> KernelSpec:
-        if (self.file is None) == (self.source is None):
-            raise ValueError("give exactly one of 'file' (a .cu path) or 'source' (inline code)")
+        if [self.file, self.source, self.binary].count(None) != 2:
+            if self.binary is None:
+                raise ValueError("give exactly one of 'file' (a .cu path) or 'source' (inline code)")
+            raise ValueError(
+                "give exactly one of 'file' (a .cu path), 'source' (inline code) or 'binary' (a built artifact)"
+            )
+        if self.binary is not None and (given := sorted(COMPILER_OPTIONS & self.model_fields_set)):
+            raise ValueError(
+                f"{', '.join(given)}: only mean something to a compiler, and a 'binary' kernel is built already"
+            )
+        if (self.entry is None) == (self.match is None):
+            raise ValueError("give exactly one of 'entry' (one kernel) or 'match' (every kernel it matches)")
+        if self.match is not None:
+            kernel_pattern(self.match)  # refused here with RE2's reason, before anything is built
         return self
 
     @property
     def is_template(self) -> bool:
-        return "<" in self.entry
+        return self.entry is not None and "<" in self.entry

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ncuverify import expression
-from ncuverify.build.static import STATIC_METRICS, STATIC_PREFIX
+from ncuverify.build.static import STATIC_METRICS, STATIC_PREFIX, is_static
 from ncuverify.spec.arguments import BufferArg
 from ncuverify.spec.claims import Claim
 from ncuverify.spec.expectation_file import ExpectationFile
@@ -19,6 +19,11 @@ def reference_problems(content: ExpectationFile) -> Iterable[tuple[Location, str
             yield (
                 ("cases", case_name, "kernel"),
                 f"no kernel named {case.kernel!r}{suggest(case.kernel, content.kernels)}",
+            )
+        elif content.kernels[case.kernel].match is not None:
+            yield (
+                ("cases", case_name, "kernel"),
+                f"kernel {case.kernel!r} is every kernel its 'match' selects: a case launches one, named by 'entry'",
             )
     seen: dict[str, int] = {}
     for index, claim in enumerate(content.claims):
@@ -34,13 +39,11 @@ def reference_problems(content: ExpectationFile) -> Iterable[tuple[Location, str
                 f"no case named {claim.case!r}{suggest(claim.case, content.cases)}",
             )
         yield from _control_problems(content, index, claim)
+        if claim.kernels is not None:
+            yield from _kernels_problems(content, index, claim)
+            continue
         for ref in expression.references(claim.expression):
-            if ref.name.startswith(STATIC_PREFIX) and ref.name not in STATIC_METRICS:
-                known = ", ".join(sorted(STATIC_METRICS))
-                yield (
-                    ("claims", index, "metric"),
-                    f"no static fact {ref.name}{suggest(ref.name, STATIC_METRICS)}; known: {known}",
-                )
+            yield from _static_fact_problems(index, ref.name)
             if ref.name.startswith(BUFFER_PREFIX):
                 yield from _buffer_problems(content, index, ref.name, ref.case or claim.case)
             if ref.case is None and claim.case is None:
@@ -53,6 +56,56 @@ def reference_problems(content: ExpectationFile) -> Iterable[tuple[Location, str
                     ("claims", index, "metric"),
                     f"no case named {ref.case!r}{suggest(ref.case, content.cases)}",
                 )
+
+    yield from _allow_problems(content)
+
+
+def _static_fact_problems(index: int, name: str) -> Iterable[tuple[Location, str]]:
+    if name.startswith(STATIC_PREFIX) and name not in STATIC_METRICS:
+        known = ", ".join(sorted(STATIC_METRICS))
+        yield (
+            ("claims", index, "metric"),
+            f"no static fact {name}{suggest(name, STATIC_METRICS)}; known: {known}",
+        )
+
+
+def _kernels_problems(content: ExpectationFile, index: int, claim: Claim) -> Iterable[tuple[Location, str]]:
+    """A claim over a set names a kernel entry and reads only its kernels' static facts."""
+    assert claim.kernels is not None
+    if claim.kernels not in content.kernels:
+        yield (
+            ("claims", index, "kernels"),
+            f"no kernel named {claim.kernels!r}{suggest(claim.kernels, content.kernels)}",
+        )
+    for ref in expression.references(claim.expression):
+        if ref.name.startswith(STATIC_PREFIX):
+            yield from _static_fact_problems(index, ref.name)
+        elif not is_static(ref):
+            yield (
+                ("claims", index, "metric"),
+                f"claim {claim.id} reads 'kernels': its metric reads static facts only (static__*, sass(...)),"
+                f" not {ref.name}",
+            )
+        if is_static(ref) and ref.case is not None:
+            yield (
+                ("claims", index, "metric"),
+                f"claim {claim.id} reads 'kernels': {ref.name}@{ref.case} names a case; write {ref.name}",
+            )
+
+
+def _allow_problems(content: ExpectationFile) -> Iterable[tuple[Location, str]]:
+    """An allow entry's claim is a claim of the file, and its metric a static fact or a claim's metric."""
+    ids = [claim.id for claim in content.claims]
+    metrics = {*STATIC_METRICS, *(claim.metric for claim in content.claims)}
+    metrics |= {ref.name for claim in content.claims for ref in expression.references(claim.expression)}
+    for index, entry in enumerate(content.allow):
+        if entry.claim is not None and entry.claim not in ids:
+            yield (("allow", index, "claim"), f"no claim {entry.claim!r}{suggest(entry.claim, ids)}")
+        if entry.metric is not None and entry.metric not in metrics:
+            yield (
+                ("allow", index, "metric"),
+                f"{entry.metric!r} is no static fact and no metric a claim reads{suggest(entry.metric, metrics)}",
+            )
 
 
 BUFFER_PREFIX = "buffer__"

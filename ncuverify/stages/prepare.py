@@ -8,10 +8,13 @@ from pathlib import Path
 
 from ncuverify.build import KernelBuild, build_spec, is_static
 from ncuverify.build import measurement_rows as static_rows
+from ncuverify.build.inventory import build_sets
 from ncuverify.build.params import check_arguments
 from ncuverify.environment import Environment
 from ncuverify.errors import InputError
 from ncuverify.judge import applies_to, judge, other_arch, skip_all
+from ncuverify.judge_sets import judge_over_kernels
+from ncuverify.kernel_sets import members, set_measurements
 from ncuverify.lint import build_warnings, check_metric_names, target_arch
 from ncuverify.measurements import Measurements
 from ncuverify.options import CheckOptions
@@ -41,6 +44,7 @@ def prepare_file(
         builds = build_spec(spec, arch, options.cache, options.build) if arch is not None else None
         if builds is not None:
             check_arguments(spec, builds)
+        sets = build_sets(spec, arch, options.cache, options.build) if arch is not None else {}
     except InputError as error:
         return FileResult(path, [], input_error=str(error), seconds=time.monotonic() - started, key=key.name)
     applicable = [claim for claim in spec.content.claims if applies_to(claim, arch)]
@@ -52,9 +56,20 @@ def prepare_file(
         reason = f"{environment.problem or 'no GPU'}; and no architecture to build for: pass --arch or set 'arch' in the file"
         judged += skip_all(static_claims + profiler_claims, reason)
         return Prepared(key, path, spec, arch, None, judged, [], Measurements.empty(), started)
+    by_key = members(spec, builds, sets)
     static = static_measurements(spec, builds, applicable)
-    judged += judge(static_claims, static, arch)
-    warnings = build_warnings(builds)
+    if by_key:
+        static = static.combined(set_measurements(by_key, patterns_of(applicable)))
+    over_kernels = [claim for claim in static_claims if claim.kernels is not None]
+    judged += judge([claim for claim in static_claims if claim not in over_kernels], static, arch)
+    allow = spec.content.allow
+    judged += [
+        judge_over_kernels(claim, by_key.get(claim.kernels or "", {}), static, allow, arch)
+        for claim in over_kernels
+    ]
+    warnings = build_warnings(builds) + [
+        warning for kernel_set in sets.values() for warning in kernel_set.warnings
+    ]
     if provenance is not None:
         warnings += [
             f"kernel {name} changed since it was recorded: its figures may be stale"
@@ -76,9 +91,13 @@ def split_claims(claims: list[Claim]) -> tuple[list[Claim], list[Claim]]:
 
 def static_measurements(spec: Spec, builds: dict[str, KernelBuild], claims: list[Claim]) -> Measurements:
     """The static facts of every case's kernel, as measurements, with the SASS counts the claims ask for."""
-    patterns = [
-        ref.sass_pattern for claim in claims for ref in claim.metric_refs() if ref.sass_pattern is not None
-    ]
     cases = {name: case.kernel for name, case in spec.content.cases.items()}
     facts = {name: build.facts for name, build in builds.items()}
-    return Measurements(frame=static_rows(cases, facts, patterns))
+    return Measurements(frame=static_rows(cases, facts, patterns_of(claims)))
+
+
+def patterns_of(claims: list[Claim]) -> list[str]:
+    """The SASS patterns the claims count."""
+    return [
+        ref.sass_pattern for claim in claims for ref in claim.metric_refs() if ref.sass_pattern is not None
+    ]

@@ -1,0 +1,112 @@
+"""Every kernel of a build, by its demangled name, with its static facts: the kernels a `match:` entry
+of an expectation file selects, which claims over many kernels judge one by one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ncuverify.build.compile import roots_of
+from ncuverify.build.demangle import demangle, function_name
+from ncuverify.build.limits import BuildLimits
+from ncuverify.build.programs import compile_unit
+from ncuverify.build.reports import entry_functions
+from ncuverify.build.static import StaticFacts, static_facts
+from ncuverify.build.units import unit_of
+from ncuverify.cache import CompileCache, Compiled
+from ncuverify.errors import InputError
+from ncuverify.spec.kernels import kernel_pattern
+
+if TYPE_CHECKING:
+    from ncuverify.spec import Spec
+
+
+@dataclass(frozen=True)
+class BuiltKernel:
+    """One kernel of a build: how the cubin names it, how C++ names it, and its facts."""
+
+    symbol: str  # mangled, as the cubin and ncu name it
+    signature: str  # demangled (`void stride<float>(float*, int)`); the symbol where it does not demangle
+    arch: str
+    facts: StaticFacts
+
+    @property
+    def name(self) -> str:
+        """The function's name as a user writes it: `stride<float>`, `ns::copy`, `scale`."""
+        return function_name(self.signature)
+
+
+@dataclass(frozen=True)
+class KernelSet:
+    """The kernels that one `match:` entry selects, in the order of their names."""
+
+    key: str  # the entry's key in the expectation file
+    pattern: str
+    kernels: tuple[BuiltKernel, ...]
+    warnings: tuple[str, ...] = ()
+
+
+def kernels_of(compiled: Compiled, arch: str) -> list[BuiltKernel]:
+    """Every kernel of a compiled program, sorted by name."""
+    symbols = sorted(entry_functions(compiled.log))
+    try:
+        facts = static_facts(compiled.log, compiled.resource_usage, compiled.disassembly, symbols)
+    except KeyError as error:
+        raise InputError(f"cannot read the static facts of the build: {error}") from None
+    return built_kernels(facts, arch)
+
+
+def built_kernels(facts: dict[str, StaticFacts], arch: str) -> list[BuiltKernel]:
+    """Kernels named by their demangled signatures, sorted by name."""
+    signatures = demangle(facts)
+    kernels = [BuiltKernel(symbol, signatures[symbol], arch, facts[symbol]) for symbol in facts]
+    return sorted(kernels, key=lambda kernel: (kernel.name, kernel.signature, kernel.symbol))
+
+
+def selected(kernels: Iterable[BuiltKernel], pattern: str) -> tuple[BuiltKernel, ...]:
+    """The kernels whose demangled signature or symbol the pattern matches, searched as grep does."""
+    regex = kernel_pattern(pattern)
+    return tuple(k for k in kernels if regex.search(k.signature) or regex.search(k.symbol))
+
+
+def build_sets(
+    spec: Spec, arch: str, cache: CompileCache | None = None, limits: BuildLimits | None = None
+) -> dict[str, KernelSet]:
+    """Every `match:` entry of a file, built, with the kernels it selects; InputError where one cannot be
+    built or selects none."""
+    limits = limits or BuildLimits()
+    roots = roots_of(spec, limits)
+    sets: dict[str, KernelSet] = {}
+    problems: list[str] = []
+    for key, kernel in spec.content.kernels.items():
+        if kernel.match is None:
+            continue
+        try:
+            if kernel.binary is not None:
+                from ncuverify.build.artifacts_spec import binary_kernels  # which builds on BuiltKernel
+
+                every = binary_kernels(spec, key, kernel, arch, roots, limits.timeout_s)
+                warnings: list[str] = []
+                source_name = kernel.binary
+            else:
+                compiler = kernel.compiler or spec.content.compiler
+                unit = unit_of(spec.path, key, kernel, kernel.arch or arch, roots, compiler)
+                compiled, warnings = compile_unit(unit, cache, roots, limits)
+                every, source_name = kernels_of(compiled, unit.arch), unit.source_name
+        except InputError as error:
+            problems.append(f"kernels.{key}: {error}")
+            continue
+        chosen = selected(every, kernel.match)
+        if not chosen:
+            known = ", ".join(k.name for k in every[:20]) or "none"
+            more = f" and {len(every) - 20} more" if len(every) > 20 else ""
+            problems.append(
+                f"kernels.{key}.match: {kernel.match!r} matches none of the {len(every)} kernels of"
+                f" {source_name} (it defines: {known}{more})"
+            )
+            continue
+        sets[key] = KernelSet(key, kernel.match, chosen, tuple(warnings))
+    if problems:
+        raise InputError("\n".join(f"{spec.path}: {problem}" for problem in problems))
+    return sets

@@ -1,0 +1,231 @@
+"""Compiling a unit with nvcc (`compiler: nvcc`): whole programs, host code and host headers beside the
+kernels, to one cubin for the unit's arch, read afterwards as NVRTC's is.
+
+nvcc runs in the compile worker (ncuverify.build.worker), which confines itself with Landlock and then
+becomes nvcc: nvcc, g++ and everything they start can read only the project, the allowed folders, the
+CUDA installation, g++'s system headers and what the tools need to run, and write only the empty
+temporary folder the build gets. They get a minimal environment (ncuverify.build.host), a time limit
+for their whole process group, and only the options of ncuverify.build.nvcc_flags.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ncuverify import cache as compile_cache
+from ncuverify.build.demangle import demangle, function_name
+from ncuverify.build.host import HostToolchain, minimal_environment
+from ncuverify.build.launch import WORKER_SCRIPT, worker_environment
+from ncuverify.build.resolve import IncludedFile, Roots, Source, read_bounded, resolve
+from ncuverify.build.toolkit import cuda_include_dirs
+from ncuverify.build.units import Unit
+from ncuverify.errors import InputError
+from ncuverify.processes import Finished, TimedOut, run_bounded
+
+# What nvcc and g++ read besides the sources and headers: their libraries, g++'s own programs
+# (cc1plus under /usr/lib/gcc or /usr/libexec), the loader's cache, /dev/null.
+_RUNTIME_FOLDERS = (
+    "/usr/lib",
+    "/usr/lib64",
+    "/lib",
+    "/lib64",
+    "/usr/libexec",
+    "/etc/ld.so.cache",
+    "/dev/null",
+)
+# A cubin larger than this is not read back.
+MAX_CUBIN_BYTES = 256 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class NvccAnswer:
+    """What nvcc did: its output (the ptxas report among it, or its errors) and the cubin (b"" where it
+    failed)."""
+
+    compiled: bool
+    log: str
+    cubin: bytes
+    confined: bool  # whether Landlock held nvcc to the folders it was given
+
+
+def search_folders(unit: Unit, host: HostToolchain) -> list[str]:
+    """Where nvcc looks for headers: the CUDA headers, the .cu file's folder, the include folders,
+    then g++'s system folders."""
+    folders = [*(os.path.realpath(d) for d in cuda_include_dirs())]
+    folders += [str(unit.folder)] if unit.folder is not None else []
+    return list(dict.fromkeys([*folders, *unit.include_dirs, *(str(d) for d in host.include_dirs)]))
+
+
+def include_graph(unit: Unit, host: HostToolchain, roots: Roots) -> tuple[IncludedFile, ...]:
+    """The unit's include graph as nvcc may read it (roots with g++'s system folders among them)."""
+    source = Source(unit.source_bytes, unit.source_name, unit.folder)
+    return resolve(source, [Path(folder) for folder in search_folders(unit, host)], roots)
+
+
+def cache_key(unit: Unit, host: HostToolchain, files: list[tuple[str, str, str]]) -> str:
+    """The compile cache's key for the unit; files are its include graph's (root, path, sha256)."""
+    options = [*nvcc_options(unit), *unit_include_dirs(unit)]
+    # NVRTC's version does not decide nvcc's cubin: nvcc's and g++'s versions (host.identity) do.
+    return compile_cache.key(unit.source_bytes, [], options, (0, 0), files, host.identity)
+
+
+def nvcc_options(unit: Unit) -> list[str]:
+    """The options of the command line that decide the cubin, include folders aside (they differ
+    between machines, and the include graph keys the cache)."""
+    options = ["-cubin", f"-arch={unit.arch}", f"-std={unit.std}", "-Xptxas", "-v", "-x", "cu"]
+    if unit.lineinfo:
+        options.append("-lineinfo")
+    if unit.max_registers is not None:
+        options.append(f"-maxrregcount={unit.max_registers}")
+    options += [f"-D{n}" if v is None else f"-D{n}={v}" for n, v in unit.defines]
+    return [*options, *unit.options]
+
+
+def compile_cubin(unit: Unit, host: HostToolchain, roots: Roots, timeout_s: float) -> NvccAnswer:
+    """nvcc's cubin for the unit, built confined in an empty temporary folder; InputError where it runs
+    past timeout_s or leaves no cubin."""
+    with tempfile.TemporaryDirectory(prefix="ncuverify-nvcc-") as scratch_name:
+        scratch = Path(scratch_name)
+        work, temporary, output = scratch / "cwd", scratch / "tmp", scratch / "out"
+        for folder in (work, temporary, output):
+            folder.mkdir()
+        source = _source_path(unit, scratch)
+        command = [
+            str(host.nvcc),
+            "-ccbin",
+            str(host.host_compiler),
+            *nvcc_options(unit),
+            *(f"-I{folder}" for folder in unit_include_dirs(unit)),
+            str(source),
+            "-o",
+            str(output / "kernel.cubin"),
+        ]
+        readable = [str(p) for p in (*_readable(roots, host), source.parent)]
+        request = {
+            "exec": command,
+            "environment": minimal_environment((host.nvcc, host.host_compiler), temporary),
+            "readable": readable,
+            "writable": [str(temporary), str(output)],
+        }
+        (scratch / "request.json").write_text(json.dumps(request))
+        finished = _run_worker(unit, scratch, timeout_s)
+        confined, log = _split_answer(finished)
+        log = _named_as_shown(log, str(source), unit.source_name)
+        if finished.returncode != 0:
+            return NvccAnswer(False, log, b"", confined)
+        try:
+            cubin = read_bounded(output / "kernel.cubin", MAX_CUBIN_BYTES)
+        except InputError as error:
+            raise InputError(f"{unit.source_name}: nvcc left no cubin ({error})") from None
+    return NvccAnswer(True, log, cubin, confined)
+
+
+def unit_include_dirs(unit: Unit) -> list[str]:
+    """The unit's own include folders, for -I (nvcc adds the CUDA headers and g++ its own)."""
+    return [*([str(unit.folder)] if unit.folder is not None else []), *unit.include_dirs]
+
+
+def _source_path(unit: Unit, scratch: Path) -> Path:
+    """The .cu file itself (its quoted includes start from its folder), or inline source written into
+    a folder of its own in the scratch folder."""
+    if unit.folder is not None:
+        return unit.folder / Path(unit.source_name).name
+    inline = scratch / "inline"
+    inline.mkdir()
+    path = inline / "source.cu"
+    path.write_bytes(unit.source_bytes)
+    return path
+
+
+def _readable(roots: Roots, host: HostToolchain) -> list[Path]:
+    tools = (host.nvcc.parent, host.toolkit_root, host.host_compiler.parent)
+    runtime = tuple(Path(folder) for folder in _RUNTIME_FOLDERS)
+    return list(
+        dict.fromkeys([roots.project, *roots.allowed, *roots.toolkit, *host.include_dirs, *tools, *runtime])
+    )
+
+
+def _run_worker(unit: Unit, scratch: Path, timeout_s: float) -> Finished:
+    command = [sys.executable, "-P", str(WORKER_SCRIPT), str(scratch / "request.json")]
+    try:
+        finished = run_bounded(command, timeout_s, env=worker_environment(), cwd=scratch / "cwd")
+    except TimedOut:
+        raise InputError(
+            f"{unit.source_name}: did not compile with nvcc within {timeout_s:g} s; stopped"
+        ) from None
+    if finished.returncode < 0:
+        raise InputError(
+            f"{unit.source_name}: nvcc ended on signal {-finished.returncode} while compiling it"
+        )
+    return finished
+
+
+def _split_answer(finished: Finished) -> tuple[bool, str]:
+    """Whether the worker could confine nvcc (its first line), and nvcc's output."""
+    first, _, rest = finished.stdout.partition("\n")
+    try:
+        confined = bool(json.loads(first)["confined"])
+    except (ValueError, KeyError, TypeError):
+        last = (finished.stderr.strip().splitlines() or [""])[-1]
+        raise RuntimeError(f"the compile worker did not start nvcc: {last}") from None
+    return confined, (rest + finished.stderr).strip()
+
+
+def _named_as_shown(log: str, path: str, name: str) -> str:
+    return re.sub(re.escape(path) + r'(?=[(":])', lambda _: name, log)
+
+
+# --- entry points ------------------------------------------------------------------------------------------
+
+
+def entry_symbols(
+    source_name: str, entries: Iterable[str], symbols: set[str], timeout_s: float
+) -> dict[str, str]:
+    """Each entry as written (transposeNaive, ns::f, stride<float>, or a symbol) -> the one kernel
+    symbol it names; InputError listing the file's kernels, demangled, for a name that matches none or
+    several (overloads)."""
+    demangled = demangle(sorted(symbols), timeout_s) if symbols else {}
+    names = {symbol: _spaceless(function_name(demangled.get(symbol, symbol))) for symbol in symbols}
+    found: dict[str, str] = {}
+    for entry in entries:
+        if entry in symbols:
+            found[entry] = entry
+            continue
+        matches = sorted(symbol for symbol, name in names.items() if name == _spaceless(entry))
+        if len(matches) != 1:
+            defined = ", ".join(sorted(demangled.get(s, s) for s in symbols)) or "none"
+            why = "no kernel entry point" if not matches else "more than one kernel (overloads) for"
+            raise InputError(f"{source_name}: {why} {entry!r} (it defines: {defined})")
+        found[entry] = matches[0]
+    return found
+
+
+def _spaceless(name: str) -> str:
+    return re.sub(r"\s+", "", name)
+
+
+# --- the hint on NVRTC's failures ----------------------------------------------------------------------------
+
+_HOST_HEADER = re.compile(
+    r'cannot open source file "(cstdio|stdio\.h|cstdlib|stdlib\.h|cassert|assert\.h|cuda_runtime\.h|'
+    r"cuda_runtime_api\.h|iostream|vector|string|cstring|string\.h|algorithm|chrono|memory|cmath|math\.h)\""
+)
+_MAIN = re.compile(rb"\bint\s+main\s*\(")
+HOST_CODE_HINT = (
+    "hint: this file holds host code (host headers or main()), which NVRTC cannot compile; "
+    "`compiler: nvcc` compiles such a file as it is"
+)
+
+
+def host_code_hint(log: str, source: bytes) -> str | None:
+    """The hint for a failed NVRTC compile of a file with host code in it; None for other failures."""
+    if _HOST_HEADER.search(log) or _MAIN.search(source):
+        return HOST_CODE_HINT
+    return None

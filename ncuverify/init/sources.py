@@ -1,0 +1,96 @@
+"""The kernels a .cu file defines, compiled with NVRTC as it is (templates where the source
+instantiates them), each with its parameters' sizes; compiled as an expectation file written at a given
+place would compile it, so that what it may include is what that file's kernels may."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ncuverify.build.inventory import BuiltKernel, kernels_of
+from ncuverify.build.limits import BuildLimits
+from ncuverify.build.params import parameter_sizes
+from ncuverify.build.programs import compile_unit
+from ncuverify.build.resolve import Roots
+from ncuverify.build.toolkit import cuda_include_dirs
+from ncuverify.build.units import unit_of
+from ncuverify.cache import CompileCache
+from ncuverify.errors import InputError
+from ncuverify.spec import KernelSpec, project_root
+from ncuverify.text import one_line
+
+# What a source holds where it is a whole program, not only kernels: NVRTC compiles device code only.
+_HOST_CODE = re.compile(
+    r"\bint\s+main\s*\(|<<<|\bcuda(?:Malloc|Memcpy|Free|DeviceSynchronize|LaunchKernel|StreamCreate)\w*\s*\("
+    r"|#\s*include\s*<(?:iostream|cstdio|stdio\.h|cstdlib|stdlib\.h|vector|string|thrust/[^>]*)>"
+)
+
+
+@dataclass(frozen=True)
+class SourceKernel:
+    """A kernel of the source and the size of each of its parameters (None: the cubin does not say)."""
+
+    built: BuiltKernel
+    parameter_sizes: tuple[int, ...] | None
+
+
+@dataclass(frozen=True)
+class SourceKernels:
+    """Every kernel of a source, as an expectation file at `written_at` names the source (`file`)."""
+
+    file: str  # the source's path relative to the expectation file's folder
+    kernels: tuple[SourceKernel, ...]
+    warnings: tuple[str, ...]
+
+
+def kernels_in_source(
+    source: Path, written_at: Path, arch: str, cache: CompileCache | None, limits: BuildLimits
+) -> SourceKernels:
+    """The kernels that `source` defines, built for arch; InputError where it is not a readable .cu
+    inside the project of `written_at`, does not compile, or defines no kernel."""
+    if source.suffix != ".cu":
+        raise InputError(f"{one_line(str(source))}: not a CUDA source (.cu); give a .cu file")
+    folder = Path(os.path.abspath(written_at.parent))
+    roots = Roots(
+        project=project_root(folder),
+        allowed=limits.allowed_roots,
+        toolkit=tuple(Path(os.path.realpath(d)) for d in cuda_include_dirs()),
+    )
+    if not Path(os.path.realpath(source)).is_relative_to(roots.project):
+        raise InputError(
+            f"{one_line(str(source))}: lies outside the project of {one_line(str(written_at))} ({roots.project});"
+            " write the expectation file inside the kernel's project"
+        )
+    file = os.path.relpath(os.path.abspath(source), folder)
+    unit = unit_of(written_at, "source", KernelSpec(file=file, match="."), arch, roots)
+    try:
+        compiled, warnings = compile_unit(unit, cache, roots, limits)
+    except InputError as error:
+        raise InputError(_compile_problem(str(error), unit.source)) from None
+    every = kernels_of(compiled, unit.arch)
+    if not every:
+        raise InputError(
+            f"{unit.source_name}: defines no kernel (no __global__ function; a template counts where the"
+            " source instantiates it, as `template __global__ void f<float>(float*);`)"
+        )
+    kernels = tuple(SourceKernel(k, parameter_sizes(compiled.cubin, k.symbol)) for k in every)
+    return SourceKernels(file, kernels, tuple(warnings))
+
+
+def _compile_problem(message: str, source: str) -> str:
+    """A failed compile in one line: what failed, NVRTC's first error, and why where the source is a
+    whole program."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    errors = [line for line in lines[1:] if "error:" in line]
+    said = lines[0].rstrip(":") if lines else "does not compile"
+    if errors:
+        more = f" (and {len(errors) - 1} more errors)" if len(errors) > 1 else ""
+        said += f": {errors[0]}{more}"
+    if _HOST_CODE.search(source):
+        said += (
+            "; it holds host code (main, <<<...>>> launches, CUDA runtime calls or host headers), which"
+            " NVRTC does not compile: such a source needs `compiler: nvcc`"
+        )
+    return one_line(said)

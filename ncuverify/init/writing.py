@@ -1,0 +1,61 @@
+"""Writing a starter file: all at once (a reader or a kill never meets half of it), and never over an
+existing file unless told to."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+from pathlib import Path
+
+from ncuverify.errors import InputError
+from ncuverify.folders import output_problem, reason
+from ncuverify.text import one_line
+
+
+def write_new(path: Path, text: str, force: bool) -> None:
+    """text as the file at path; InputError where the folder does not exist or cannot be written, or
+    where the file exists and force is False."""
+    refusal = writing_problem(path, force)
+    if refusal is not None:
+        raise InputError(refusal)
+    partial = path.with_name(f".{path.name}.partial-{os.getpid()}-{os.urandom(4).hex()}")
+    try:
+        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            file.write(text)
+        if force:
+            os.replace(partial, path)
+        else:
+            os.link(partial, path, follow_symlinks=False)  # fails where the file has appeared since
+    except FileExistsError:
+        raise InputError(_exists(path)) from None
+    except OSError as error:
+        if error.errno not in (errno.EPERM, errno.ENOTSUP, errno.EXDEV):  # else: no hard links here
+            raise InputError(one_line(f"{path}: cannot write it ({reason(error)})")) from None
+        _without_link(partial, path)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
+
+
+def writing_problem(path: Path, force: bool) -> str | None:
+    """Why path cannot be written (as `-o` names it), or None."""
+    if os.path.lexists(path) and not force:
+        return _exists(path)
+    problem = output_problem(path)
+    return one_line(f"{path}: {problem}") if problem is not None else None
+
+
+def _without_link(partial: Path, path: Path) -> None:
+    """Where the filesystem has no hard links: checked, then renamed (a file made in between is lost)."""
+    if os.path.lexists(path):
+        raise InputError(_exists(path))
+    try:
+        os.replace(partial, path)
+    except OSError as error:
+        raise InputError(one_line(f"{path}: cannot write it ({reason(error)})")) from None
+
+
+def _exists(path: Path) -> str:
+    return one_line(f"{path}: exists; pass --force to overwrite it")

@@ -1,0 +1,46 @@
+"""`ncuverify build PATH` on .cu files, artifacts and folders; `--json`; `--diff`, end to end."""
+
+import json
+
+from artifact_builds import artifacts  # noqa: F401 (a fixture)
+from cli_invoke import invoke_command, no_gpu  # noqa: F401 (a fixture)
+
+from ncuverify.errors import ExitCode
+
+
+def test_an_artifact_and_a_source_are_listed_and_written(artifacts, no_gpu, tmp_path):  # noqa: F811
+    out = tmp_path / "build.json"
+    source = artifacts("kernels.cubin").parent / "kernels.cu"
+    result = invoke_command(
+        "build", "--arch", "sm_90", str(artifacts("kernels.fatbin")), str(source), "--json", str(out)
+    )
+    assert result.exit_code == ExitCode.OK, result.output
+    assert "kernels.fatbin: 5 kernels" in result.output and "kernels.cu: 5 kernels" in result.output
+    listed = json.loads(out.read_text())["kernels"]
+    assert {(k["name"], k["arch"]) for k in listed} >= {("stride<float>", "sm_90")}
+    from_source = next(k for k in listed if k["source"].endswith(".cu") and k["name"] == "stride<float>")
+    assert from_source["facts"]["static__barriers"] == 1
+
+
+def test_a_diff_of_a_build_against_itself_changes_nothing(artifacts, no_gpu):  # noqa: F811
+    path = str(artifacts("kernels.o"))
+    result = invoke_command("build", "--diff", "--fail-on-change", path, path)
+    assert result.exit_code == ExitCode.OK, result.output
+    assert "0 changed, 0 added, 0 removed, 5 unchanged" in result.output
+
+
+def test_a_diff_with_a_kernel_added_fails_on_change(artifacts, no_gpu, tmp_path):  # noqa: F811
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps({"format": "ncuverify-build", "version": 1, "kernels": []}))
+    result = invoke_command("build", "--diff", "--fail-on-change", str(empty), str(artifacts("kernels.o")))
+    assert result.exit_code == ExitCode.CLAIM_FAILED, result.output
+    assert "added stride<float> (sm_90)" in result.output
+
+
+def test_nothing_to_build_and_a_source_without_arch_are_bad_input(no_gpu, tmp_path):  # noqa: F811
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "k.cu").write_text("__global__ void k() {}\n")
+    result = invoke_command("build", str(tmp_path / "empty"), str(tmp_path / "k.cu"))
+    assert result.exit_code == ExitCode.BAD_INPUT, result.output
+    assert "nothing to build in this folder" in result.output and "pass --arch" in result.output
+    assert "Traceback" not in result.output

@@ -1,0 +1,194 @@
+"""nvcc builds (compiler: nvcc): whole programs compiled as they are, their kernels found by their C++
+names, nvcc confined and given a minimal environment. Need nvcc (the CUDA wheels) and g++, no GPU."""
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from build_projects import SECRET, refused, spec_with
+from cli_invoke import invoke, invoke_command, no_gpu  # noqa: F401
+from conftest import ROOT
+
+from ncuverify.build import build_spec
+from ncuverify.build import nvcc as nvcc_module
+from ncuverify.build.host import host_toolchain
+from ncuverify.build.resolve import Roots
+from ncuverify.build.toolkit import find_tool
+from ncuverify.build.units import Unit
+from ncuverify.errors import ExitCode, InputError
+
+pytestmark = pytest.mark.skipif(
+    find_tool("nvcc") is None or shutil.which("g++") is None, reason="needs nvcc and g++"
+)
+EXAMPLE = ROOT / "examples" / "whole-program" / "transpose.yaml"
+
+PROGRAM = """#include <cstdio>
+#include <cassert>
+#include <cuda_runtime.h>
+__global__ void transposeNaive(float* out, const float* in) { out[threadIdx.x * 32] = in[threadIdx.x]; }
+namespace ns { __global__ void f(int* p) { *p = 1; } }
+template <typename T> __global__ void stride(T* p) { p[threadIdx.x * 2] = T(1); }
+template __global__ void stride<float>(float*);
+__global__ void over(int* p) { *p = 1; }
+__global__ void over(float* p) { *p = 1.f; }
+int main() { int* p; assert(cudaMalloc(&p, 4) == cudaSuccess); printf("ok\\n"); return 0; }
+"""
+
+
+def nvcc_kernels(tmp_path: Path, entries: dict[str, str], **kernel) -> dict:
+    (tmp_path / "program.cu").write_text(PROGRAM)
+    return {
+        name: {"file": "program.cu", "entry": entry, "compiler": "nvcc", **kernel}
+        for name, entry in entries.items()
+    }
+
+
+def test_a_whole_program_builds_and_entries_are_found_by_their_cpp_names(tmp_path):
+    kernels = nvcc_kernels(tmp_path, {"naive": "transposeNaive", "f": "ns::f", "s": "stride<float>"})
+    builds = build_spec(spec_with(tmp_path, kernels), "sm_90")
+    assert builds["naive"].symbol == "_Z14transposeNaivePfPKf"
+    assert builds["f"].symbol == "_ZN2ns1fEPi"
+    assert builds["s"].symbol == "_Z6strideIfEvPT_"
+    assert builds["naive"].cubin[:4] == b"\x7fELF"
+    assert builds["naive"].facts.ptxas.registers > 0
+
+
+def test_an_overloaded_or_unknown_entry_lists_the_kernels_demangled(tmp_path):
+    message = refused(spec_with(tmp_path, nvcc_kernels(tmp_path, {"k": "over"})))
+    assert "more than one kernel (overloads) for 'over'" in message
+    assert "over(int*)" in message and "over(float*)" in message
+    message = refused(spec_with(tmp_path, nvcc_kernels(tmp_path, {"k": "missing"})))
+    assert "no kernel entry point 'missing'" in message and "transposeNaive(float*, float const*)" in message
+
+
+def test_the_file_wide_compiler_applies_and_a_kernel_own_setting_wins(tmp_path):
+    kernels = nvcc_kernels(tmp_path, {"naive": "transposeNaive"})
+    del kernels["naive"]["compiler"]
+    spec = spec_with(tmp_path, kernels)
+    with pytest.raises(InputError):  # NVRTC, the default, cannot compile the program
+        build_spec(spec, "sm_90")
+    spec = spec.__class__(spec.path, spec.content.model_copy(update={"compiler": "nvcc"}))
+    assert build_spec(spec, "sm_90")["naive"].symbol == "_Z14transposeNaivePfPKf"
+
+
+def test_nvrtc_failing_on_host_code_hints_at_nvcc(tmp_path):
+    kernels = nvcc_kernels(tmp_path, {"naive": "transposeNaive"})
+    kernels["naive"]["compiler"] = "nvrtc"
+    message = refused(spec_with(tmp_path, kernels))
+    assert message.rstrip().endswith(nvcc_module.HOST_CODE_HINT)
+
+
+def test_nvrtc_failing_on_device_code_gives_no_hint(tmp_path):
+    kernels = {"k": {"source": 'extern "C" __global__ void k() { undefined(); }', "entry": "k"}}
+    assert nvcc_module.HOST_CODE_HINT not in refused(spec_with(tmp_path, kernels))
+
+
+def test_a_compile_error_shows_nvcc_log_with_the_file_named_as_given(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.cu").write_text("__global__ void k() { undefined_thing(); }\n")
+    spec = spec_with(tmp_path, {"k": {"file": "bad.cu", "entry": "k", "compiler": "nvcc"}})
+    message = refused(spec)
+    assert "does not compile for sm_90 with nvcc" in message and "undefined_thing" in message
+    log = message.split("with nvcc:", 1)[1]
+    assert "bad.cu(1): error" in log and str(tmp_path) not in log
+
+
+def test_the_environment_does_not_reach_nvcc(tmp_path, monkeypatch):
+    monkeypatch.setenv("NVCC_PREPEND_FLAGS", "-DBROKEN")
+    monkeypatch.setenv("NVCC_APPEND_FLAGS", "-DBROKEN")
+    (tmp_path / "evil").mkdir()
+    (tmp_path / "evil" / "cstdio").write_text("#error from CPATH\n")
+    for name in ("CPATH", "CPLUS_INCLUDE_PATH", "C_INCLUDE_PATH"):
+        monkeypatch.setenv(name, str(tmp_path / "evil"))
+    monkeypatch.setenv("GCC_EXEC_PREFIX", str(tmp_path / "evil") + "/")
+    monkeypatch.setenv("DEPENDENCIES_OUTPUT", str(tmp_path / "deps.d"))
+    source = (
+        "#include <cstdio>\n#ifdef BROKEN\n#error reached\n#endif\n__global__ void k(int* p) { *p = 1; }\n"
+    )
+    (tmp_path / "k.cu").write_text(source)
+    spec = spec_with(tmp_path, {"k": {"file": "k.cu", "entry": "k", "compiler": "nvcc"}})
+    assert build_spec(spec, "sm_90")["k"].symbol == "_Z1kPi"
+    assert not (tmp_path / "deps.d").exists()
+
+
+def test_landlock_keeps_nvcc_from_reading_outside_its_folders(tmp_path):
+    """The second wall: an include folder that the walk would refuse, handed to nvcc directly."""
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    project.mkdir()
+    outside.mkdir()
+    (outside / "secret.h").write_text(f"{SECRET}\n")
+    unit = Unit(
+        source='#include "secret.h"\n__global__ void k() {}\n',
+        source_name="k.yaml:inline",
+        folder=None,
+        arch="sm_90",
+        defines=(),
+        include_dirs=(str(outside),),
+        lineinfo=False,
+        std="c++17",
+        max_registers=None,
+        flags=(),
+        options=(),
+        compiler="nvcc",
+    )
+    answer = nvcc_module.compile_cubin(unit, host_toolchain(), Roots(project=project), 120.0)
+    if not answer.confined:
+        pytest.skip("no Landlock on this machine")
+    assert not answer.compiled and "secret.h" in answer.log
+
+
+def test_nvcc_options_are_the_command_line_the_readme_gives():
+    unit = Unit(
+        "",
+        "k.cu",
+        None,
+        "sm_90",
+        (("N", "4"), ("F", None)),
+        (),
+        True,
+        "c++17",
+        64,
+        (),
+        ("--use_fast_math",),
+        "nvcc",
+    )
+    assert nvcc_module.nvcc_options(unit) == [
+        "-cubin", "-arch=sm_90", "-std=c++17", "-Xptxas", "-v", "-x", "cu", "-lineinfo", "-maxrregcount=64",
+        "-DN=4", "-DF", "--use_fast_math",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("log", "source", "hinted"),
+    [
+        ('k.cu(1): catastrophic error: cannot open source file "cstdio"', b"", True),
+        ('k.cu(1): catastrophic error: cannot open source file "stdio.h"', b"", True),
+        ("k.cu(3): error: something else", b"int main(void) { return 0; }", True),
+        ('k.cu(1): catastrophic error: cannot open source file "mine.h"', b"__global__ void k() {}", False),
+        ("k.cu(3): error: something else", b"int domain(int x);", False),
+    ],
+)
+def test_the_hint_is_given_for_host_code_only(log, source, hinted):
+    assert (nvcc_module.host_code_hint(log, source) is not None) == hinted
+
+
+def test_the_example_static_claims_hold_without_a_gpu(no_gpu):  # noqa: F811
+    result = invoke("--static-only", str(EXAMPLE))
+    assert result.exit_code == ExitCode.OK, result.output
+    assert "6 passed, 0 failed" in result.output
+
+
+def test_the_example_builds(no_gpu):  # noqa: F811
+    result = invoke_command("build", str(EXAMPLE))
+    assert result.exit_code == ExitCode.OK, result.output
+    assert "_Z14transposeNaivePfPKfii" in result.output or "transposeNaive" in result.output
+
+
+def test_without_g_plus_plus_nvcc_kernels_are_wrong_input_with_one_message(no_gpu, monkeypatch):  # noqa: F811
+    monkeypatch.setattr(shutil, "which", lambda name, *args, **kwargs: None)
+    result = invoke("--static-only", str(EXAMPLE))
+    assert result.exit_code == ExitCode.BAD_INPUT, result.output
+    assert "there is no g++ on the PATH here" in result.output
+    assert "Traceback" not in result.output
+    assert os.environ.get("PATH")  # the process's own PATH is untouched

@@ -1,0 +1,79 @@
+"""The nvcc options a kernel's flags may hold."""
+
+from pathlib import Path
+
+import pytest
+
+from ncuverify.build.nvcc_flags import nvcc_flags
+from ncuverify.build.resolve import Roots
+from ncuverify.errors import InputError
+
+
+def flags_of(tmp_path: Path, *flags: str) -> list[str]:
+    return nvcc_flags(list(flags), tmp_path, Roots(project=tmp_path.resolve()), "kernels.k.flags")[0]
+
+
+@pytest.mark.parametrize(
+    ("flags", "options"),
+    [
+        (["-O3"], ["--optimize=3"]),
+        (["-O", "2"], ["--optimize=2"]),
+        (["--use_fast_math"], ["--use_fast_math"]),
+        (["-lineinfo"], ["--generate-line-info"]),
+        (["--expt-relaxed-constexpr", "--extended-lambda"], ["--expt-relaxed-constexpr", "--extended-lambda"]),
+        (["-ftz=true", "-prec-div=false", "-prec-sqrt=true", "-fmad=false"],
+         ["--ftz=true", "--prec-div=false", "--prec-sqrt=true", "--fmad=false"]),
+        (["-Xptxas", "-O3"], ["--ptxas-options=-O3"]),
+        (["-Xptxas=-v"], ["--ptxas-options=-v"]),
+        (["-DN=4", "-U", "M"], ["--define-macro=N=4", "--undefine-macro=M"]),
+        (["-diag-suppress=177,550"], ["--diag-suppress=177,550"]),
+    ],
+)  # fmt: skip
+def test_allowed_flags_are_written_out_in_full(tmp_path, flags, options):
+    assert flags_of(tmp_path, *flags) == options
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["-ccbin", "/tmp/evil"],
+        ["--compiler-bindir=/tmp"],
+        ["-Xcompiler", "-fplugin=/tmp/p.so"],
+        ["-include", "/etc/passwd"],
+        ["-o", "/tmp/x"],
+        ["-odir", "/tmp"],
+        ["--options-file", "/tmp/opts"],
+        ["-keep"],
+        ["--run"],
+        ["-lcuda"],
+        ["-L/tmp"],
+        ["-Xlinker", "x"],
+        ["--dependency-output", "/tmp/d"],
+        ["-M"],
+    ],
+)
+def test_flags_that_read_write_or_run_are_refused(tmp_path, flags):
+    with pytest.raises(InputError, match="is not allowed: ncuverify passes nvcc only options"):
+        flags_of(tmp_path, *flags)
+
+
+@pytest.mark.parametrize(
+    ("flags", "problem"),
+    [
+        (["-Xptxas", "--output-file=/tmp/x"], "not a value nvcc's --ptxas-options takes"),
+        (["-O9"], "not a value nvcc's --optimize takes"),
+        (["-arch=sm_80"], "sets it from the kernel's 'arch' key"),
+        (["-std=c++20"], "sets it from the kernel's 'std' key"),
+        (["-maxrregcount=32"], "sets it from the kernel's 'max_registers' key"),
+        (["-DX=__has_include(</etc/passwd>)"], "__has_include"),
+    ],
+)
+def test_values_and_owned_options_are_checked(tmp_path, flags, problem):
+    with pytest.raises(InputError, match=problem.replace("(", r"\(").replace(")", r"\)")):
+        flags_of(tmp_path, *flags)
+
+
+def test_an_include_folder_outside_the_project_is_refused(tmp_path):
+    (tmp_path / "project").mkdir()
+    with pytest.raises(InputError, match="lies outside the project"):
+        nvcc_flags(["-I.."], tmp_path / "project", Roots(project=(tmp_path / "project").resolve()), "k")
