@@ -33,10 +33,18 @@ format: setup
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-# The claims on static facts need no GPU, so every test run checks them for real.
-test: lint
-	$(BIN)/ncuverify check --static-only expectations/
-	$(BIN)/python -m pytest
+# The claims on static facts need no GPU, so every test run checks them for real, while the lint runs
+# beside them (its output shown after theirs). The check and the tests share one fresh compile cache,
+# so that the tests find the expectation files' kernels compiled; the tests run in one process per core
+# (pytest-xdist).
+test: setup
+	work=$$(mktemp -d -t ncuverify-make-test-XXXXXX) && trap 'rm -rf "$$work"' EXIT && \
+	export NCUVERIFY_CACHE_DIR="$$work/cache" && \
+	{ $(MAKE) --no-print-directory lint >"$$work/lint.log" 2>&1 & } && lint=$$! && \
+	{ $(BIN)/ncuverify check --static-only expectations/; checked=$$?; } && \
+	{ wait $$lint; linted=$$?; } && cat "$$work/lint.log" && \
+	[ $$linted -eq 0 ] && [ $$checked -eq 0 ] && \
+	$(BIN)/python -m pytest -n auto
 
 # Needs an NVIDIA GPU and Nsight Compute: the GPU tests and every expectation file, logs in gpu-logs/.
 gpu-suite: setup

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from hypothesis import strategies as st
 
+from ncuverify.cache import CompileCache
 from ncuverify.environment import Environment
 
 # build_projects holds the build tests' fixtures; loaded here, before any test module imports it
@@ -13,6 +14,10 @@ pytest_plugins = ["pytester", "build_projects"]
 
 # The command line compiles through a cache in the user's folder; the tests keep theirs apart.
 os.environ.setdefault("NCUVERIFY_CACHE_DIR", tempfile.mkdtemp(prefix="ncuverify-test-cache-"))
+# The same cache for the in-process builds of the tests that do not test compiling or the cache itself:
+# a kernel that many tests build is compiled once a run (parallel test processes share it too, as
+# concurrent runs of the command line do).
+COMPILE_CACHE = CompileCache(Path(os.environ["NCUVERIFY_CACHE_DIR"]))
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"

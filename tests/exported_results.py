@@ -4,7 +4,7 @@ free text is hostile."""
 
 from pathlib import Path
 
-from conftest import DATA, FIXTURES
+from conftest import COMPILE_CACHE, DATA, FIXTURES
 from hypothesis import strategies as st
 
 from ncuverify.environment import Environment
@@ -18,11 +18,11 @@ NO_GPU = Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")
 
 
 def judged_sample() -> FileResult:
-    return check_file(DATA / "sample.yaml", CheckOptions(from_profile=FIXTURES), NO_GPU)
+    return check_file(DATA / "sample.yaml", CheckOptions(cache=COMPILE_CACHE, from_profile=FIXTURES), NO_GPU)
 
 
 def judged_explained() -> FileResult:
-    return check_file(DATA / "explain.yaml", CheckOptions(from_profile=FIXTURES), NO_GPU)
+    return check_file(DATA / "explain.yaml", CheckOptions(cache=COMPILE_CACHE, from_profile=FIXTURES), NO_GPU)
 
 
 def mixed_results(sample: FileResult) -> list[FileResult]:

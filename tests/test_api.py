@@ -5,7 +5,7 @@ from ncuverify.errors import ExitCode
 
 
 def test_check_returns_dataframes_of_a_recording():
-    results = ncuverify.check(DATA / "sample.yaml", from_profile=FIXTURES, cache=False)
+    results = ncuverify.check(DATA / "sample.yaml", from_profile=FIXTURES)
     assert results.exit_code == ExitCode.OK
     claims = results.claims.set_index("id")
     assert len(claims) == 8 and set(claims["verdict"]) == {"passed"}
@@ -22,7 +22,7 @@ def test_check_returns_dataframes_of_a_recording():
 
 
 def test_check_takes_folders_and_tables_compose():
-    results = ncuverify.check(EXPECTATIONS, from_profile=RECORDINGS, cache=False)
+    results = ncuverify.check(EXPECTATIONS, from_profile=RECORDINGS)
     claims = results.claims
     assert claims["file"].nunique() == len(list(EXPECTATIONS.glob("*.yaml")))
     wrong = claims[(claims["document_holds"] == "no") & (claims["verdict"] == "passed")]
@@ -30,7 +30,7 @@ def test_check_takes_folders_and_tables_compose():
 
 
 def test_static_only_without_a_gpu():
-    results = ncuverify.check(DATA / "static.yaml", static_only=True, cache=False)
+    results = ncuverify.check(DATA / "static.yaml", static_only=True)
     assert set(results.claims["verdict"]) == {"passed"} and len(results.claims) == 6
 
 
@@ -64,9 +64,7 @@ def test_a_file_on_which_ncuverify_fails_is_its_own_and_the_others_are_checked(m
         return real_prepare(path, key, options, environment)
 
     monkeypatch.setattr(prepare, "prepare_file", crashing_on_sample)
-    results = ncuverify.check(
-        [DATA / "sample.yaml", DATA / "static.yaml"], from_profile=FIXTURES, cache=False
-    )
+    results = ncuverify.check([DATA / "sample.yaml", DATA / "static.yaml"], from_profile=FIXTURES)
     assert results.exit_code == ExitCode.INTERNAL_ERROR
     sample, _ = results.files
     assert sample.internal_error.startswith("internal error: RuntimeError: injected, please report it with ")

@@ -5,7 +5,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import DATA, FIXTURES, JSON_VALUES
+from conftest import COMPILE_CACHE, DATA, FIXTURES, JSON_VALUES
 from hypothesis import given, settings
 from typer.testing import CliRunner
 
@@ -23,7 +23,9 @@ NO_GPU = Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")
 
 @pytest.fixture(scope="module")
 def results():
-    return [check_file(DATA / "sample.yaml", CheckOptions(from_profile=FIXTURES), NO_GPU)]
+    return [
+        check_file(DATA / "sample.yaml", CheckOptions(cache=COMPILE_CACHE, from_profile=FIXTURES), NO_GPU)
+    ]
 
 
 def test_a_run_compared_with_itself_has_no_changes(results):
@@ -75,7 +77,8 @@ def test_two_files_of_one_name_in_two_folders_keep_their_own_entries(tmp_path: P
         (tmp_path / folder).mkdir()
         (tmp_path / folder / "a.yaml").write_text((DATA / "regression.yaml").read_text())
     first, second = (
-        check_file(tmp_path / f / "a.yaml", CheckOptions(static_only=True), NO_GPU) for f in ("one", "two")
+        check_file(tmp_path / f / "a.yaml", CheckOptions(cache=COMPILE_CACHE, static_only=True), NO_GPU)
+        for f in ("one", "two")
     )
     saved = baseline.snapshot([first, second])
     assert sorted(saved["files"]) == ["one/a.yaml", "two/a.yaml"]
@@ -88,7 +91,7 @@ def test_two_files_of_one_name_in_two_folders_keep_their_own_entries(tmp_path: P
 
 
 def test_tolerances_from_the_file_and_the_command_line(tmp_path):
-    result = check_file(DATA / "regression.yaml", CheckOptions(static_only=True), NO_GPU)
+    result = check_file(DATA / "regression.yaml", CheckOptions(cache=COMPILE_CACHE, static_only=True), NO_GPU)
     tolerances = baseline.tolerances_for(result, {"static__registers_per_thread": Tolerance(abs=8)})
     assert tolerances["gpu__time_duration.sum"] == Tolerance(rel=0.25)  # the file's regressions:
     assert tolerances["static__registers_per_thread"] == Tolerance(abs=8)  # the command line's

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 from build_projects import KERNEL, SECRET, kernel_file, outside_message, refused, spec_with
-from conftest import DATA
+from conftest import COMPILE_CACHE, DATA
 
 from ncuverify.build import BuildLimits, build_spec
 from ncuverify.errors import InputError
@@ -183,7 +183,7 @@ def test_the_source_digest_of_a_kernel_without_headers_is_as_before(tmp_path):
     # Recordings name their kernels' digests; a kernel that includes only CUDA headers keeps its own.
     import hashlib
 
-    builds = build_spec(load(DATA / "sample.yaml"), "sm_90")
+    builds = build_spec(load(DATA / "sample.yaml"), "sm_90", COMPILE_CACHE)
     kernel = load(DATA / "sample.yaml").content.kernels["scale"]
     source = (DATA / kernel.file).read_text() if kernel.file else kernel.source
     defines = tuple(sorted(kernel.defines.items()))

@@ -4,7 +4,7 @@ anything runs."""
 from pathlib import Path
 
 import pytest
-from conftest import DATA
+from conftest import COMPILE_CACHE, DATA
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,7 +16,7 @@ from ncuverify.spec import load
 
 @pytest.fixture(scope="module")
 def sample_builds():
-    return build_spec(load(DATA / "sample.yaml"), "sm_90")
+    return build_spec(load(DATA / "sample.yaml"), "sm_90", COMPILE_CACHE)
 
 
 def test_the_cubin_says_each_parameter_s_size_in_order(sample_builds):
@@ -79,7 +79,7 @@ def test_arguments_that_do_not_fit_are_refused_naming_the_argument(tmp_path: Pat
     path = edited_sample(tmp_path, old, new)
     spec = load(path)
     with pytest.raises(InputError) as refused:
-        check_arguments(spec, build_spec(spec, "sm_90"))
+        check_arguments(spec, build_spec(spec, "sm_90", COMPILE_CACHE))
     assert str(refused.value) == f"{path}: cases.scale_2d.{problem}"
 
 

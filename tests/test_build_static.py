@@ -1,7 +1,7 @@
 """Static facts: ptxas report, cubin resource table, SASS. Needs NVRTC, nvdisasm and cuobjdump (wheels), no GPU."""
 
 import pytest
-from conftest import DATA
+from conftest import COMPILE_CACHE, DATA
 from typer.testing import CliRunner
 
 from ncuverify.build import build_spec
@@ -18,7 +18,7 @@ NO_GPU = Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")
 
 @pytest.fixture(scope="module")
 def builds():
-    return build_spec(load(DATA / "static.yaml"), "sm_90")
+    return build_spec(load(DATA / "static.yaml"), "sm_90", COMPILE_CACHE)
 
 
 @pytest.mark.parametrize(

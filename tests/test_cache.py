@@ -117,11 +117,21 @@ def test_a_header_in_a_sibling_folder_is_part_of_the_key(tmp_path, counted):
 # --- damaged entries ---------------------------------------------------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def compiled_cache(tmp_path_factory):
+    """A cache folder holding the entry of static.yaml's program, compiled once for the module's tests."""
+    folder = tmp_path_factory.mktemp("compiled") / "cache"
+    build_spec(load(DATA / "static.yaml"), "sm_90", CompileCache(folder))
+    return folder
+
+
 @pytest.fixture
-def entry(tmp_path, counted):
-    """A cache holding the entry of static.yaml's program, and that entry's file."""
+def entry(tmp_path, counted, compiled_cache):
+    """A cache of the test's own holding the entry of static.yaml's program, and that entry's file."""
+    import shutil
+
+    shutil.copytree(compiled_cache, tmp_path / "cache")
     cache = CompileCache(tmp_path / "cache")
-    build_spec(load(DATA / "static.yaml"), "sm_90", cache)
     (path,) = (tmp_path / "cache").glob("*.json")
     return cache, path
 

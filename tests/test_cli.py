@@ -5,7 +5,7 @@ import re
 import cli_invoke
 import pytest
 from cli_invoke import NO_GPU, invoke, invoke_command
-from conftest import DATA
+from conftest import COMPILE_CACHE, DATA
 
 from ncuverify import pipeline
 from ncuverify.environment import Environment
@@ -172,7 +172,7 @@ def test_metric_names_of_unlisted_chips_are_left_to_ncu():
 
 def test_the_pipeline_says_what_it_is_doing(no_gpu):
     lines: list[str] = []
-    options = CheckOptions(static_only=True, on_progress=lines.append)
+    options = CheckOptions(cache=COMPILE_CACHE, static_only=True, on_progress=lines.append)
     pipeline.check_files([DATA / "static.yaml"], options)
     assert lines == ["static.yaml: reading", "static.yaml: compiling"]
 
@@ -240,5 +240,5 @@ def test_the_progress_line_shows_file_names_as_text(monkeypatch, tmp_path):
     monkeypatch.setattr(terminal, "Progress", Recorded)
     monkeypatch.setattr(terminal, "console", lambda: terminal.Console(force_terminal=True, width=160))
     monkeypatch.setattr(Environment, "probe", classmethod(lambda cls, ncu: NO_GPU))
-    terminal.check_files([named], CheckOptions(static_only=True))
+    terminal.check_files([named], CheckOptions(cache=COMPILE_CACHE, static_only=True))
     assert descriptions == ["\\x1b[2J[bold]x.yaml: reading", "\\x1b[2J[bold]x.yaml: compiling"]

@@ -5,7 +5,7 @@ from pathlib import Path
 import cli_invoke
 import pytest
 from cli_invoke import invoke, traceback_file
-from conftest import DATA
+from conftest import COMPILE_CACHE, DATA
 
 from ncuverify import pipeline
 from ncuverify.environment import Environment
@@ -167,7 +167,7 @@ def test_a_crash_while_profiling_is_every_profiled_files_and_keeps_the_static_ve
         return real_split(runs, keys, symbols)
 
     monkeypatch.setattr(per_file, "measurements_by_file", crashing_on_sample)
-    options = CheckOptions(from_profile=FIXTURES)
+    options = CheckOptions(cache=COMPILE_CACHE, from_profile=FIXTURES)
     environment = Environment(None, None, "no GPU")
     static, sample = pipeline.check_files([DATA / "static.yaml", DATA / "sample.yaml"], options, environment)
     assert sample.internal_error.startswith(
@@ -195,5 +195,5 @@ def test_the_builds_warnings_are_the_files(no_gpu, monkeypatch):
         return {name: Warned(build) for name, build in real_build(spec, arch, cache, limits).items()}
 
     monkeypatch.setattr(prepare, "build_spec", warned)
-    result = pipeline.check_file(DATA / "static.yaml", CheckOptions(static_only=True))
+    result = pipeline.check_file(DATA / "static.yaml", CheckOptions(cache=COMPILE_CACHE, static_only=True))
     assert result.warnings == ["cache entry x was damaged; rebuilt"]  # once, though three kernels share it

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import DATA, FIXTURES
+from conftest import COMPILE_CACHE, DATA, FIXTURES
 
 from ncuverify.environment import Gpu
 from ncuverify.pipeline import CheckOptions, Environment, check_files
@@ -18,7 +18,9 @@ FAKE_NCU = DATA / "fake_ncu" / "ncu"
 def test_failed_memory_claims_get_a_second_pass_whose_explanations_are_kept(tmp_path: Path, monkeypatch):
     monkeypatch.setenv("FAKE_NCU_NOTES", str(tmp_path / "notes.jsonl"))
     environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(FAKE_NCU), None, gpu_count=1)
-    options = CheckOptions(ncu=NcuOptions(executable=str(FAKE_NCU)), save_profile=tmp_path / "saved")
+    options = CheckOptions(
+        cache=COMPILE_CACHE, ncu=NcuOptions(executable=str(FAKE_NCU)), save_profile=tmp_path / "saved"
+    )
     [live] = check_files([DATA / "explain.yaml"], options, environment)
     # The fake's figures fail all three claims; each names ncu's rules and lines for its case's launch.
     assert {c.claim.id for c in live.claims if c.verdict is Verdict.FAILED} == set(live.explanations)
@@ -29,7 +31,9 @@ def test_failed_memory_claims_get_a_second_pass_whose_explanations_are_kept(tmp_
     assert processes[-1]["cases"] == ["tests/data/explain.yaml::gather", "tests/data/explain.yaml::tile"], (
         "one pass over the failed cases"
     )
-    [replayed] = check_files([DATA / "explain.yaml"], CheckOptions(from_profile=tmp_path / "saved"), NO_GPU)
+    [replayed] = check_files(
+        [DATA / "explain.yaml"], CheckOptions(cache=COMPILE_CACHE, from_profile=tmp_path / "saved"), NO_GPU
+    )
     assert replayed.explanations == live.explanations
 
 

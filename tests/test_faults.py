@@ -9,7 +9,8 @@ def test_a_fault_rerun_that_never_ends_is_stopped(tmp_path, monkeypatch):
     from ncuverify.profile import faults
 
     hang = tmp_path / "hang.py"
-    hang.write_text("import os, time\nos.fork()\nprint(os.getpgid(0), flush=True)\ntime.sleep(600)\n")
+    # Only the parent prints its group: two processes writing the one output file could mix their lines.
+    hang.write_text("import os, time\nif os.fork():\n    print(os.getpgid(0), flush=True)\ntime.sleep(600)\n")
     real_start = faults.start
     monkeypatch.setattr(
         faults,

@@ -3,7 +3,7 @@ import math
 
 import pandas as pd
 import pytest
-from conftest import DATA, EXPECTATIONS, FIXTURES, RECORDINGS
+from conftest import COMPILE_CACHE, DATA, EXPECTATIONS, FIXTURES, RECORDINGS
 
 from ncuverify import export
 from ncuverify.environment import Environment
@@ -129,7 +129,7 @@ NO_GPU = Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")
 def replay(spec_path, recordings=FIXTURES):
     """Judge a file's claims on its recorded profile and its static facts, as check --from-profile does:
     every stage after profiling, with no GPU."""
-    result = check_file(spec_path, CheckOptions(from_profile=recordings), NO_GPU)
+    result = check_file(spec_path, CheckOptions(cache=COMPILE_CACHE, from_profile=recordings), NO_GPU)
     assert result.input_error is None, result.input_error
     assert result.replayed and result.provenance is not None and result.warnings == []
     return {r.claim.id: r for r in result.claims}
@@ -161,7 +161,7 @@ REPLAYED_CLAIMS = json.loads((DATA / "h200-replay-claims.json").read_text())
 def test_every_recorded_expectation_file_holds_on_replay(path):
     """The H200 recording of every expectation file: each claim measured and holding, each negative
     control measured and failing the assertion its claim passes, and the claims' JSON as it was."""
-    result = check_file(path, CheckOptions(from_profile=RECORDINGS), NO_GPU)
+    result = check_file(path, CheckOptions(cache=COMPILE_CACHE, from_profile=RECORDINGS), NO_GPU)
     assert result.input_error is None and result.replayed and result.warnings == []
     (record,) = json.loads(export.to_json([result]))["files"]
     assert json.dumps(record["claims"]) == json.dumps(REPLAYED_CLAIMS[result.key])

@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from conftest import DATA, FIXTURES
+from conftest import COMPILE_CACHE, DATA, FIXTURES
 
 from ncuverify.pipeline import CheckOptions, Environment, check_files
 from ncuverify.profile import recording
@@ -13,7 +13,7 @@ NO_GPU = Environment(None, None, "no GPU here")
 
 
 def verdicts(paths: list[Path], recorded: Path) -> dict[tuple[str, str], Verdict]:
-    results = check_files(paths, CheckOptions(from_profile=recorded), NO_GPU)
+    results = check_files(paths, CheckOptions(cache=COMPILE_CACHE, from_profile=recorded), NO_GPU)
     assert all(r.input_error is None for r in results), [r.input_error for r in results]
     return {(r.path.name, c.claim.id): c.verdict for r in results for c in r.claims}
 
@@ -37,7 +37,9 @@ def test_a_file_the_recording_does_not_hold_is_an_input_error(tmp_path: Path):
     whole = recording.load(FIXTURES, run_keys([DATA / "sample.yaml"]))
     recording.save(tmp_path, whole.runs, whole.provenance)
     results = check_files(
-        [DATA / "sample.yaml", DATA / "launch_failure.yaml"], CheckOptions(from_profile=tmp_path), NO_GPU
+        [DATA / "sample.yaml", DATA / "launch_failure.yaml"],
+        CheckOptions(cache=COMPILE_CACHE, from_profile=tmp_path),
+        NO_GPU,
     )
     assert results[0].input_error is None
     assert results[1].input_error == "the recording holds no case of launch_failure.yaml"

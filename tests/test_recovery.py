@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import DATA
+from conftest import COMPILE_CACHE, DATA
 
 from ncuverify.environment import Environment, Gpu
 from ncuverify.options import CheckOptions
@@ -46,7 +46,10 @@ def check_faults(folder: Path, monkeypatch: pytest.MonkeyPatch, **variables: str
         monkeypatch.setenv(name, value)
     environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(FAKE_NCU), None, gpu_count=1)
     options = CheckOptions(
-        ncu=NcuOptions(executable=str(FAKE_NCU)), explain=False, save_profile=folder / "saved"
+        cache=COMPILE_CACHE,
+        ncu=NcuOptions(executable=str(FAKE_NCU)),
+        explain=False,
+        save_profile=folder / "saved",
     )
     [result] = check_files([FAULTS], options, environment)
     assert result.input_error is None
@@ -143,7 +146,9 @@ def test_a_faulting_case_s_claims_are_errors_naming_the_fault_found_without_the_
 
 def test_the_recovered_run_replays_from_its_recording_to_the_same_verdicts(faulted: Checked):
     [replayed] = check_files(
-        [FAULTS], CheckOptions(from_profile=faulted.saved), Environment(None, None, "no GPU")
+        [FAULTS],
+        CheckOptions(cache=COMPILE_CACHE, from_profile=faulted.saved),
+        Environment(None, None, "no GPU"),
     )
     assert [(c.claim.id, c.verdict, c.reason) for c in replayed.claims] == [
         (c.claim.id, c.verdict, c.reason) for c in faulted.result.claims

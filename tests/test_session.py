@@ -5,7 +5,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import DATA
+from conftest import COMPILE_CACHE, DATA
 
 from ncuverify.environment import Environment, Gpu
 from ncuverify.options import CheckOptions
@@ -28,6 +28,7 @@ def fake_run(tmp_path: Path, monkeypatch, gpus: tuple[int, ...]) -> tuple[list, 
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(FAKE_NCU), None, gpu_count=2)
     options = CheckOptions(
+        cache=COMPILE_CACHE,
         ncu=NcuOptions(executable=str(FAKE_NCU)),
         gpus=gpus,
         explain=False,
@@ -67,7 +68,7 @@ def test_two_gpus_share_the_cases_and_give_the_verdicts_of_one(tmp_path: Path, m
     # The recording of the two-GPU run replays to the same verdicts without a GPU.
     replayed = check_files(
         [DATA / "sample.yaml", DATA / "static.yaml", DATA / "shared.yaml"],
-        CheckOptions(from_profile=tmp_path / "saved2"),
+        CheckOptions(cache=COMPILE_CACHE, from_profile=tmp_path / "saved2"),
         NO_GPU,
     )
     assert [[(c.claim.id, c.verdict) for c in r.claims] for r in replayed] == [
@@ -79,7 +80,9 @@ def test_ncu_s_pass_counts_are_remembered_for_the_next_run(tmp_path: Path, monke
     passes = PassCounts.load(tmp_path / "passes.json")
     monkeypatch.setenv("FAKE_NCU_NOTES", str(tmp_path / "notes.jsonl"))
     environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(FAKE_NCU), None, gpu_count=1)
-    options = CheckOptions(ncu=NcuOptions(executable=str(FAKE_NCU)), passes=passes, explain=False)
+    options = CheckOptions(
+        cache=COMPILE_CACHE, ncu=NcuOptions(executable=str(FAKE_NCU)), passes=passes, explain=False
+    )
     check_files([DATA / "sample.yaml"], options, environment)
     saved = json.loads((tmp_path / "passes.json").read_text())
     assert saved and set(saved.values()) == {4}  # what the fake ncu reported
@@ -95,7 +98,7 @@ def test_ctrl_c_while_profiling_keeps_the_static_verdicts(monkeypatch):
     monkeypatch.setattr(session, "profile_files", interrupted)
     environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(FAKE_NCU), None, gpu_count=1)
     try:
-        check_files([DATA / "static.yaml"], CheckOptions(explain=False), environment)
+        check_files([DATA / "static.yaml"], CheckOptions(cache=COMPILE_CACHE, explain=False), environment)
     except Interrupted as stopped:
         [result] = stopped.results
     else:
@@ -135,7 +138,9 @@ def stalled_check(tmp_path: Path, monkeypatch, stall: str) -> list:
     (tmp_path / "tmp").mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(STALLING_NCU), None, gpu_count=1)
-    options = CheckOptions(ncu=NcuOptions(executable=str(STALLING_NCU), case_timeout_s=1), explain=False)
+    options = CheckOptions(
+        cache=COMPILE_CACHE, ncu=NcuOptions(executable=str(STALLING_NCU), case_timeout_s=1), explain=False
+    )
     [result] = check_files([DATA / "sample.yaml"], options, environment)
     started = [json.loads(line) for line in (tmp_path / "notes.jsonl").read_text().splitlines()]
     for group in {start["pgid"] for start in started if start["argument"] != "--version"}:

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import DATA, FIXTURES
+from conftest import COMPILE_CACHE, DATA, FIXTURES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -37,7 +37,7 @@ def test_shares_partition_the_claims_the_same_way_every_time():
 
 
 def judged(shard: tuple[int, int] | None = None) -> FileResult:
-    return check_file(SAMPLE, CheckOptions(from_profile=FIXTURES, shard=shard), NO_GPU)
+    return check_file(SAMPLE, CheckOptions(cache=COMPILE_CACHE, from_profile=FIXTURES, shard=shard), NO_GPU)
 
 
 @pytest.fixture(scope="module")
