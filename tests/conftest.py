@@ -65,3 +65,20 @@ def assert_group_ends(group: int) -> None:
             return
         time.sleep(0.05)
     raise AssertionError(f"process group {group} is still there")
+
+
+@pytest.fixture
+def stand_in_tool(tmp_path, monkeypatch):
+    """write(script, name) puts a shell script in place of a tool (cuobjdump, nvdisasm) and gives its
+    path and the empty folder that temporary folders are made in, to watch that nothing is left."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+
+    def write(script: str, name: str = "fake-tool") -> tuple[str, Path]:
+        path = tmp_path / name
+        path.write_text(f"#!/bin/sh\n{script}\n")
+        path.chmod(0o755)
+        return str(path), scratch
+
+    return write

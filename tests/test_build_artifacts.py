@@ -78,19 +78,12 @@ def test_an_oversized_artifact_is_refused(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def fake_cuobjdump(tmp_path, monkeypatch):
+def fake_cuobjdump(stand_in_tool, monkeypatch):
     """cuobjdump replaced by a shell script written per test; the temporary folders are watched."""
-    import tempfile
-
-    scratch = tmp_path / "tmp"
-    scratch.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
 
     def write(script: str):
-        tool = tmp_path / "cuobjdump"
-        tool.write_text(f"#!/bin/sh\n{script}\n")
-        tool.chmod(0o755)
-        monkeypatch.setattr(reading, "find_tool", lambda name: str(tool))
+        tool, scratch = stand_in_tool(script, "cuobjdump")
+        monkeypatch.setattr(reading, "find_tool", lambda name: tool)
         return scratch
 
     return write

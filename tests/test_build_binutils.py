@@ -7,21 +7,9 @@ from conftest import ended
 
 
 @pytest.fixture
-def tool(tmp_path, monkeypatch):
+def tool(stand_in_tool):
     """A stand-in for cuobjdump or nvdisasm, written per test, and an empty temporary folder to watch."""
-    import tempfile
-
-    scratch = tmp_path / "tmp"
-    scratch.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
-
-    def write(script: str):
-        path = tmp_path / "fake-tool"
-        path.write_text(f"#!/bin/sh\n{script}\n")
-        path.chmod(0o755)
-        return str(path), scratch
-
-    return write
+    return stand_in_tool
 
 
 def test_a_tool_that_does_not_end_is_stopped(tool, tmp_path):

@@ -59,7 +59,7 @@ def nvcc_build(
     roots: Roots,
     limits: BuildLimits,
 ) -> Built:
-    """As _nvrtc_build, with nvcc (ncuverify.build.nvcc): g++'s system headers are one more trusted
+    """As nvrtc_build, with nvcc (ncuverify.build.nvcc): g++'s system headers are one more trusted
     root, and entries are found among the cubin's kernels by their demangled names."""
     compiled, warnings, graph = _nvcc_compiled(unit, cache, roots, limits)
     entries = [entry for _, entry in kernels]
