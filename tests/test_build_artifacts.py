@@ -36,6 +36,20 @@ def test_a_fatbin_gives_the_cubin_of_the_arch_asked(artifacts):  # noqa: F811
         read_artifact(path, "sm_100")
 
 
+def test_an_artifact_read_again_comes_from_the_compile_cache(artifacts, tmp_path, monkeypatch):  # noqa: F811
+    """cuobjdump's and nvdisasm's outputs are kept by the cubin's digest: a library is read once."""
+    from ncuverify.cache import CompileCache
+
+    path, cache = artifacts("kernels.fatbin"), CompileCache(tmp_path / "cache")
+    first = read_artifact(path, "sm_90", cache=cache)
+    calls = []
+    monkeypatch.setattr(reading, "tool_outputs", lambda *args: calls.append(args) or ("", None))
+    again = read_artifact(path, "sm_90", cache=cache)
+    assert calls == [] and again == first
+    read_artifact(path, "sm_80", cache=cache)  # another cubin: its tools run
+    assert len(calls) == 1
+
+
 def test_the_shared_memory_of_an_sm80_cubin_is_its_static_shared_memory(artifacts):  # noqa: F811
     kernels = {k.name: k for k in read_artifact(artifacts("kernels.fatbin"), "sm_80")}
     assert kernels["stride<float>"].facts.metrics()["static__shared_static_bytes"] == 64 * 4

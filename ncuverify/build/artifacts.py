@@ -19,11 +19,13 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ncuverify import cache as compile_cache
 from ncuverify.build.artifacts_elf import ELF_MAGIC, read_cubin
 from ncuverify.build.binutils import TOOL_TIMEOUT_S, tool_outputs
 from ncuverify.build.inventory import BuiltKernel, built_kernels
 from ncuverify.build.static import static_facts
 from ncuverify.build.toolkit import find_tool
+from ncuverify.cache import CompileCache, Compiled
 from ncuverify.errors import InputError
 from ncuverify.files import NotRegular, Unreadable, open_plain
 from ncuverify.processes import TimedOut, run_bounded
@@ -49,23 +51,41 @@ class Cubin:
     kernels: tuple[str, ...]
 
 
-def read_artifact(path: Path, arch: str | None, timeout_s: float = TOOL_TIMEOUT_S) -> list[BuiltKernel]:
+def read_artifact(
+    path: Path, arch: str | None, timeout_s: float = TOOL_TIMEOUT_S, cache: CompileCache | None = None
+) -> list[BuiltKernel]:
     """The kernels of the artifact's cubins for arch (every cubin's where arch is None), named
     demangled, with their static facts; InputError where it holds none for arch, saying what it holds."""
     return [
         kernel
         for cubin in cubins_for(artifact_cubins(path, timeout_s), arch, path)
-        for kernel in cubin_kernels(cubin, timeout_s)
+        for kernel in cubin_kernels(cubin, timeout_s, cache)
     ]
 
 
-def cubin_kernels(cubin: Cubin, timeout_s: float = TOOL_TIMEOUT_S) -> list[BuiltKernel]:
-    """The cubin's kernels (entry functions, not device functions) with their facts."""
+def cubin_kernels(
+    cubin: Cubin, timeout_s: float = TOOL_TIMEOUT_S, cache: CompileCache | None = None
+) -> list[BuiltKernel]:
+    """The cubin's kernels (entry functions, not device functions) with their facts. cuobjdump's and
+    nvdisasm's outputs are kept in the compile cache (where one is given) under the cubin's digest: a
+    library of hundreds of kernels is read once, not on every check."""
+    entry_key = compile_cache.key(cubin.data, [], ["--artifact-cubin"], (0, 0), [], _tools())
+    compiled, _ = compile_cache.through(cache, entry_key, cubin.label, lambda: _read_tools(cubin, timeout_s))
+    facts = static_facts(None, compiled.resource_usage, compiled.disassembly, cubin.kernels)
+    return built_kernels(facts, cubin.arch)
+
+
+def _tools() -> tuple[str, ...]:
+    """The tools whose outputs an entry holds: another installation is another entry."""
+    return tuple(find_tool(tool) or "" for tool in ("cuobjdump", "nvdisasm"))
+
+
+def _read_tools(cubin: Cubin, timeout_s: float) -> Compiled:
     try:
         resources, disassembly = tool_outputs(cubin.data, timeout_s)
     except (RuntimeError, TimedOut, OSError) as error:
         raise InputError(f"{cubin.label}: cannot read its static facts: {error}") from None
-    return built_kernels(static_facts(None, resources, disassembly, cubin.kernels), cubin.arch)
+    return Compiled(cubin.data, "", {}, resources, disassembly)
 
 
 def cubins_for(cubins: list[Cubin], arch: str | None, path: Path) -> list[Cubin]:

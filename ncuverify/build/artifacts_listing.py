@@ -70,7 +70,9 @@ def path_kernels(
         return [k for file in files for k in path_kernels(file, source_arch, artifact_arch, limits, cache)]
     if path.suffix in SOURCE_SUFFIXES:
         return [listed(kernel, str(path)) for kernel in source_kernels(path, source_arch, limits, cache)]
-    return [listed(kernel, str(path)) for kernel in read_artifact(path, artifact_arch, limits.timeout_s)]
+    return [
+        listed(kernel, str(path)) for kernel in read_artifact(path, artifact_arch, limits.timeout_s, cache)
+    ]
 
 
 def source_kernels(

@@ -16,6 +16,7 @@ from ncuverify.build.demangle import demangle, function_name, same_name
 from ncuverify.build.inventory import BuiltKernel
 from ncuverify.build.resolve import Roots
 from ncuverify.build.static import STATIC_METRICS
+from ncuverify.cache import CompileCache
 from ncuverify.errors import InputError
 
 if TYPE_CHECKING:
@@ -46,16 +47,22 @@ def binary_path(spec: Spec, key: str, kernel: KernelSpec, roots: Roots) -> Path:
 
 
 def binary_kernels(
-    spec: Spec, key: str, kernel: KernelSpec, arch: str, roots: Roots, timeout_s: float
+    spec: Spec,
+    key: str,
+    kernel: KernelSpec,
+    arch: str,
+    roots: Roots,
+    timeout_s: float,
+    cache: CompileCache | None = None,
 ) -> list[BuiltKernel]:
     """Every kernel of the artifact's cubins for arch, with its facts (a `match:` entry's candidates)."""
     path = binary_path(spec, key, kernel, roots)
     cubins = cubins_for(artifact_cubins(path, timeout_s), kernel.arch or arch, path)
-    return [built for cubin in cubins for built in cubin_kernels(cubin, timeout_s)]
+    return [built for cubin in cubins for built in cubin_kernels(cubin, timeout_s, cache)]
 
 
 def binary_builds(
-    spec: Spec, arch: str, roots: Roots, timeout_s: float
+    spec: Spec, arch: str, roots: Roots, timeout_s: float, cache: CompileCache | None = None
 ) -> tuple[dict[str, KernelBuild], list[str]]:
     """Each `binary:` kernel with an `entry:`, ready to load and launch, and the problems found."""
     builds: dict[str, KernelBuild] = {}
@@ -70,7 +77,7 @@ def binary_builds(
             if path not in read:
                 read[path] = artifact_cubins(path, timeout_s)
             cubins = cubins_for(read[path], kernel.arch or arch, path)
-            builds[key] = _build(key, kernel.entry, cubins, path, timeout_s, kernels_read)
+            builds[key] = _build(key, kernel.entry, cubins, path, timeout_s, kernels_read, cache)
         except InputError as error:
             problems.append(str(error))
     problems += absent_facts(spec, builds)
@@ -84,6 +91,7 @@ def _build(
     path: Path,
     timeout_s: float,
     kernels_read: dict[str, list[BuiltKernel]],
+    cache: CompileCache | None,
 ) -> KernelBuild:
     from ncuverify.build.compile import KernelBuild  # compile dispatches here: imported once it is loaded
 
@@ -98,7 +106,7 @@ def _build(
         raise InputError(_not_one(key, entry, found, signatures, cubins, path))
     cubin, symbol = found[0]
     if cubin.label not in kernels_read:
-        kernels_read[cubin.label] = cubin_kernels(cubin, timeout_s)
+        kernels_read[cubin.label] = cubin_kernels(cubin, timeout_s, cache)
     built = next(k for k in kernels_read[cubin.label] if k.symbol == symbol)
     return KernelBuild(
         name=key,

@@ -10,8 +10,10 @@ from pathlib import Path
 from ncuverify.build.artifacts import artifact_cubins, cubin_kernels, cubins_for
 from ncuverify.build.artifacts_elf import ELF_MAGIC
 from ncuverify.build.artifacts_listing import ARTIFACT_SUFFIXES
-from ncuverify.build.compile import BuildLimits, roots_at
+from ncuverify.build.compile import roots_at
+from ncuverify.build.limits import BuildLimits
 from ncuverify.build.params import parameter_sizes
+from ncuverify.cache import CompileCache
 from ncuverify.errors import InputError
 from ncuverify.files import Unreadable, open_plain
 from ncuverify.init.sources import SourceKernel, SourceKernels, relative_inside
@@ -37,7 +39,9 @@ def is_artifact(path: Path) -> bool:
     return head.startswith(_MAGIC)
 
 
-def kernels_in_artifact(artifact: Path, written_at: Path, arch: str, limits: BuildLimits) -> SourceKernels:
+def kernels_in_artifact(
+    artifact: Path, written_at: Path, arch: str, limits: BuildLimits, cache: CompileCache | None = None
+) -> SourceKernels:
     """The kernels of the artifact's cubins for arch; InputError where it lies outside the project of
     `written_at` and the allowed folders, is no artifact, holds no cubin for arch, or no kernel."""
     roots = roots_at(Path(os.path.abspath(written_at.parent)), limits)
@@ -48,7 +52,7 @@ def kernels_in_artifact(artifact: Path, written_at: Path, arch: str, limits: Bui
         (
             SourceKernel(kernel, parameter_sizes(cubin.data, kernel.symbol))
             for cubin in cubins
-            for kernel in cubin_kernels(cubin, limits.timeout_s)
+            for kernel in cubin_kernels(cubin, limits.timeout_s, cache)
         ),
         key=lambda k: (k.built.name, k.built.signature, k.built.symbol),
     )

@@ -45,7 +45,7 @@ def starter_file(
     or an artifact with kernels for arch, or no kernel of it can be named and launched."""
     limits = limits or BuildLimits()
     if is_artifact(source):
-        found = kernels_in_artifact(source, written_at, arch, limits)
+        found = kernels_in_artifact(source, written_at, arch, limits, cache)
     else:
         found = kernels_in_source(source, written_at, arch, cache, limits)
     folder = Path(os.path.abspath(written_at.parent))
