@@ -49,15 +49,17 @@ def check_arguments(spec: Spec, builds: Mapping[str, KernelBuild]) -> None:
 
 def _case_problems(name: str, case: CaseSpec, sizes: tuple[int, ...]) -> list[str]:
     where = f"cases.{name}.args"
-    if len(case.args) != len(sizes):
-        count = f"{len(case.args)} argument{'s' if len(case.args) != 1 else ''}"
+    # A buffer only a struct points to is no parameter; the others are the kernel's, in order.
+    passed = [(index, arg) for index, arg in enumerate(case.args) if getattr(arg, "passed", True)]
+    if len(passed) != len(sizes):
+        count = f"{len(passed)} argument{'s' if len(passed) != 1 else ''}"
         return [f"{where}: {count}, but kernel {case.kernel} takes {len(sizes)} parameters"]
     problems = []
-    for index, (arg, size) in enumerate(zip(case.args, sizes, strict=True)):
+    for parameter, ((index, arg), size) in enumerate(zip(passed, sizes, strict=True)):
         kind, given = _argument(arg)
         if given != size:
             problems.append(
-                f"{where}[{index}]: {kind} ({given} bytes), but parameter {index} of kernel {case.kernel}"
+                f"{where}[{index}]: {kind} ({given} bytes), but parameter {parameter} of kernel {case.kernel}"
                 f" is {size} bytes"
             )
     return problems

@@ -118,7 +118,11 @@ def run_case(launcher: Launcher, case: PlannedCase) -> dict[str, float]:
             if "buffer" in arg
         }
         addresses = {arg["name"]: buffers[i].address for i, arg in enumerate(case.args) if "name" in arg}
-        args = [buffers[i] if i in buffers else _parameter(arg, addresses) for i, arg in enumerate(case.args)]
+        args = [
+            buffers[i] if i in buffers else _parameter(arg, addresses)
+            for i, arg in enumerate(case.args)
+            if arg.get("passed", True)
+        ]
         launcher.synchronize()  # fills are complete before the profiled launches
         per_launch: list[dict[str, float]] = []
         for _ in range(case.repeat):

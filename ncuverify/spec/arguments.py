@@ -37,11 +37,16 @@ class BufferArg(StrictModel):
     name: Id | None = Field(
         None, description="read the buffer back after the launch, as buffer__NAME.mean etc."
     )
+    passed: StrictBool = Field(
+        True, description="false: no parameter of its own, only the buffer a struct's pointer field names"
+    )
 
     @model_validator(mode="after")
     def _value_with_constant(self) -> BufferArg:
         if (self.fill == "constant") != (self.value is not None):
             raise ValueError("'value' goes with 'fill: constant', and only with it")
+        if not self.passed and self.name is None:
+            raise ValueError("a buffer with 'passed: false' needs a 'name' for a struct's pointer field")
         return self
 
 
