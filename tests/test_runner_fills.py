@@ -48,5 +48,7 @@ def test_a_struct_packs_its_scalars_at_their_offsets_and_its_pointers_patched():
 
     given = {"struct": [{"int8": -1}, {"pointer": "out"}, {"struct": [{"bool": True}, {"bfloat16": 1.5}]}]}
     packed = struct_bytes(struct_layout(TypeAdapter(Argument).validate_python(given)), {"out": 0x1122334455})
-    assert packed == b"\xff" + b"\0" * 7 + (0x1122334455).to_bytes(8, "little") + b"\x01\0\xc0\x3f" + b"\0" * 4
+    assert (
+        packed == b"\xff" + b"\0" * 7 + (0x1122334455).to_bytes(8, "little") + b"\x01\0\xc0\x3f" + b"\0" * 4
+    )
     assert scalar_bytes("bool", False) == b"\0" and scalar_bytes("bfloat16", -2.0) == b"\x00\xc0"

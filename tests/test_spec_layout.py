@@ -58,10 +58,10 @@ def cxx(arg: StructArg, name: str, out: list[str]) -> None:
     align = f"alignas({arg.align}) " if arg.align else ""
     out.append(f"struct {align}{name} {{ {' '.join(members)} }};")
     layout = struct_layout(arg)
-    out.append(f"static_assert(sizeof({name}) == {layout.size}, \"{name} size\");")
-    out.append(f"static_assert(alignof({name}) == {layout.alignment}, \"{name} alignment\");")
+    out.append(f'static_assert(sizeof({name}) == {layout.size}, "{name} size");')
+    out.append(f'static_assert(alignof({name}) == {layout.alignment}, "{name} alignment");')
     for index, offset in enumerate(layout.offsets):
-        out.append(f"static_assert(offsetof({name}, f{index}) == {offset}, \"{name}.f{index}\");")
+        out.append(f'static_assert(offsetof({name}, f{index}) == {offset}, "{name}.f{index}");')
 
 
 def assert_gxx_agrees(structs: list[StructArg], tmp_path: Path) -> None:

@@ -223,11 +223,8 @@ def _field_kind(value: Any) -> str | None:
 
 _SCALARS = "({int32: 5}, {float32: 0.5}; also uint32, int64, uint64, float64, int8, uint8, int16, uint16, float16, bfloat16, bool)"
 
-StructField = Annotated[
-    Annotated[PointerField, Tag("pointer")]
-    | Annotated[ArrayField, Tag("array")]
-    | Annotated[StructArg, Tag("struct")]
-    | Annotated[Int32Arg, Tag("int32")]
+TaggedScalar = (
+    Annotated[Int32Arg, Tag("int32")]
     | Annotated[UInt32Arg, Tag("uint32")]
     | Annotated[Int64Arg, Tag("int64")]
     | Annotated[UInt64Arg, Tag("uint64")]
@@ -239,7 +236,14 @@ StructField = Annotated[
     | Annotated[UInt16Arg, Tag("uint16")]
     | Annotated[Float16Arg, Tag("float16")]
     | Annotated[BFloat16Arg, Tag("bfloat16")]
-    | Annotated[BoolArg, Tag("bool")],
+    | Annotated[BoolArg, Tag("bool")]
+)
+
+StructField = Annotated[
+    Annotated[PointerField, Tag("pointer")]
+    | Annotated[ArrayField, Tag("array")]
+    | Annotated[StructArg, Tag("struct")]
+    | TaggedScalar,
     Discriminator(
         _field_kind,
         custom_error_type="field_kind",
@@ -249,21 +253,7 @@ StructField = Annotated[
 ]
 
 Argument = Annotated[
-    Annotated[BufferArg, Tag("buffer")]
-    | Annotated[StructArg, Tag("struct")]
-    | Annotated[Int32Arg, Tag("int32")]
-    | Annotated[UInt32Arg, Tag("uint32")]
-    | Annotated[Int64Arg, Tag("int64")]
-    | Annotated[UInt64Arg, Tag("uint64")]
-    | Annotated[Float32Arg, Tag("float32")]
-    | Annotated[Float64Arg, Tag("float64")]
-    | Annotated[Int8Arg, Tag("int8")]
-    | Annotated[UInt8Arg, Tag("uint8")]
-    | Annotated[Int16Arg, Tag("int16")]
-    | Annotated[UInt16Arg, Tag("uint16")]
-    | Annotated[Float16Arg, Tag("float16")]
-    | Annotated[BFloat16Arg, Tag("bfloat16")]
-    | Annotated[BoolArg, Tag("bool")],
+    Annotated[BufferArg, Tag("buffer")] | Annotated[StructArg, Tag("struct")] | TaggedScalar,
     Discriminator(
         _argument_kind,
         custom_error_type="argument_kind",

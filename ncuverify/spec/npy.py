@@ -78,6 +78,8 @@ def _header(stream: io.BytesIO) -> tuple[tuple[int, ...], bool, np.dtype]:
         shape, fortran_order, dtype = readers[version](stream, max_header_size=MAX_HEADER_BYTES)
     except (ValueError, TypeError, EOFError, OverflowError, SyntaxError, RecursionError) as error:
         reason = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
+        if "malformed node" in reason:  # numpy names the node by its address: not the same twice
+            reason = "it holds more than literals"
         raise InputError(f"a damaged .npy header: {reason}") from None
     if dtype.kind not in _PLAIN_KINDS or dtype.fields is not None or dtype.subdtype is not None:
         raise InputError(f"holds {dtype.str} values; only plain numbers (bool, integers, floats) are read")
