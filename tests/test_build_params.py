@@ -92,3 +92,26 @@ def test_check_and_lint_refuse_it_with_exit_2_and_the_argument_named(tmp_path: P
         result = invoke_command(*command, "--arch", "sm_90", str(path))
         assert result.exit_code == ExitCode.BAD_INPUT, result.stdout
         assert message in " ".join(result.stdout.split()), result.stdout
+
+
+def test_a_struct_is_sized_by_its_c_layout_and_a_grid_constant_one_counts_alike():
+    spec = load(DATA / "structs.yaml")
+    builds = build_spec(spec, "sm_90", COMPILE_CACHE)
+    # take_params(Params): one 48-byte parameter; take_grid_constant(const __grid_constant__ Small,
+    # __nv_bfloat16, bool): 32, 2 and 1 bytes. The buffers only the structs point to are no parameters.
+    params, grid_constant = builds["params"], builds["grid_constant"]
+    assert parameter_sizes(params.cubin, params.symbol) == (48,)
+    assert parameter_sizes(grid_constant.cubin, grid_constant.symbol) == (32, 2, 1)
+    check_arguments(spec, builds)
+
+
+def test_a_struct_of_another_size_is_refused_naming_the_parameter_and_both_sizes(tmp_path: Path):
+    text = (DATA / "structs.yaml").read_text()
+    (tmp_path / "structs.yaml").write_text(text.replace("        align: 16\n", ""))  # 24 bytes, not 32
+    spec = load(tmp_path / "structs.yaml")
+    with pytest.raises(InputError) as refused:
+        check_arguments(spec, build_spec(spec, "sm_90", COMPILE_CACHE))
+    assert str(refused.value) == (
+        f"{tmp_path / 'structs.yaml'}: cases.grid_constant.args[0]: a struct (24 bytes), but parameter 0 of"
+        " kernel grid_constant is 32 bytes"
+    )

@@ -117,3 +117,17 @@ def test_a_buffer_that_cannot_be_filled_is_freed_with_those_before_it():
     with pytest.raises(RuntimeError, match="OUT_OF_MEMORY"):
         run_case(fake, planned("f", [{"buffer": "float32", "count": 8}] * 3))
     assert fake.freed == list(fake.memory) and len(fake.freed) == 2 and fake.launches == []
+
+
+def test_a_struct_is_given_as_its_bytes_with_a_later_buffer_s_address_in_its_pointer_field():
+    from ncuverify.runner.case import ParameterBytes
+
+    fake = Recorded(0)
+    struct = {"struct": [{"float32": 2.0}, {"pointer": "out"}]}
+    out = {"buffer": "int32", "count": 4, "name": "out", "passed": False}
+    values = run_case(fake, planned("s", [struct, {"bfloat16": 1.5}, out]))
+    [[packed, half]] = fake.given or []  # the pointed-to buffer is no parameter of its own
+    [out_base] = fake.memory
+    assert packed == ParameterBytes(np.float32(2.0).tobytes() + b"\0" * 4 + out_base.to_bytes(8, "little"))
+    assert half == ParameterBytes(b"\xc0\x3f")
+    assert values["buffer__out.max"] == 0  # read back though the kernel was not given it

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from ncuverify.errors import InputError
+from ncuverify.spec.layout import POINTER_BYTES, SCALAR_BYTES, struct_layout
 
 if TYPE_CHECKING:  # the spec package imports the build's static facts: for types only
     from ncuverify.build.compile import KernelBuild
@@ -27,21 +28,8 @@ _SIZE_SHIFT, _SIZE_MASK = 18, 0x3FFF  # a parameter's size in bytes, in the flag
 MAX_PARAMETERS = 4096  # far more than the 32 KiB of parameters a kernel may take in 8-byte pieces
 
 
-# What each kind of argument puts in the kernel's parameter space.
-POINTER_BYTES = 8
-SCALAR_BYTES = {
-    "int32": 4,
-    "uint32": 4,
-    "float32": 4,
-    "int64": 8,
-    "uint64": 8,
-    "float64": 8,
-    "int8": 1,
-    "uint8": 1,
-    "int16": 2,
-    "uint16": 2,
-    "float16": 2,
-}
+# What each kind of argument puts in the kernel's parameter space (a struct: its C layout's size).
+__all__ = ["POINTER_BYTES", "SCALAR_BYTES", "check_arguments", "parameter_sizes"]
 
 
 def check_arguments(spec: Spec, builds: Mapping[str, KernelBuild]) -> None:
@@ -61,15 +49,17 @@ def check_arguments(spec: Spec, builds: Mapping[str, KernelBuild]) -> None:
 
 def _case_problems(name: str, case: CaseSpec, sizes: tuple[int, ...]) -> list[str]:
     where = f"cases.{name}.args"
-    if len(case.args) != len(sizes):
-        count = f"{len(case.args)} argument{'s' if len(case.args) != 1 else ''}"
+    # A buffer only a struct points to is no parameter; the others are the kernel's, in order.
+    passed = [(index, arg) for index, arg in enumerate(case.args) if getattr(arg, "passed", True)]
+    if len(passed) != len(sizes):
+        count = f"{len(passed)} argument{'s' if len(passed) != 1 else ''}"
         return [f"{where}: {count}, but kernel {case.kernel} takes {len(sizes)} parameters"]
     problems = []
-    for index, (arg, size) in enumerate(zip(case.args, sizes, strict=True)):
+    for parameter, ((index, arg), size) in enumerate(zip(passed, sizes, strict=True)):
         kind, given = _argument(arg)
         if given != size:
             problems.append(
-                f"{where}[{index}]: {kind} ({given} bytes), but parameter {index} of kernel {case.kernel}"
+                f"{where}[{index}]: {kind} ({given} bytes), but parameter {parameter} of kernel {case.kernel}"
                 f" is {size} bytes"
             )
     return problems
@@ -80,6 +70,10 @@ def _argument(arg: object) -> tuple[str, int]:
     buffer = getattr(arg, "buffer", None)
     if buffer is not None:
         return f"a {buffer} buffer, passed as a pointer", POINTER_BYTES
+    from ncuverify.spec.arguments import StructArg
+
+    if isinstance(arg, StructArg):
+        return "a struct", struct_layout(arg).size
     kind = next(kind for kind in SCALAR_BYTES if getattr(arg, kind, None) is not None)
     return f"an {kind}" if kind[0] in "aeiou" else f"a {kind}", SCALAR_BYTES[kind]
 

@@ -13,6 +13,7 @@ from ncuverify.profile import schedule
 from ncuverify.profile.recording import SEP, write_file
 from ncuverify.runner import PlannedCase
 from ncuverify.spec import BUFFER_PREFIX, CaseSpec, Claim, Spec
+from ncuverify.spec.npy import planned_arguments
 
 
 def qualified(key: str, case: str) -> str:
@@ -61,13 +62,15 @@ def plan_cases(
                 write_file(cubin, file.builds[case.kernel].cubin)
                 written.add(cubin)
             full = qualified(file.key, name)
-            planned[full] = planned_case(full, case, file.builds[case.kernel], cubin)
+            planned[full] = planned_case(full, case, file.builds[case.kernel], cubin, file.spec.path.parent)
             reads_back = any(getattr(arg, "name", None) for arg in case.args)
             wanted.append(schedule.ProfiledCase(full, case.repeat, frozenset(metrics), reads_back))
     return planned, wanted
 
 
-def planned_case(name: str, case: CaseSpec, build: KernelBuild, cubin_path: Path) -> PlannedCase:
+def planned_case(
+    name: str, case: CaseSpec, build: KernelBuild, cubin_path: Path, folder: Path = Path()
+) -> PlannedCase:
     return PlannedCase(
         name=name,
         cubin=str(cubin_path),
@@ -75,7 +78,7 @@ def planned_case(name: str, case: CaseSpec, build: KernelBuild, cubin_path: Path
         grid=case.grid,
         block=case.block,
         shared_bytes=case.shared_bytes,
-        args=[arg.model_dump(exclude_none=True) for arg in case.args],
+        args=planned_arguments(case.args, folder),  # a .npy fill by absolute path and digest
         repeat=case.repeat,
     )
 

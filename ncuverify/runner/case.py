@@ -13,9 +13,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ncuverify.runner.fills import SCALAR_DTYPES, host_contents
+from ncuverify.runner.fills import SCALAR_DTYPES, host_contents, scalar_bytes, struct_bytes
 from ncuverify.runner.plan import PlannedCase
 from ncuverify.runner.status import READBACK_PREFIX
+from ncuverify.spec.arguments import StructArg
+from ncuverify.spec.layout import struct_layout
 
 
 @dataclass(frozen=True)
@@ -35,8 +37,16 @@ class BufferView:
     size: int
 
 
-# What a kernel is given: a buffer, or a scalar of its type.
-Argument = BufferView | np.generic
+@dataclass(frozen=True)
+class ParameterBytes:
+    """A parameter numpy has no type for, as the bytes the kernel reads: a bfloat16, or a struct with
+    its pointers patched in."""
+
+    data: bytes
+
+
+# What a kernel is given: a buffer, a scalar of its type, or a parameter's bytes.
+Argument = BufferView | np.generic | ParameterBytes
 
 
 class Launcher(Protocol):
@@ -101,7 +111,18 @@ def run_case(launcher: Launcher, case: PlannedCase) -> dict[str, float]:
     allocations: list[Allocation] = []
     readbacks: list[_Readback] = []
     try:
-        args = [_argument(launcher, arg, allocations, readbacks) for arg in case.args]
+        # Buffers first: a struct before its buffer in the list holds that buffer's address.
+        buffers = {
+            i: _buffer(launcher, arg, allocations, readbacks)
+            for i, arg in enumerate(case.args)
+            if "buffer" in arg
+        }
+        addresses = {arg["name"]: buffers[i].address for i, arg in enumerate(case.args) if "name" in arg}
+        args = [
+            buffers[i] if i in buffers else _parameter(arg, addresses)
+            for i, arg in enumerate(case.args)
+            if arg.get("passed", True)
+        ]
         launcher.synchronize()  # fills are complete before the profiled launches
         per_launch: list[dict[str, float]] = []
         for _ in range(case.repeat):
@@ -114,12 +135,18 @@ def run_case(launcher: Launcher, case: PlannedCase) -> dict[str, float]:
     return {key: float(np.median([values[key] for values in per_launch])) for key in per_launch[0]}
 
 
-def _argument(
+def _parameter(arg: dict[str, Any], addresses: dict[str, int]) -> np.generic | ParameterBytes:
+    if "struct" in arg:
+        return ParameterBytes(struct_bytes(struct_layout(StructArg.model_validate(arg)), addresses))
+    (kind, value), *_ = arg.items()
+    if kind not in SCALAR_DTYPES:
+        return ParameterBytes(scalar_bytes(kind, value))
+    return SCALAR_DTYPES[kind](value)
+
+
+def _buffer(
     launcher: Launcher, arg: dict[str, Any], allocations: list[Allocation], readbacks: list[_Readback]
-) -> Argument:
-    if "buffer" not in arg:
-        (kind, value), *_ = arg.items()
-        return SCALAR_DTYPES[kind](value)
+) -> BufferView:
     dtype = np.dtype(arg["buffer"])
     offset_bytes = arg.get("offset", 0) * dtype.itemsize
     size = offset_bytes + arg["count"] * dtype.itemsize

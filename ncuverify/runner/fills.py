@@ -1,10 +1,16 @@
-"""The host side of a case's arguments: the initial contents of its buffers, and its scalars' types."""
+"""The host side of a case's arguments: the initial contents of its buffers, its scalars' types, and the
+bytes of what has no numpy type (bfloat16, structs)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from ncuverify.spec.layout import PointerAt, StructLayout
+from ncuverify.spec.npy import read_npy
 
 # Random integer fills stay small so that index buffers and sums are well defined in any integer type.
 RANDOM_INT_LIMIT = 2**15
@@ -15,6 +21,8 @@ def host_contents(arg: dict[str, Any]) -> np.ndarray | None:
     dtype = np.dtype(arg["buffer"])
     count = arg["count"]
     fill = arg.get("fill", "zeros")
+    if isinstance(fill, dict):  # {npy: path, sha256: digest}, as the plan gives it
+        return _npy_contents(fill, dtype, count)
     if fill == "zeros":
         return None
     if fill == "constant":
@@ -41,4 +49,44 @@ SCALAR_DTYPES: dict[str, type[np.generic]] = {
     "int16": np.int16,
     "uint16": np.uint16,
     "float16": np.float16,
+    "bool": np.bool_,
 }
+
+
+def _npy_contents(fill: dict[str, str], dtype: np.dtype, count: int) -> np.ndarray:
+    """A .npy file's values, then zeros up to count; the file must still be the one the check read."""
+    values, digest = read_npy(Path(fill["npy"]), dtype, count)
+    if digest != fill["sha256"]:
+        raise RuntimeError(f"{fill['npy']}: changed since it was checked")
+    contents = np.zeros(count, dtype=dtype)
+    contents[: values.size] = values
+    return contents
+
+
+def bfloat16_bits(value: float) -> int:
+    """The bfloat16 nearest the value's float32 (ties to even), as its 16 bits: the float32's top half,
+    rounded on the half below."""
+    bits = int(np.array(value, dtype=np.float32).view(np.uint32))
+    if (bits & 0x7FFFFFFF) > 0x7F800000:
+        return 0x7FC0 | (bits >> 16 & 0x8000)  # a quiet NaN of the same sign
+    return (bits + 0x7FFF + (bits >> 16 & 1)) >> 16
+
+
+def scalar_bytes(kind: str, value: int | float | bool) -> bytes:
+    """A scalar's bytes as the kernel reads them (little-endian)."""
+    if kind == "bfloat16":
+        return bfloat16_bits(float(value)).to_bytes(2, "little")
+    return SCALAR_DTYPES[kind](value).tobytes()
+
+
+def struct_bytes(layout: StructLayout, addresses: Mapping[str, int]) -> bytes:
+    """A struct's bytes: each scalar at its offset, each pointer the address of the buffer it names,
+    padding zero."""
+    packed = bytearray(layout.size)
+    for leaf in layout.leaves:
+        if isinstance(leaf, PointerAt):
+            data = addresses[leaf.buffer].to_bytes(8, "little")
+        else:
+            data = scalar_bytes(leaf.kind, leaf.value)
+        packed[leaf.offset : leaf.offset + len(data)] = data
+    return bytes(packed)

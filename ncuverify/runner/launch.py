@@ -3,13 +3,14 @@ memory, fill, launches and copies back on the device."""
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ncuverify.runner.case import Allocation, Argument, BufferView
+from ncuverify.runner.case import Allocation, Argument, BufferView, ParameterBytes
 from ncuverify.runner.plan import PlannedCase
 
 # Launches may use this much dynamic shared memory without opting in.
@@ -71,11 +72,20 @@ class CudaLauncher:
             _checked(driver.cuMemcpyHtoD(address + offset, contents.ctypes.data, contents.nbytes))
 
     def launch(self, kernel: object, case: PlannedCase, args: Sequence[Argument]) -> None:
-        from cuda.core import Buffer, LaunchConfig, launch
+        """Through the driver, which takes every parameter as a pointer to its bytes: cuda.core cannot
+        pass a struct by value."""
+        from cuda.bindings import driver
 
-        config = LaunchConfig(grid=case.grid, block=case.block, shmem_size=case.shared_bytes)
-        values = [Buffer.from_handle(a.address, a.size) if isinstance(a, BufferView) else a for a in args]
-        launch(self.stream, config, kernel, *values)
+        loaded: Any = kernel  # a cuda.core Kernel, from kernel(): its handle is a CUkernel
+        function = _value(driver.cuKernelGetFunction(loaded.handle))
+        held = [ctypes.create_string_buffer(data, len(data)) for data in map(parameter_bytes, args)]
+        pointers = (ctypes.c_void_p * max(1, len(held)))(*(ctypes.addressof(h) for h in held))
+        grid, block = case.grid, case.block
+        _checked(
+            driver.cuLaunchKernel(
+                function, *grid, *block, case.shared_bytes, self.stream.handle, ctypes.addressof(pointers), 0
+            )
+        )
 
     def synchronize(self) -> None:
         self.stream.sync()
@@ -90,6 +100,16 @@ class CudaLauncher:
     def free(self, allocation: Allocation) -> None:
         buffer: Any = allocation.owner  # a cuda.core Buffer, from allocate
         buffer.close(self.stream)
+
+
+def parameter_bytes(arg: Argument) -> bytes:
+    """What the kernel's parameter space receives for an argument: a buffer's device address, a
+    scalar's or a struct's bytes."""
+    if isinstance(arg, BufferView):
+        return arg.address.to_bytes(8, "little")
+    if isinstance(arg, ParameterBytes):
+        return arg.data
+    return arg.tobytes()
 
 
 def _value(result: Any) -> Any:

@@ -36,6 +36,8 @@ SCALAR_TYPES = (
     "int16",
     "uint16",
     "float16",
+    "bfloat16",
+    "bool",
 )
 
 ARCH_PATTERN = r"^(sm|compute)_\d{2,3}[af]?$"  # a build target: sm_90, sm_90a, compute_80

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ncuverify.spec.arguments import BufferArg
+from ncuverify.spec.arguments import ArrayValues, BufferArg, StructArg
 from ncuverify.spec.cases import CaseSpec
 from ncuverify.spec.claims import Citation, Claim, Expectation, ExpectedFailure
 from ncuverify.spec.expectation_file import ExpectationFile
@@ -27,6 +27,8 @@ _ALL_FIELDS = sorted(
             KernelSpec,
             CaseSpec,
             BufferArg,
+            StructArg,
+            ArrayValues,
             Claim,
             Citation,
             Expectation,
@@ -60,7 +62,7 @@ def pydantic_problems(error: ValidationError) -> Iterator[tuple[Location, str]]:
         yield where, message
 
 
-_UNION_TAGS = ("buffer", *SCALAR_TYPES)
+_UNION_TAGS = ("buffer", "struct", "pointer", "array", *SCALAR_TYPES)
 _TYPE_NAMES = ("str", "int", "float", "bool", "none")  # union members pydantic names in a location
 
 

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ncuverify.spec.expectation_file import ExpectationFile
+from ncuverify.spec.npy import npy_problems
 from ncuverify.spec.yaml_reader import Location
 
 # A folder holding one of these is the root of a project: expectation files reach no file above it.
@@ -38,3 +39,5 @@ def path_problems(content: ExpectationFile, folder: Path) -> Iterable[tuple[Loca
             )
         elif not resolved.is_file():
             yield (where, f"no such file: {kernel.file} (looked in {folder})")
+    for name, case in content.cases.items():
+        yield from npy_problems(name, case.args, folder, root)

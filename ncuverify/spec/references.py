@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ncuverify import expression
 from ncuverify.build.static import STATIC_METRICS, STATIC_PREFIX, is_static
-from ncuverify.spec.arguments import BufferArg
+from ncuverify.spec.arguments import BufferArg, StructArg
 from ncuverify.spec.claims import Claim
 from ncuverify.spec.expectation_file import ExpectationFile
 from ncuverify.spec.problems import suggest
@@ -25,6 +25,7 @@ def reference_problems(content: ExpectationFile) -> Iterable[tuple[Location, str
                 ("cases", case_name, "kernel"),
                 f"kernel {case.kernel!r} is every kernel its 'match' selects: a case launches one, named by 'entry'",
             )
+        yield from _pointer_problems(case_name, case.args)
     seen: dict[str, int] = {}
     for index, claim in enumerate(content.claims):
         if claim.id in seen:
@@ -138,6 +139,19 @@ def _buffer_problems(
             where,
             f"case {case} has no buffer named {buffer!r}{suggest(buffer, named)} (give a buffer `name:` to read it back)",
         )
+
+
+def _pointer_problems(case: str, args: Sequence[object]) -> Iterable[tuple[Location, str]]:
+    """A struct's pointer fields name buffers of its own case, by their `name:`."""
+    named = [a.name for a in args if isinstance(a, BufferArg) and a.name]
+    for index, arg in enumerate(args):
+        for buffer in arg.pointers() if isinstance(arg, StructArg) else []:
+            if buffer not in named:
+                yield (
+                    ("cases", case, "args", index),
+                    f"a pointer field names {buffer!r}, but case {case} has no buffer of that name"
+                    f"{suggest(buffer, named)} (give the buffer `name: {buffer}`)",
+                )
 
 
 def _control_problems(content: ExpectationFile, index: int, claim: Claim) -> Iterable[tuple[Location, str]]:
