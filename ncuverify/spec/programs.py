@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
+from ncuverify.spec.claims import Claim
 from ncuverify.spec.fields import Float, Int, StrictModel, Text
 from ncuverify.spec.kernels import kernel_pattern
 from ncuverify.spec.yaml_reader import Location
@@ -110,6 +111,11 @@ def is_program_case(value: object) -> bool:
     return isinstance(value, dict) and "program" in value
 
 
+def case_of_program(case: str | None, programs: dict[str, ProgramCase]) -> bool:
+    """Whether a case (`add`, or with `combine: each` a launch of it, `add#2`) is a program's."""
+    return case is not None and case.partition(EACH_SEP)[0] in programs
+
+
 def split_programs(data: dict[Any, Any], none: object) -> dict[Any, Any]:
     """The file's data with its program cases moved from `cases` to PROGRAMS_FIELD. Where every case
     runs a program, `cases` (and `kernels`, if left out) become none: the file needs no other."""
@@ -130,6 +136,23 @@ def split_programs(data: dict[Any, Any], none: object) -> dict[Any, Any]:
 
 def each_name(case: str, number: int) -> str:
     return f"{case}{EACH_SEP}{number}"
+
+
+def claims_per_launch(claims: list[Claim], programs: dict[str, ProgramCase], cases: set[str]) -> list[Claim]:
+    """The claims, each on a case with `combine: each` made one per launch measured: claim#1 on
+    case#1, claim#2 on case#2, ... (a case that did not run keeps its one claim, to fail with why)."""
+    expanded: list[Claim] = []
+    for claim in claims:
+        case = programs.get(claim.case or "")
+        count = 0
+        while case is not None and case.combine == "each" and each_name(str(claim.case), count + 1) in cases:
+            count += 1
+        if count == 0:
+            expanded.append(claim)
+        for number in range(1, count + 1):
+            update = {"id": each_name(claim.id, number), "case": each_name(str(claim.case), number)}
+            expanded.append(claim.model_copy(update=update))
+    return expanded
 
 
 def not_on_a_program(index: int, name: str, case: str) -> tuple[Location, str]:
