@@ -139,3 +139,11 @@ def test_a_recorded_program_case_replays_without_ncu(tmp_path):
     assert replayed.replayed and [c.verdict for c in replayed.claims] == [Verdict.PASSED]
     assert replayed.measurements is not None
     assert replayed.measurements.value("add", METRIC) == 28
+
+
+def test_a_program_that_is_not_there_fails_its_claims_when_it_would_run(tmp_path):
+    path = program_file(tmp_path)
+    path.write_text(path.read_text().replace("[python3, add.py", "[./vecadd, add.py"))
+    [claim] = checked(path, allow_programs=True).claims
+    assert claim.verdict is Verdict.ERROR
+    assert "no program ./vecadd to run: not found, or not executable" in str(claim.reason)

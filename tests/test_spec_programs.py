@@ -106,8 +106,6 @@ def test_the_folder_and_a_program_path_stay_in_the_project(tmp_path):
     assert "cases.add.program.command[0]: ../../bin/sh lies outside the project" in problems(
         write(tmp_path, program_file(escaping))
     )
-    missing = ADD.replace("[python3, add.py", "[./absent, add.py")
-    assert "no such program: ./absent" in problems(write(tmp_path, program_file(missing)))
 
 
 def test_the_model_key_for_program_cases_cannot_be_written(tmp_path):

@@ -167,7 +167,8 @@ def not_on_a_program(index: int, name: str, case: str) -> tuple[Location, str]:
 def program_path_problems(
     programs: dict[str, ProgramCase], folder: Path, root: Path
 ) -> Iterable[tuple[Location, str]]:
-    """A program runs in a folder of the project, and a program named by a path lies in it."""
+    """A program runs in a folder of the project, and a program named by a path lies in it (it may be
+    built later: whether it is there is asked when it runs)."""
     for name, case in programs.items():
         cwd = (folder / (case.program.cwd or ".")).resolve()
         if not cwd.is_relative_to(root):
@@ -179,8 +180,3 @@ def program_path_problems(
             program = (folder / first).resolve()
             if not program.is_relative_to(root):
                 yield (("cases", name, "program", "command", 0), f"{first} lies outside the project ({root})")
-            elif not program.is_file():
-                yield (
-                    ("cases", name, "program", "command", 0),
-                    f"no such program: {first} (looked in {folder})",
-                )
