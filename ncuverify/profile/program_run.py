@@ -16,7 +16,7 @@ from ncuverify.profile.outcome import clear_outcomes, read_log
 from ncuverify.profile.process import visible_device
 from ncuverify.profile.program_command import program_ncu_command
 from ncuverify.profile.program_launches import selected_launches
-from ncuverify.profile.run import Run
+from ncuverify.profile.run import Run, ncu_not_started
 from ncuverify.profile.shown import shown_output
 from ncuverify.profile.table import parse_csv
 from ncuverify.runner import CaseStatus
@@ -80,12 +80,8 @@ def run_program(planned: PlannedProgram, work_dir: Path, options: NcuOptions, de
         limit = planned.case.program.timeout_s
         error = f"the program `{shown_command([written])}` did not end within {limit:g} s under ncu; stopped"
         return Run(read_log(log_file), (CaseStatus(planned.name, False, error),), command)
-    except FileNotFoundError:
-        raise EnvironmentProblem(
-            f"ncu not found at {options.executable!r}: install Nsight Compute or pass --ncu"
-        ) from None
     except OSError as error:
-        raise EnvironmentProblem(f"ncu could not be started ({options.executable!r}): {error}") from None
+        raise ncu_not_started(options, error) from None
     report = read_log(log_file)
     status = _status(planned, report, finished.returncode, finished.stderr, written)
     return Run(report, (status,), command, _tail(finished.stderr), finished.returncode)
