@@ -102,10 +102,12 @@ def check(
     gpus: Iterable[int] | None = None,
     allow_include: Iterable[str | Path] = (),
     compile_timeout: float = 120.0,
+    allow_programs: bool = False,
 ) -> Results:
     """Check expectation files (or folders of them) as `ncuverify check` does, and return the results.
     allow_include names folders outside the project that kernels may include from; compile_timeout
-    stops compiling one kernel source after that many seconds.
+    stops compiling one kernel source after that many seconds; allow_programs runs the commands of
+    program cases (as --allow-programs does).
 
     InputError for a path that does not exist or a folder without expectation files (or for an
     include folder that is not one); a file that is wrong, or on which ncuverify itself fails, has its
@@ -122,5 +124,6 @@ def check(
             map(Path, allow_include), compile_timeout, "allow_include", "compile_timeout"
         ),
         gpus=tuple(gpus) if gpus is not None else None,
+        allow_programs=allow_programs,
     )
     return Results(pipeline.check_files(files, run))

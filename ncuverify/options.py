@@ -37,6 +37,7 @@ class CheckOptions:
     explain: bool = True  # profile failing memory claims again for ncu's rules and source lines
     shard: tuple[int, int] | None = None  # (K, N): judge only the K-th of N shares of the claims
     on_progress: Callable[[str], None] | None = None  # told what the run is doing, a line at a time
+    allow_programs: bool = False  # run the commands of program cases (code the expectation file names)
 
 
 def for_run(
@@ -52,6 +53,7 @@ def for_run(
     gpus: tuple[int, ...] | None = None,
     explain: bool = True,
     shard: tuple[int, int] | None = None,
+    allow_programs: bool = False,
 ) -> CheckOptions:
     """A run's options as `ncuverify check` makes them: compiled through the compile cache and with
     ncu's passes per metric set remembered in its folder, unless cache is False (then every kernel is
@@ -70,6 +72,7 @@ def for_run(
         gpus=gpus,
         explain=explain,
         shard=shard,
+        allow_programs=allow_programs,
     )
 
 

@@ -297,3 +297,37 @@ def test_a_profiler_claim_on_a_kernel_loaded_from_an_nvcc_cubin(gpu_environment,
     assert [(r.claim.id, r.verdict, r.measured) for r in result.claims] == [
         ("copy_is_coalesced", Verdict.PASSED, 4)
     ]
+
+
+PROGRAMS = ROOT / "examples" / "programs"
+
+
+def _program_check(name: str, tmp_path: Path, *needed: str) -> dict[str, Verdict]:
+    """The example's verdicts, checked with --allow-programs; skipped where a module it runs is missing."""
+    for module in needed:
+        probe = subprocess.run(["python3", "-c", f"import {module}"], capture_output=True)
+        if probe.returncode != 0:
+            pytest.skip(f"{name} needs {module}, which python3 cannot import here")
+    result = check_file(
+        PROGRAMS / name, CheckOptions(allow_programs=True, explain=False), Environment.probe("ncu")
+    )
+    assert result.input_error is None and result.internal_error is None, result.input_error
+    return {r.claim.id: r for r in result.claims}
+
+
+def test_program_cases_of_torch_triton_cupy_and_an_nvcc_binary(gpu_environment, tmp_path: Path):
+    for module in ("torch", "triton", "cupy"):
+        if subprocess.run(["python3", "-c", f"import {module}"], capture_output=True).returncode != 0:
+            pytest.skip(f"the program examples need {module}, which python3 cannot import here")
+    built = subprocess.run(["make", "-C", str(PROGRAMS)], capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr
+    claims = _program_check("programs.yaml", tmp_path)
+    # contiguous fp32 reads coalesce: 4 sectors a request for 4-byte loads, 16 for 16-byte vectors
+    assert all(r.verdict is Verdict.PASSED for r in claims.values()), {k: r.reason for k, r in claims.items()}
+
+
+def test_a_strided_torch_copy_fails_its_coalescing_claim_with_ncus_numbers(gpu_environment, tmp_path: Path):
+    claims = _program_check("strided.yaml", tmp_path, "torch")
+    claim = claims["strided_copy_coalesced"]
+    # every lane reads a float 32 bytes from its neighbour's: its own sector, 32 a request
+    assert claim.verdict is Verdict.FAILED and claim.measured == 32, claim.reason

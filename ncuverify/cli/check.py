@@ -95,6 +95,13 @@ def check(
     ] = None,
     allow_include: AllowInclude = None,
     compile_timeout: CompileTimeout = 120.0,
+    allow_programs: Annotated[
+        bool,
+        typer.Option(
+            "--allow-programs",
+            help="run the commands of program cases: code the expectation file names (a pull request's too)",
+        ),
+    ] = False,
 ) -> None:
     """Build, profile and judge every claim of the given files (expectation files, or folders of them).
 
@@ -126,6 +133,7 @@ def check(
         gpus=chosen_gpus,
         explain=explain,
         shard=shares,
+        allow_programs=allow_programs,
     )
     shown_on = console()
     print_pass_warnings(shown_on, run)

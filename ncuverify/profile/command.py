@@ -33,20 +33,16 @@ def ncu_command(
     """The ncu command line that profiles a plan: only the metrics and kernels the claims need. With
     sections, ncu collects those sections instead (and its report is read by importing report_file)."""
     kernel_filter = "|".join(sorted({re.escape(s) for s in symbols}))
-    output = [] if sections else ["--csv", "--page", "raw", "--print-units", "base"]
+    output = [] if sections else list(CSV_OUTPUT)
     if sections:
         collect = [argument for section in sections for argument in ("--section", section)]
     else:
-        # ncu needs at least one metric, also when the claims read only buffers the kernel wrote.
-        collect = ["--metrics", ",".join(sorted(set(metrics))) or "gpu__time_duration.sum"]
+        collect = metrics_arguments(metrics)
     keep = ["--export", str(report_file), "--force-overwrite"] if report_file is not None else []
     return [
         options.executable,
         *output,
-        "--clock-control",
-        options.clock_control,
-        "--cache-control",
-        options.cache_control,
+        *replay_arguments(options),
         "--kernel-name-base",
         "mangled",
         "--print-kernel-base",
@@ -62,3 +58,16 @@ def ncu_command(
         "ncuverify.runner",
         str(plan_file),
     ]
+
+
+CSV_OUTPUT = ("--csv", "--page", "raw", "--print-units", "base")
+
+
+def replay_arguments(options: NcuOptions) -> list[str]:
+    """How ncu treats clocks and caches between the passes of a launch."""
+    return ["--clock-control", options.clock_control, "--cache-control", options.cache_control]
+
+
+def metrics_arguments(metrics: Iterable[str]) -> list[str]:
+    # ncu needs at least one metric, also when the claims read only buffers the kernel wrote.
+    return ["--metrics", ",".join(sorted(set(metrics))) or "gpu__time_duration.sum"]

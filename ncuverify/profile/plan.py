@@ -33,6 +33,12 @@ class FileCases:
 def case_metrics(spec: Spec, claims: Sequence[Claim]) -> dict[str, set[str]]:
     """The cases these claims read (in file order), each with the ncu metrics it needs. A control is
     judged by the claim's expression on the control case, so it needs what the claim's case needs."""
+    needs = claim_needs(claims)
+    return {name: needs[name] for name in spec.content.cases if name in needs}
+
+
+def claim_needs(claims: Sequence[Claim]) -> dict[str, set[str]]:
+    """Every case these claims read, each with the ncu metrics it needs (see case_metrics)."""
     needs: dict[str, set[str]] = {}
     for claim in claims:
         for ref in claim.metric_refs():
@@ -40,7 +46,7 @@ def case_metrics(spec: Spec, claims: Sequence[Claim]) -> dict[str, set[str]]:
             needs.setdefault(ref.case, set()).update(wanted)
             if claim.control is not None and ref.case == claim.case:
                 needs.setdefault(claim.control, set()).update(wanted)
-    return {name: needs[name] for name in spec.content.cases if name in needs}
+    return needs
 
 
 def plan_cases(

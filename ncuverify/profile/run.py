@@ -69,12 +69,8 @@ def run_ncu(
     names = [c.name for c in cases]
     try:
         process = start(command, work_dir / "output.txt", device)
-    except FileNotFoundError:
-        raise EnvironmentProblem(
-            f"ncu not found at {options.executable!r}: install Nsight Compute or pass --ncu"
-        ) from None
     except OSError as error:
-        raise EnvironmentProblem(f"ncu could not be started ({options.executable!r}): {error}") from None
+        raise ncu_not_started(options, error) from None
     watched = wait(process, work_dir / PROGRESS_FILE, names, options.case_timeout_s, options)
     report = read_log(log_file)
     output = read_end(work_dir / "output.txt", MAX_OUTPUT_BYTES)
@@ -87,3 +83,12 @@ def run_ncu(
         # The process ended in the middle of a case (ncu ends an application whose kernel faults).
         status.append(lost(str(last.case), ending(report + "\n" + output, process.returncode), names))
     return Run(report, tuple(status), command, output, process.returncode)
+
+
+def ncu_not_started(options: NcuOptions, error: OSError) -> EnvironmentProblem:
+    """Why ncu could not be started: not there, or refused by the system."""
+    if isinstance(error, FileNotFoundError):
+        return EnvironmentProblem(
+            f"ncu not found at {options.executable!r}: install Nsight Compute or pass --ncu"
+        )
+    return EnvironmentProblem(f"ncu could not be started ({options.executable!r}): {error}")

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidatorFunctionWrapHandler, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from ncuverify.spec.allow import AllowEntry
@@ -14,6 +14,7 @@ from ncuverify.spec.cases import CaseSpec
 from ncuverify.spec.claims import Claim
 from ncuverify.spec.fields import ARCH_PATTERN, Float, Id, StrictModel, Text
 from ncuverify.spec.kernels import Compiler, KernelSpec
+from ncuverify.spec.programs import ProgramCase, split_programs
 
 
 class Tolerance(StrictModel):
@@ -38,6 +39,7 @@ class Tolerance(StrictModel):
 # it always was, with the same message; where some do, with what would make the file whole.
 _NO_CASES = object()
 _SOME_CASES = object()
+_NO_KERNELS = object()  # left out, or every case gone to `programs`: none needed
 
 
 class ExpectationFile(StrictModel):
@@ -51,6 +53,8 @@ class ExpectationFile(StrictModel):
         default_factory=dict, description="per measure, how much worse than a baseline is tolerated"
     )
     kernels: dict[Id, KernelSpec] = Field(min_length=1)
+    # The cases that give `program`, split from `cases` as the file is read (see spec/programs.py).
+    programs: dict[Id, ProgramCase] = Field(default_factory=dict, alias="cases (programs)")  # PROGRAMS_FIELD
     cases: dict[Id, CaseSpec] = Field(
         default_factory=dict,
         min_length=1,
@@ -66,6 +70,8 @@ class ExpectationFile(StrictModel):
     def _cases_unless_kernel_claims(cls, data: Any) -> Any:
         """`cases` may be left out only where every claim reads `kernels`; elsewhere it is as required as
         it always was, with the same message."""
+        if isinstance(data, dict):
+            data = split_programs(data, _NO_KERNELS)
         if not isinstance(data, dict) or "cases" in data:
             return data
         claims = data.get("claims")
@@ -75,6 +81,12 @@ class ExpectationFile(StrictModel):
         if over_kernels and all(over_kernels):
             return data
         return {**data, "cases": _SOME_CASES if any(over_kernels) else _NO_CASES}
+
+    @field_validator("kernels", "cases", mode="wrap")
+    @classmethod
+    def _none_beside_programs(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        """A file whose every case runs a program needs no kernels, and no other case."""
+        return {} if value is _NO_KERNELS else handler(value)
 
     @field_validator("cases", mode="before")
     @classmethod

@@ -14,6 +14,7 @@ from ncuverify.spec.claims import Citation, Claim, Expectation, ExpectedFailure
 from ncuverify.spec.expectation_file import ExpectationFile
 from ncuverify.spec.fields import SCALAR_TYPES
 from ncuverify.spec.kernels import KernelSpec
+from ncuverify.spec.programs import PROGRAMS_FIELD, ProgramCase, ProgramSpec
 from ncuverify.spec.scalars import scalar_problem
 from ncuverify.spec.yaml_reader import Location
 
@@ -26,6 +27,8 @@ _ALL_FIELDS = sorted(
             ExpectationFile,
             KernelSpec,
             CaseSpec,
+            ProgramCase,
+            ProgramSpec,
             BufferArg,
             StructArg,
             ArrayValues,
@@ -69,6 +72,8 @@ _TYPE_NAMES = ("str", "int", "float", "bool", "none")  # union members pydantic 
 def _file_location(loc: tuple[str | int, ...]) -> Location:
     """pydantic's loc, less the union tags and type names it adds, which are not keys of the file."""
     where: list[str | int] = []
+    if loc[:1] == (PROGRAMS_FIELD,):  # program cases are written among the cases
+        loc = ("cases", *loc[1:])
     for index, part in enumerate(loc):
         is_last = index == len(loc) - 1
         after_index = index > 0 and isinstance(loc[index - 1], int)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ncuverify.spec.expectation_file import ExpectationFile
 from ncuverify.spec.npy import npy_problems
+from ncuverify.spec.programs import program_path_problems
 from ncuverify.spec.yaml_reader import Location
 
 # A folder holding one of these is the root of a project: expectation files reach no file above it.
@@ -26,6 +27,7 @@ def project_root(folder: Path) -> Path:
 
 def path_problems(content: ExpectationFile, folder: Path) -> Iterable[tuple[Location, str]]:
     root = project_root(folder)
+    yield from program_path_problems(content.programs, folder, root)
     for name, kernel in content.kernels.items():
         # Include folders are checked by the build, which knows the folders --allow-include adds.
         if kernel.file is None:

@@ -10,6 +10,7 @@ from ncuverify.spec.arguments import BufferArg, StructArg
 from ncuverify.spec.claims import Claim
 from ncuverify.spec.expectation_file import ExpectationFile
 from ncuverify.spec.problems import suggest
+from ncuverify.spec.programs import not_on_a_program
 from ncuverify.spec.yaml_reader import Location
 
 
@@ -34,10 +35,11 @@ def reference_problems(content: ExpectationFile) -> Iterable[tuple[Location, str
                 f"duplicate claim id {claim.id!r} (also claims[{seen[claim.id]}])",
             )
         seen.setdefault(claim.id, index)
-        if claim.case is not None and claim.case not in content.cases:
+        cases = {**content.cases, **content.programs}
+        if claim.case is not None and claim.case not in cases:
             yield (
                 ("claims", index, "case"),
-                f"no case named {claim.case!r}{suggest(claim.case, content.cases)}",
+                f"no case named {claim.case!r}{suggest(claim.case, cases)}",
             )
         yield from _control_problems(content, index, claim)
         if claim.kernels is not None:
@@ -45,6 +47,9 @@ def reference_problems(content: ExpectationFile) -> Iterable[tuple[Location, str
             continue
         for ref in expression.references(claim.expression):
             yield from _static_fact_problems(index, ref.name)
+            on = ref.case or claim.case
+            if on in content.programs and (is_static(ref) or ref.name.startswith(BUFFER_PREFIX)):
+                yield not_on_a_program(index, ref.name, on)
             if ref.name.startswith(BUFFER_PREFIX):
                 yield from _buffer_problems(content, index, ref.name, ref.case or claim.case)
             if ref.case is None and claim.case is None:
@@ -52,10 +57,10 @@ def reference_problems(content: ExpectationFile) -> Iterable[tuple[Location, str
                     ("claims", index, "metric"),
                     f"{ref.name} names no case: set the claim's 'case' or write {ref.name}@CASE",
                 )
-            elif ref.case is not None and ref.case not in content.cases:
+            elif ref.case is not None and ref.case not in cases:
                 yield (
                     ("claims", index, "metric"),
-                    f"no case named {ref.case!r}{suggest(ref.case, content.cases)}",
+                    f"no case named {ref.case!r}{suggest(ref.case, cases)}",
                 )
 
     yield from _allow_problems(content)
@@ -158,8 +163,9 @@ def _control_problems(content: ExpectationFile, index: int, claim: Claim) -> Ite
     if claim.control is None:
         return
     where = ("claims", index, "control")
-    if claim.control not in content.cases:
-        yield (where, f"no case named {claim.control!r}{suggest(claim.control, content.cases)}")
+    cases = {**content.cases, **content.programs}
+    if claim.control not in cases:
+        yield (where, f"no case named {claim.control!r}{suggest(claim.control, cases)}")
     elif claim.control == claim.case:
         yield (where, "the control must be another case than the claim's own")
     elif all(ref.case is not None for ref in expression.references(expression.parse(claim.metric))):

@@ -15,6 +15,7 @@ from ncuverify.internal import isolated
 from ncuverify.options import CheckOptions
 from ncuverify.profile import explain_pass, plan, recording
 from ncuverify.results import FileResult, Verdict
+from ncuverify.spec.programs import case_of_program
 from ncuverify.stages.profiling import file_cases, profile_settings
 from ncuverify.stages.progress import say
 from ncuverify.stages.values import Prepared, Profiled
@@ -86,6 +87,8 @@ def _to_explain(results: list[FileResult], keys: dict[Path, str]) -> dict[tuple[
             if claim_result.verdict is Verdict.FAILED and topic is not None and result.path in keys:
                 # the claim's own case, else (all its metrics name theirs) the case of its first one
                 case = claim.case or refs[0].case
+                if result.spec is not None and case_of_program(case, result.spec.content.programs):
+                    continue  # ncuverify runs a program once, as its case says: no second pass
                 wanted[result.path, claim.id] = (plan.qualified(keys[result.path], case), topic)
     return wanted
 

@@ -8,6 +8,7 @@ import time
 from ncuverify.judge import judge, skip_all
 from ncuverify.results import ClaimResult, FileResult
 from ncuverify.spec import Spec
+from ncuverify.spec.programs import EACH_SEP, claims_per_launch
 from ncuverify.stages.values import Prepared, Profiled
 
 
@@ -48,7 +49,8 @@ def finish_file(prepared: Prepared, profiled: Profiled) -> FileResult:
             )
         elif prepared.key.name in profiled.measured:
             measured = prepared.static.combined(profiled.measured[prepared.key.name])
-            results += judge(prepared.waiting, measured, prepared.arch)
+            programs, cases = prepared.spec.content.programs, set(measured.frame["case"].astype(str))
+            results += judge(claims_per_launch(prepared.waiting, programs, cases), measured, prepared.arch)
         else:
             results += skip_all(prepared.waiting, profiled.problem or "not profiled")
     return FileResult(
@@ -67,4 +69,5 @@ def finish_file(prepared: Prepared, profiled: Profiled) -> FileResult:
 
 def _in_file_order(spec: Spec, results: list[ClaimResult]) -> list[ClaimResult]:
     position = {claim.id: index for index, claim in enumerate(spec.content.claims)}
-    return sorted(results, key=lambda result: position[result.claim.id])
+    # a claim on a case with `combine: each` is judged per launch, as claim#1, claim#2, ...
+    return sorted(results, key=lambda result: position[result.claim.id.partition(EACH_SEP)[0]])

@@ -1,0 +1,74 @@
+"""The program cases of a run: each file's program cases that its claims read, each profiled in an ncu
+process of its own (only where the run allows programs), or replayed from a recording."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from ncuverify.measurements import Measurements
+from ncuverify.profile.command import NcuOptions
+from ncuverify.profile.plan import FileCases, claim_needs, qualified
+from ncuverify.profile.program_launches import program_measurements
+from ncuverify.profile.program_run import PlannedProgram, run_program
+from ncuverify.profile.run import Run
+from ncuverify.spec.programs import ProgramCase
+
+PROGRAM_RUNS = "programs"  # under the work folder: one folder per program case's ncu process
+NOT_ALLOWED = (
+    "a program case runs a command that the expectation file names: pass --allow-programs"
+    " (allow_programs=True from Python) to run it"
+)
+
+
+def planned_programs(files: Sequence[FileCases]) -> list[PlannedProgram]:
+    """Every program case the files' claims read, in file order, with the ncu metrics it needs."""
+    planned = []
+    for file in files:
+        needs = claim_needs(file.claims)
+        for name, case in file.spec.content.programs.items():
+            if name in needs:
+                planned.append(
+                    PlannedProgram(qualified(file.key, name), case, file.spec.folder, frozenset(needs[name]))
+                )
+    return planned
+
+
+def program_cases(files: Sequence[FileCases]) -> dict[str, ProgramCase]:
+    """Every program case of the files, under its qualified name."""
+    return {
+        qualified(file.key, name): case for file in files for name, case in file.spec.content.programs.items()
+    }
+
+
+def profile_programs(
+    files: Sequence[FileCases], work_dir: Path, ncu: NcuOptions, device: int | None, allowed: bool
+) -> tuple[list[Run], Measurements]:
+    """Run each program case under ncu, one after another on the device: the runs (to record) and
+    what they measured. Where programs are not allowed, none runs and their cases fail saying how."""
+    runs: list[Run] = []
+    measured = Measurements.empty()
+    for number, planned in enumerate(planned_programs(files)):
+        if not allowed:
+            measured = measured.combined(
+                Measurements(Measurements.empty().frame, {planned.name: NOT_ALLOWED})
+            )
+            continue
+        run = run_program(planned, work_dir / PROGRAM_RUNS / str(number), ncu, device)
+        runs.append(run)
+        measured = measured.combined(program_measurements(run.cases[0], run.report, planned.case))
+    return runs, measured
+
+
+def is_program_run(run: Run, programs: dict[str, ProgramCase]) -> bool:
+    return bool(run.cases) and all(status.case in programs for status in run.cases)
+
+
+def replayed_programs(runs: Sequence[Run], programs: dict[str, ProgramCase]) -> Measurements:
+    """What the recorded runs of program cases measured."""
+    measured = Measurements.empty()
+    for run in runs:
+        if is_program_run(run, programs):
+            for status in run.cases:
+                measured = measured.combined(program_measurements(status, run.report, programs[status.case]))
+    return measured

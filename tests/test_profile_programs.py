@@ -1,0 +1,149 @@
+"""Program cases profiled on the CPU through a stand-in ncu (tests/data/fake_ncu/program_ncu): the
+program run in its folder with a minimal environment, its launches selected and combined, its failures
+on its own claims, programs run only where allowed, and the run recorded and replayed."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import DATA
+
+from ncuverify.environment import Environment, Gpu
+from ncuverify.options import CheckOptions
+from ncuverify.pipeline import check_files
+from ncuverify.profile import NcuOptions
+from ncuverify.results import FileResult, Verdict
+
+PROGRAM_NCU = DATA / "fake_ncu" / "program_ncu"
+METRIC = "launch__registers_per_thread"  # the fake ncu reports len(name) + 1000 * launch ID: 28, 1028, ...
+PROGRAM = """import sys
+print("adding", file=sys.stderr)
+sys.exit(int(sys.argv[1]))
+"""
+
+
+def program_file(folder: Path, case: str = "", exit_code: int = 0, expect: str = "{equals: 28}") -> Path:
+    (folder / ".ncuverify-root").touch()
+    (folder / "bench").mkdir(exist_ok=True)
+    (folder / "bench" / "add.py").write_text(PROGRAM)
+    path = folder / "programs.yaml"
+    path.write_text(f"""
+cases:
+  add:
+    program:
+      command: [python3, add.py, "{exit_code}"]
+      cwd: bench
+      env: {{FAKE_LAUNCHES: "void copy(float*),void add_kernel<4>(float*),void add_kernel<4>(float*)",
+             FAKE_NOTES: {folder / "notes.json"}, CHOSEN: "yes"}}
+      timeout_s: 20
+    kernel: add_kernel
+{case}
+claims:
+  - id: add_registers
+    case: add
+    metric: {METRIC}
+    expect: {expect}
+    cite: {{document: d.txt, section: "1", figure: registers}}
+""")
+    return path
+
+
+def checked(path: Path, **options: object) -> FileResult:
+    environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(PROGRAM_NCU), None, gpu_count=1)
+    run = CheckOptions(ncu=NcuOptions(executable=str(PROGRAM_NCU)), explain=False, **options)  # type: ignore[arg-type]
+    [result] = check_files([path], run, environment)
+    assert result.input_error is None and result.internal_error is None
+    return result
+
+
+def test_a_program_case_is_run_by_ncu_in_its_folder_with_a_minimal_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("NOT_FOR_PROGRAMS", "1")
+    result = checked(program_file(tmp_path), allow_programs=True)
+    [claim] = result.claims
+    assert claim.verdict is Verdict.PASSED, claim.reason
+    notes = json.loads((tmp_path / "notes.json").read_text())
+    assert notes["cwd"] == str((tmp_path / "bench").resolve())
+    assert notes["env"]["CHOSEN"] == "yes" and notes["env"]["LC_ALL"] == "C"
+    assert "NOT_FOR_PROGRAMS" not in notes["env"]  # only the kept variables and the case's own
+    assert notes["env"]["CUDA_VISIBLE_DEVICES"] == "0"
+    arguments = notes["arguments"]
+    assert arguments[arguments.index("--kernel-name") + 1] == "regex:add_kernel"
+    assert arguments[arguments.index("--") + 1 :] == [
+        shutil.which("python3"),
+        "add.py",
+        "0",
+    ]  # found on the PATH
+
+
+def test_without_allow_programs_nothing_runs_and_the_claims_say_how(tmp_path):
+    result = checked(program_file(tmp_path))
+    [claim] = result.claims
+    assert claim.verdict is Verdict.ERROR
+    assert "pass --allow-programs" in str(claim.reason)
+    assert not (tmp_path / "notes.json").exists()
+
+
+def test_a_program_that_fails_fails_its_claims_with_its_command_and_standard_error(tmp_path):
+    [claim] = checked(program_file(tmp_path, exit_code=3), allow_programs=True).claims
+    assert claim.verdict is Verdict.ERROR
+    assert "the program `python3 add.py 3` exited with 3 under ncu" in str(claim.reason)
+    assert "its standard error ends: adding" in str(claim.reason)
+
+
+def test_a_program_that_launches_nothing_selected_fails_its_claims(tmp_path):
+    path = program_file(tmp_path)
+    path.write_text(path.read_text().replace("kernel: add_kernel", "kernel_exact: absent"))
+    [claim] = checked(path, allow_programs=True).claims
+    assert claim.verdict is Verdict.ERROR
+    assert "ncu profiled no launch that the case selects" in str(claim.reason)
+
+
+def test_a_program_past_its_time_limit_is_stopped(tmp_path):
+    path = program_file(tmp_path)
+    (tmp_path / "bench" / "add.py").write_text("import time\ntime.sleep(60)\n")
+    path.write_text(path.read_text().replace("timeout_s: 20", "timeout_s: 1"))
+    [claim] = checked(path, allow_programs=True).claims
+    assert "did not end within 1 s under ncu; stopped" in str(claim.reason)
+
+
+@pytest.mark.parametrize(
+    ("combine", "value"), [("first", 28), ("last", 1028), ("max", 1028), ("median", 528)]
+)
+def test_combine_makes_the_launches_one_value(tmp_path, combine, value):
+    path = program_file(
+        tmp_path, f"    launch_count: 2\n    combine: {combine}", expect=f"{{equals: {value}}}"
+    )
+    [claim] = checked(path, allow_programs=True).claims
+    assert claim.verdict is Verdict.PASSED, claim.reason
+
+
+def test_combine_each_judges_every_launch_as_a_case_of_its_own(tmp_path):
+    path = program_file(tmp_path, "    launch_count: 2\n    combine: each", expect="{at_most: 100}")
+    claims = checked(path, allow_programs=True).claims
+    assert [(c.claim.id, c.claim.case, c.verdict) for c in claims] == [
+        ("add_registers#1", "add#1", Verdict.PASSED),
+        ("add_registers#2", "add#2", Verdict.FAILED),  # 1028: the second launch
+    ]
+
+
+def test_a_recorded_program_case_replays_without_ncu(tmp_path):
+    path = program_file(tmp_path, "    launch_skip: 1")
+    live = checked(path, allow_programs=True, save_profile=tmp_path / "saved")
+    assert [c.verdict for c in live.claims] == [Verdict.PASSED]
+    commands = json.loads((tmp_path / "saved" / "commands.json").read_text())
+    assert commands[-1][commands[-1].index("--launch-skip") + 1] == "1"
+    environment = Environment(None, None, "no GPU here")
+    run = CheckOptions(from_profile=tmp_path / "saved", explain=False)
+    [replayed] = check_files([path], run, environment)
+    assert replayed.replayed and [c.verdict for c in replayed.claims] == [Verdict.PASSED]
+    assert replayed.measurements is not None
+    assert replayed.measurements.value("add", METRIC) == 28
+
+
+def test_a_program_that_is_not_there_fails_its_claims_when_it_would_run(tmp_path):
+    path = program_file(tmp_path)
+    path.write_text(path.read_text().replace("[python3, add.py", "[./vecadd, add.py"))
+    [claim] = checked(path, allow_programs=True).claims
+    assert claim.verdict is Verdict.ERROR
+    assert "no program ./vecadd to run: not found, or not executable" in str(claim.reason)
