@@ -87,3 +87,14 @@ def test_arithmetic_is_python_s(a: int, b: int, c: int, first: str, second: str)
             evaluate(text, names)
         return
     assert evaluate(text, names) == eval(text, {}, names)  # the reference: Python's own integers
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet="n0123456789_ +-*/%(),.minaxceil_dv'", max_size=60))
+def test_any_text_computes_or_fails_cleanly(text: str):
+    try:
+        value = evaluate(text, {"n": 3})
+    except IntegerExpressionError as error:
+        assert str(error).startswith(text[:77])
+    else:
+        assert abs(value) <= 2**63

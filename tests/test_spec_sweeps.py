@@ -1,8 +1,15 @@
 """Sweeps: a swept case becomes one plain case per point, named so that every later stage can name it."""
 
-from sweep_files import SWEPT_COPY, claim, loaded, refused
+import json
 
-from ncuverify.spec import BufferArg, Int32Arg
+import yaml
+from conftest import JSON_VALUES
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sweep_files import HEAD, KERNEL, SWEPT_COPY, claim, loaded, refused
+
+from ncuverify.errors import InputError
+from ncuverify.spec import BufferArg, Int32Arg, load
 
 
 def test_a_sweep_makes_one_plain_case_per_value(tmp_path):
@@ -91,3 +98,17 @@ def test_a_sweep_variable_is_not_in_vars_too(tmp_path):
     assert refused(tmp_path, cases, claim("sectors", "copy")) == (
         "FILE:7: cases.copy.vars.n: n is swept; it cannot be in vars too (at n=1024)"
     )
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(["sweep", "vars", "grid", "block", "repeat", "args"]), JSON_VALUES)
+def test_any_value_of_a_swept_case_loads_or_fails_cleanly(tmp_path, field, value):
+    content = yaml.safe_load(HEAD + SWEPT_COPY + "claims:\n" + claim("sectors", "copy"))
+    content["cases"]["copy"][field] = value
+    (tmp_path / "copy.cu").write_text(KERNEL)
+    path = tmp_path / "fuzzed.yaml"
+    path.write_text(json.dumps(content))  # JSON is YAML
+    try:
+        load(path)
+    except InputError as error:
+        assert str(error).startswith(str(path))

@@ -9,7 +9,7 @@ from typing import Any
 
 from ncuverify import expression
 from ncuverify.spec.fields import MAX_ID_LENGTH, SCALAR_TYPES
-from ncuverify.spec.integers import FUNCTIONS, IntegerExpressionError, evaluate
+from ncuverify.spec.integers import FUNCTIONS, MAX_VALUE, IntegerExpressionError, evaluate
 from ncuverify.spec.yaml_reader import Location
 
 MAX_VARIABLES = 32  # per case, sweep variables included
@@ -49,6 +49,8 @@ def variable_name(name: Any, where: Location) -> str:
 def number(value: Any, names: Mapping[str, int], where: Location) -> int:
     """A whole number as written, or the value of an expression over names."""
     if isinstance(value, int) and not isinstance(value, bool):
+        if abs(value) > MAX_VALUE:
+            raise VariableProblem(where, f"{value} is larger than 2**63")
         return int(value)
     if not isinstance(value, str):
         raise VariableProblem(where, f"{value!r} is neither a whole number nor an expression")
