@@ -112,3 +112,14 @@ def test_any_value_of_a_swept_case_loads_or_fails_cleanly(tmp_path, field, value
         load(path)
     except InputError as error:
         assert str(error).startswith(str(path))
+
+
+def test_what_the_sweeps_of_a_file_expand_to_is_bounded(tmp_path):
+    values = ", ".join(str(i) for i in range(1, 257))
+    args = "".join("      - {int32: n}\n" for _ in range(200))
+    cases = SWEPT_COPY.replace('sweep: {n: [1024, "2**12"]}', f"sweep: {{n: [{values}]}}").replace(
+        "      - {int32: n}\n", args
+    )
+    assert refused(tmp_path, cases, claim("sectors", "copy")) == (
+        "FILE:6: cases.copy.sweep: the file's sweeps make more than 100000 values"
+    )

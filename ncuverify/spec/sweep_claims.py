@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ncuverify.expression import ExpressionError
+from ncuverify.expression import MAX_LENGTH, ExpressionError
 from ncuverify.expression.tokens import tokenize
 from ncuverify.spec.sweeps import SweepPoint, point_suffix
 from ncuverify.spec.variables import VariableProblem
@@ -43,12 +43,13 @@ def _claims_of(claim: Any, index: int, sweeps: Sweeps) -> list[Any]:
     if not isinstance(claim, dict):
         return [claim]
     case = claim.get("case")
+    named = _metric_cases(claim.get("metric"))  # read once: the metric is the same at every point
     if isinstance(case, str) and case in sweeps:
-        return [_at_point(claim, index, case, point, sweeps) for point in sweeps[case]]
+        return [_at_point(claim, index, case, point, sweeps, named) for point in sweeps[case]]
     control = claim.get("control")
     if isinstance(control, str) and control in sweeps:
         raise VariableProblem(("claims", index, "control"), _name_one(control, sweeps))
-    for name in _metric_cases(claim.get("metric")):
+    for _, name in named:
         if name in sweeps:
             raise VariableProblem(("claims", index, "metric"), _name_one(name, sweeps))
     return [claim]
@@ -60,7 +61,14 @@ def _name_one(case: str, sweeps: Sweeps) -> str:
     return f"case {case} is swept: name one of its cases ({shown}), or give the claim a swept case"
 
 
-def _at_point(claim: dict[str, Any], index: int, case: str, point: SweepPoint, sweeps: Sweeps) -> Any:
+def _at_point(
+    claim: dict[str, Any],
+    index: int,
+    case: str,
+    point: SweepPoint,
+    sweeps: Sweeps,
+    named: list[tuple[int, str]],
+) -> Any:
     made = dict(claim)
     if isinstance(claim.get("id"), str):
         made["id"] = claim["id"] + point_suffix(point.values)
@@ -70,7 +78,7 @@ def _at_point(claim: dict[str, Any], index: int, case: str, point: SweepPoint, s
         made["control"] = _same_point(control, case, point, sweeps, ("claims", index, "control"))
     metric = claim.get("metric")
     if isinstance(metric, str):
-        made["metric"] = _metric_at(metric, case, point, sweeps, index)
+        made["metric"] = _metric_at(metric, named, case, point, sweeps, index)
     return made
 
 
@@ -91,10 +99,10 @@ def _same_point(name: str, case: str, point: SweepPoint, sweeps: Sweeps, where: 
     return matches[0]
 
 
-def _metric_tokens(metric: Any) -> list[tuple[int, str]]:
+def _metric_cases(metric: Any) -> list[tuple[int, str]]:
     """The case names the metric gives after `@`, each with where it starts (0-based)."""
-    if not isinstance(metric, str):
-        return []
+    if not isinstance(metric, str) or len(metric) > MAX_LENGTH:
+        return []  # validation refuses a metric too long to parse
     try:
         tokens = tokenize(metric)
     except ExpressionError:
@@ -106,15 +114,13 @@ def _metric_tokens(metric: Any) -> list[tuple[int, str]]:
     ]
 
 
-def _metric_cases(metric: Any) -> list[str]:
-    return [name for _, name in _metric_tokens(metric)]
-
-
-def _metric_at(metric: str, case: str, point: SweepPoint, sweeps: Sweeps, index: int) -> str:
+def _metric_at(
+    metric: str, named: list[tuple[int, str]], case: str, point: SweepPoint, sweeps: Sweeps, index: int
+) -> str:
     """The metric with every swept case it names replaced by that case's case at this point; the rest
     of its text as written."""
     text = metric
-    for start, name in reversed(_metric_tokens(metric)):
+    for start, name in reversed(named):
         if name == case or name in sweeps:
             chosen = _same_point(name, case, point, sweeps, ("claims", index, "metric"))
             text = text[:start] + chosen + text[start + len(name) :]

@@ -19,10 +19,12 @@ from ncuverify.spec.variables import (
     uses_variables,
     variable_name,
 )
-from ncuverify.spec.yaml_reader import Location
+from ncuverify.spec.yaml_reader import MAX_YAML_NODES, Location
 
 MAX_SWEEP_CASES = 256  # the points of one sweep
 MAX_CASES = 4096  # the cases of a file once its sweeps are expanded
+# The values of the swept cases once expanded: as many as a file may hold once its aliases are.
+MAX_EXPANDED_VALUES = MAX_YAML_NODES
 
 
 @dataclass(frozen=True)
@@ -91,12 +93,18 @@ def expand_cases(cases: dict[str, Any], lines: Mapping[Location, int]) -> Expand
     sweeps: dict[str, tuple[SweepPoint, ...]] = {}
     new_lines = dict(lines)
     by_case = _lines_by_case(lines)
+    spent = 0
     for name, case in cases.items():
         where: Location = ("cases", name)
         if not uses_variables(case):
             result[name] = case
             continue
         points = _points(name, case) if "sweep" in case else [SweepPoint(name, ())]
+        spent += len(points) * len(by_case.get(name, []))  # each point copies the case's every value
+        if spent > MAX_EXPANDED_VALUES:
+            raise VariableProblem(
+                (*where, "sweep"), f"the file's sweeps make more than {MAX_EXPANDED_VALUES} values"
+            )
         for point in points:
             _new_case_name(point.case, name, cases, result)
             given = dict(point.values)
