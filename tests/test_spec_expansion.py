@@ -84,6 +84,25 @@ def test_a_swept_file_is_profiled_case_by_case_and_replays_to_the_same_verdicts(
     assert all(f'name="{c.claim.id}"' in junit for c in live.claims)
     assert "every claim holds" in (out / "r.md").read_text()  # the summary lists claims that fail
 
+    # A baseline of the recording names the swept cases; checking against it finds nothing worse.
+    saved = ["--from-profile", str(tmp_path / "saved")]
+    result = CliRunner().invoke(app, ["baseline", "save", *saved, str(out / "b.json"), str(SWEEP)])
+    assert result.exit_code == ExitCode.OK, result.output
+    assert "copy__n_2048" in (out / "b.json").read_text()
+    result = CliRunner().invoke(app, ["check", *saved, "--baseline", str(out / "b.json"), str(SWEEP)])
+    assert result.exit_code == ExitCode.OK, result.output
+    # Two shards of the swept claims merge back to every claim.
+    for k in (1, 2):
+        shard = ["--shard", f"{k}/2", "--json", str(out / f"s{k}.json")]
+        result = CliRunner().invoke(app, ["check", *saved, *shard, str(SWEEP)])
+        assert result.exit_code == ExitCode.OK, result.output
+    result = CliRunner().invoke(
+        app, ["merge", "--json", str(out / "m.json"), str(out / "s1.json"), str(out / "s2.json")]
+    )
+    assert result.exit_code == ExitCode.OK, result.output
+    merged = [c["id"] for f in json.loads((out / "m.json").read_text())["files"] for c in f["claims"]]
+    assert sorted(merged) == sorted(by_id)
+
 
 def test_a_file_without_vars_or_sweeps_is_left_as_it_is():
     data = {"cases": {"a": {"kernel": "k", "grid": "1"}}, "claims": [{"case": "a"}]}
