@@ -1,5 +1,6 @@
 """End to end on a real GPU under Nsight Compute. Skipped, with the reason, where there is none."""
 
+import json
 import re
 import subprocess
 import sys
@@ -331,3 +332,21 @@ def test_a_strided_torch_copy_fails_its_coalescing_claim_with_ncus_numbers(gpu_e
     claim = claims["strided_copy_coalesced"]
     # every lane reads a float 32 bytes from its neighbour's: its own sector, 32 a request
     assert claim.verdict is Verdict.FAILED and claim.measured == 32, claim.reason
+
+
+def test_a_sweep_holds_its_sectors_per_request_at_every_size(gpu_environment, tmp_path: Path):
+    """examples/sweep: three sizes of one claim, each judged on its own case. Sectors per request are L1
+    tag lookups, counted whether they hit or miss, so they are exact on sm_90 whatever the size: a warp of
+    consecutive 4-byte loads touches one 128-byte line, 4 sectors; at a stride of 32 floats (128 bytes)
+    every lane is in a sector of its own, 32; and the control (the strided case of the same n) fails 4."""
+    results = tmp_path / "sweep.json"
+    completed = run_check("--json", str(results), str(ROOT / "examples" / "sweep" / "copy.yaml"))
+    assert completed.returncode == ExitCode.OK, completed.stdout + completed.stderr
+    assert "9 passed, 0 failed, 0 errors, 0 skipped" in completed.stdout
+    claims = {c["id"]: c for f in json.loads(results.read_text())["files"] for c in f["claims"]}
+    for n in (2**20, 2**22, 2**24):
+        coalesced = claims[f"coalesced_sectors__n_{n}"]
+        assert (coalesced["case"], coalesced["measured"]) == (f"coalesced__n_{n}", 4)
+        assert (coalesced["control"], coalesced["control_measured"]) == (f"strided__n_{n}", 32)
+        assert claims[f"strided_sectors__n_{n}"]["measured"] == 32
+        assert claims[f"stride_costs_8x_the_sectors__n_{n}"]["measured"] == 8

@@ -55,3 +55,20 @@ def test_the_schema_flags_what_ncuverify_refuses():
         ("claims", 0, "id"),
         ("claims", 0, "cite", "figure"),
     }
+
+
+def test_a_case_with_vars_or_a_sweep_may_write_its_numbers_as_expressions():
+    validator = jsonschema.Draft202012Validator(json_schema())
+    for path in (ROOT / "examples" / "sweep" / "copy.yaml", ROOT / "tests" / "data" / "sweep.yaml"):
+        content, _ = read_yaml(path.read_text())
+        assert [e.message for e in validator.iter_errors(content)] == []
+    content["cases"]["copy"]["args"][0]["count"] = [1]
+    del content["cases"]["strided"]["sweep"]  # no vars, no sweep: numbers only, as before
+    flagged = {tuple(error.absolute_path) for error in validator.iter_errors(content)}
+    assert flagged == {
+        ("cases", "copy", "args", 0),
+        ("cases", "strided", "grid"),
+        ("cases", "strided", "args", 0),
+        ("cases", "strided", "args", 1),
+        ("cases", "strided", "args", 2),
+    }

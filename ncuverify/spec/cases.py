@@ -10,6 +10,12 @@ from ncuverify.spec.arguments import Argument, BufferArg
 from ncuverify.spec.fields import Id, Int, StrictModel
 from ncuverify.spec.scalars import Yaml11Text, not_a_number
 
+# Where a case has vars or a sweep, a number may be written as an expression over them (spec/variables).
+EXPRESSION_SCHEMA = {
+    "type": "string",
+    "description": "with vars or sweep: an integer expression, e.g. n // 256",
+}
+
 # A number, or a list of 1 to 3: the validators below make it a triple.
 Dim3 = Annotated[
     tuple[int, int, int],
@@ -22,6 +28,7 @@ Dim3 = Annotated[
         }
     ),
 ]
+_VALUE = WithJsonSchema({"anyOf": [{"type": "integer"}, EXPRESSION_SCHEMA]})  # checked once computed
 
 
 def _dim3(value: Any, what: str) -> Any:
@@ -46,6 +53,14 @@ class CaseSpec(StrictModel):
     shared_bytes: Int = Field(0, ge=0, le=227 * 1024, description="dynamic shared memory per block")
     args: list[Argument] = Field(default_factory=list)
     repeat: Int = Field(1, ge=1, le=100, description="launches to profile; each metric is their median")
+    vars: dict[Id, Annotated[Int, _VALUE]] = Field(
+        default_factory=dict,
+        description="names for numbers, used in expressions of grid, block, shared_bytes, repeat and args",
+    )
+    sweep: dict[Id, list[Annotated[Int, _VALUE]]] = Field(
+        default_factory=dict,
+        description="one case per value (per combination, for several): CASE__n_1024, with n among its vars",
+    )
 
     @field_validator("grid", mode="before")
     @classmethod

@@ -9,10 +9,12 @@ from pydantic import ValidationError
 
 from ncuverify.errors import InputError
 from ncuverify.files import CannotRead, NotRegular, TooLarge, read_plain
+from ncuverify.spec.expansion import expand
 from ncuverify.spec.expectation_file import ExpectationFile, Spec
 from ncuverify.spec.problems import MAX_PROBLEMS, describe, pydantic_problems
 from ncuverify.spec.project import path_problems, project_root
 from ncuverify.spec.references import reference_problems
+from ncuverify.spec.variables import VariableProblem
 from ncuverify.spec.yaml_reader import read_yaml
 
 # What reading one file may cost, first: its size (the reader bounds the rest).
@@ -50,10 +52,17 @@ def load(path: Path) -> Spec:
     if not isinstance(data, dict):
         raise InputError(f"{path}:1: the file must be a mapping with kernels, cases and claims")
     try:
+        expanded = expand(data, lines)  # vars and sweeps: plain cases and claims from here on
+    except VariableProblem as problem:
+        raise InputError(describe(path, lines, [(problem.where, problem.message)])) from None
+    data, lines = expanded.data, expanded.lines
+    try:
         content = ExpectationFile.model_validate(data)
     except ValidationError as error:
-        raise InputError(describe(path, lines, pydantic_problems(error))) from None
-    found = itertools.chain(reference_problems(content), path_problems(content, path.parent))
+        raise InputError(describe(path, lines, expanded.written(pydantic_problems(error)))) from None
+    found = expanded.written(
+        itertools.chain(reference_problems(content), path_problems(content, path.parent))
+    )
     problems = list(itertools.islice(found, MAX_PROBLEMS + 1))  # found lazily: no more than are shown
     if problems:
         raise InputError(describe(path, lines, problems))

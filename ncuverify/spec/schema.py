@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+from ncuverify.spec.cases import EXPRESSION_SCHEMA
 from ncuverify.spec.expectation_file import ExpectationFile
+from ncuverify.spec.fields import SCALAR_TYPES
 from ncuverify.spec.programs import PROGRAMS_FIELD
 
 SCHEMA_ID = "https://ncuverify.dev/schema/expectations.schema.json"
@@ -13,6 +16,7 @@ SCHEMA_ID = "https://ncuverify.dev/schema/expectations.schema.json"
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of expectation files, from the model, for editors with a YAML language server."""
     schema = _with_program_cases(_keys_as_property_names(ExpectationFile.model_json_schema()))
+    _cases_with_variables(schema["$defs"])
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
@@ -61,3 +65,65 @@ def _with_program_cases(schema: dict[str, Any]) -> dict[str, Any]:
         "required": required,
         "anyOf": [{"required": ["kernels"]}, only_programs],
     }
+
+
+# The numbers that a case with vars or a sweep may write as integer expressions (spec/variables.py).
+_EXPRESSION_FIELDS = {
+    "CaseSpec": ("grid", "block", "shared_bytes", "repeat"),
+    "BufferArg": ("count", "offset"),
+}
+_WITH_VARS = "WithVars"
+
+
+def _expression_fields(definitions: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """Those fields, and the value of every scalar argument (a model of one key, its type)."""
+    fields = dict(_EXPRESSION_FIELDS)
+    for name, model in definitions.items():
+        keys = tuple(model.get("properties", {}))
+        if len(keys) == 1 and keys[0] in SCALAR_TYPES:
+            fields[name] = keys
+    return fields
+
+
+def _cases_with_variables(definitions: dict[str, Any]) -> None:
+    """A case without vars or sweep takes numbers only, as it always did; one with them takes
+    expressions too, in the copies of the models named ...WithVars."""
+    relaxed = _expression_fields(definitions)
+    for name, fields in relaxed.items():
+        model = _renamed_refs(copy.deepcopy(definitions[name]), set(relaxed))
+        for field in fields:
+            model["properties"][field] = _or_expression(model["properties"][field])
+        definitions[name + _WITH_VARS] = model
+    plain = definitions.pop("CaseSpec")
+    for field in ("vars", "sweep"):
+        del plain["properties"][field]
+    definitions["PlainCaseSpec"] = plain
+    definitions["CaseSpec"] = {
+        "if": {"anyOf": [{"required": ["vars"]}, {"required": ["sweep"]}]},
+        "then": {"$ref": f"#/$defs/CaseSpec{_WITH_VARS}"},
+        "else": {"$ref": "#/$defs/PlainCaseSpec"},
+    }
+
+
+def _renamed_refs(schema: Any, names: set[str]) -> Any:
+    if isinstance(schema, list):
+        return [_renamed_refs(item, names) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.removeprefix("#/$defs/") in names:
+        return {**schema, "$ref": ref + _WITH_VARS}
+    return {key: _renamed_refs(value, names) for key, value in schema.items()}
+
+
+def _or_expression(schema: dict[str, Any]) -> dict[str, Any]:
+    """Every number the schema allows, or an expression in its place."""
+    if schema.get("type") in ("integer", "number"):
+        described: dict[str, Any] = {k: schema[k] for k in ("title", "description", "default") if k in schema}
+        number = {key: value for key, value in schema.items() if key not in described}
+        return {**described, "anyOf": [number, EXPRESSION_SCHEMA]}
+    if "anyOf" in schema:
+        return {**schema, "anyOf": [_or_expression(item) for item in schema["anyOf"]] + [EXPRESSION_SCHEMA]}
+    if schema.get("type") == "array":
+        return {**schema, "items": _or_expression(schema["items"])}
+    return schema
