@@ -123,7 +123,11 @@ def test_a_struct_is_given_as_its_bytes_with_a_later_buffer_s_address_in_its_poi
     from ncuverify.runner.case import ParameterBytes
 
     fake = Recorded(0)
-    struct = {"struct": [{"float32": 2.0}, {"pointer": "out"}]}
+    from ncuverify.layout import layout_to_plan, struct_layout
+    from ncuverify.spec.arguments import StructArg
+
+    fields = {"struct": [{"float32": 2.0}, {"pointer": "out"}]}
+    struct = {**fields, "layout": layout_to_plan(struct_layout(StructArg.model_validate(fields)))}
     out = {"buffer": "int32", "count": 4, "name": "out", "passed": False}
     values = run_case(fake, planned("s", [struct, {"bfloat16": 1.5}, out]))
     [[packed, half]] = fake.given or []  # the pointed-to buffer is no parameter of its own

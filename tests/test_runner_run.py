@@ -198,3 +198,20 @@ def test_python_m_ncuverify_runner_runs_a_plan_and_says_nothing(tmp_path: Path):
     statuses = read_statuses((tmp_path / "status.json").read_text())
     assert [s.case for s in statuses] == ["a", "b"] and not any(s.ok for s in statuses)
     assert json.loads((tmp_path / PROGRESS_FILE).read_text())["done"] is True
+
+
+def test_the_runner_loads_nothing_of_the_expectation_file_s_model():
+    """The runner starts in every ncu process and in the re-runs that name a fault: it packs structs
+    from the layouts its plan holds and reads .npy files with numpy alone, so neither the spec, pydantic,
+    YAML nor RE2 is loaded (nor needed where it runs)."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, ncuverify.runner, ncuverify.runner.case, ncuverify.runner.launch\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 're2', 'yaml')"
+        " or m.startswith('ncuverify.spec')))"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

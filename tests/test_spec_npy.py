@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ncuverify.errors import InputError
+from ncuverify.npy_files import MAX_HEADER_BYTES, read_npy
 from ncuverify.spec import load
-from ncuverify.spec.npy import MAX_HEADER_BYTES, planned_arguments, read_npy
+from ncuverify.spec.npy import planned_arguments
 
 KERNEL = 'extern "C" __global__ void k(const float* x) {}'
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from ncuverify.errors import InputError
-from ncuverify.spec.layout import POINTER_BYTES, SCALAR_BYTES, struct_layout
+from ncuverify.layout import POINTER_BYTES, SCALAR_BYTES, struct_layout
 
 if TYPE_CHECKING:  # the spec package imports the build's static facts: for types only
     from ncuverify.build.compile import KernelBuild

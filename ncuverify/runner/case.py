@@ -13,11 +13,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ncuverify.layout import layout_from_plan
 from ncuverify.runner.fills import SCALAR_DTYPES, host_contents, scalar_bytes, struct_bytes
 from ncuverify.runner.plan import PlannedCase
 from ncuverify.runner.status import READBACK_PREFIX
-from ncuverify.spec.arguments import StructArg
-from ncuverify.spec.layout import struct_layout
 
 
 @dataclass(frozen=True)
@@ -137,7 +136,7 @@ def run_case(launcher: Launcher, case: PlannedCase) -> dict[str, float]:
 
 def _parameter(arg: dict[str, Any], addresses: dict[str, int]) -> np.generic | ParameterBytes:
     if "struct" in arg:
-        return ParameterBytes(struct_bytes(struct_layout(StructArg.model_validate(arg)), addresses))
+        return ParameterBytes(struct_bytes(layout_from_plan(arg["layout"]), addresses))
     (kind, value), *_ = arg.items()
     if kind not in SCALAR_DTYPES:
         return ParameterBytes(scalar_bytes(kind, value))

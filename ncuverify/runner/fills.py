@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from ncuverify.spec.layout import PointerAt, StructLayout
-from ncuverify.spec.npy import read_npy
+from ncuverify.layout import PointerAt, StructLayout
+from ncuverify.npy_files import read_npy
 
 # Random integer fills stay small so that index buffers and sums are well defined in any integer type.
 RANDOM_INT_LIMIT = 2**15

@@ -7,8 +7,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Discriminator, Field, StrictBool, Tag, ValidationError, model_validator
 
+from ncuverify.layout import natural_alignment, struct_layout
 from ncuverify.spec.fields import SCALAR_TYPES, DType, Float, Id, Int, StrictModel, Text
-from ncuverify.spec.layout import natural_alignment, struct_layout
 
 FLOAT16_MAX = 65504.0  # the largest finite half-precision value
 BFLOAT16_MAX = 3.3895313892515355e38  # the largest finite bfloat16 value

@@ -4,9 +4,6 @@ digest so that the runner loads the very bytes that were checked."""
 
 from __future__ import annotations
 
-import hashlib
-import io
-import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,78 +11,10 @@ from typing import Any
 import numpy as np
 
 from ncuverify.errors import InputError
-from ncuverify.files import CannotRead, NotRegular, TooLarge, read_plain
-from ncuverify.spec.arguments import Argument, BufferArg, NpyFill
+from ncuverify.layout import layout_to_plan, struct_layout
+from ncuverify.npy_files import read_npy
+from ncuverify.spec.arguments import Argument, BufferArg, NpyFill, StructArg
 from ncuverify.spec.yaml_reader import Location
-
-MAX_NPY_BYTES = 2**30  # a buffer's file; also bounded by the buffer's own size
-MAX_HEADER_BYTES = 10000  # numpy's own default bound on a header
-_MAGIC = b"\x93NUMPY"
-_PLAIN_KINDS = "biuf"  # booleans, integers, floats: no objects, texts, records, dates
-
-
-def read_npy(path: Path, dtype: np.dtype, count: int) -> tuple[np.ndarray, str]:
-    """The file's values (flat, in C order) and the sha256 of its bytes; InputError saying what is
-    wrong where the file is not a plain array of dtype with at most count values."""
-    data = _read(path, MAX_HEADER_BYTES + 16 + count * dtype.itemsize)
-    stream = io.BytesIO(data)
-    shape, fortran_order, found = _header(stream)
-    if found != dtype:
-        raise InputError(f"holds {found.str} values, but the buffer is {dtype.name} ({dtype.str})")
-    values = math.prod(shape)
-    if values > count:
-        raise InputError(f"holds {values} values (shape {list(shape)}), more than the buffer's count {count}")
-    body = data[stream.tell() :]
-    if len(body) != values * dtype.itemsize:
-        raise InputError(
-            f"its shape {list(shape)} needs {values * dtype.itemsize} bytes of data, but it has {len(body)}"
-            " (a truncated or damaged file)"
-        )
-    array = np.frombuffer(body, dtype=dtype)
-    if fortran_order and len(shape) > 1:
-        array = array.reshape(shape[::-1]).transpose().ravel()
-    return array, hashlib.sha256(data).hexdigest()
-
-
-def _read(path: Path, limit: int) -> bytes:
-    limit = min(limit, MAX_NPY_BYTES)
-    try:
-        return read_plain(path, limit, follow_links=False)
-    except CannotRead as problem:
-        raise InputError(f"cannot be read ({problem.reason})") from None
-    except NotRegular:
-        raise InputError("not a regular file") from None
-    except TooLarge:
-        raise InputError(
-            f"larger than {limit} bytes, more than its buffer can hold; refusing to read it"
-        ) from None
-
-
-def _header(stream: io.BytesIO) -> tuple[tuple[int, ...], bool, np.dtype]:
-    """The shape, order and dtype a .npy header declares, parsed without evaluating code."""
-    if stream.read(len(_MAGIC)) != _MAGIC:
-        raise InputError("not a .npy file (no \\x93NUMPY magic at its start)")
-    version = stream.read(2)
-    readers = {
-        b"\x01\x00": np.lib.format.read_array_header_1_0,
-        b"\x02\x00": np.lib.format.read_array_header_2_0,
-    }
-    if version not in readers:
-        raise InputError(
-            f"a .npy format version ncuverify does not read ({list(version)}); save with numpy.save"
-        )
-    try:
-        shape, fortran_order, dtype = readers[version](stream, max_header_size=MAX_HEADER_BYTES)
-    except (ValueError, TypeError, EOFError, OverflowError, SyntaxError, RecursionError) as error:
-        reason = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
-        if "malformed node" in reason:  # numpy names the node by its address: not the same twice
-            reason = "it holds more than literals"
-        raise InputError(f"a damaged .npy header: {reason}") from None
-    if dtype.kind not in _PLAIN_KINDS or dtype.fields is not None or dtype.subdtype is not None:
-        raise InputError(f"holds {dtype.str} values; only plain numbers (bool, integers, floats) are read")
-    if any(n < 0 for n in shape):
-        raise InputError(f"a damaged .npy header: shape {list(shape)}")
-    return tuple(int(n) for n in shape), bool(fortran_order), dtype
 
 
 def npy_file(folder: Path, fill: NpyFill) -> Path:
@@ -113,7 +42,8 @@ def npy_problems(
 
 
 def planned_arguments(args: Sequence[Argument], folder: Path) -> list[dict[str, Any]]:
-    """The arguments as the runner is given them: a .npy fill by its absolute path and its digest."""
+    """The arguments as the runner is given them: a .npy fill by its absolute path and its digest, a
+    struct with its layout."""
     planned = []
     for arg in args:
         dumped = arg.model_dump(exclude_none=True)
@@ -121,5 +51,7 @@ def planned_arguments(args: Sequence[Argument], folder: Path) -> list[dict[str, 
             path = npy_file(folder, arg.fill)
             _, digest = read_npy(path, np.dtype(arg.buffer), arg.count)
             dumped["fill"] = {"npy": str(path), "sha256": digest}
+        if isinstance(arg, StructArg):
+            dumped["layout"] = layout_to_plan(struct_layout(arg))
         planned.append(dumped)
     return planned

@@ -1,12 +1,12 @@
 """Where each field of a struct argument lies, as a C compiler lays it out: every field at its natural
 alignment, the struct aligned as its most aligned field (or its `align:` where that is larger), its size
-padded to a multiple of its alignment. Pure: the argument check sizes structs with it, the runner packs
-them with it."""
+padded to a multiple of its alignment. Pure: the argument check sizes structs with it, and the plan
+gives the runner each struct's layout, which the runner packs without the expectation file's model."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the models import this module's sizes: for types only
     from ncuverify.spec.arguments import StructArg, StructField
@@ -101,3 +101,29 @@ def _moved(leaf: ScalarAt | PointerAt, by: int) -> ScalarAt | PointerAt:
 
 def _rounded_up(value: int, alignment: int) -> int:
     return -(-value // alignment) * alignment
+
+
+def layout_to_plan(layout: StructLayout) -> dict[str, Any]:
+    """The layout as the runner's plan holds it (JSON): the runner packs a struct from this alone."""
+    return {
+        "size": layout.size,
+        "alignment": layout.alignment,
+        "offsets": list(layout.offsets),
+        "leaves": [
+            {"offset": leaf.offset, "buffer": leaf.buffer}
+            if isinstance(leaf, PointerAt)
+            else {"offset": leaf.offset, "kind": leaf.kind, "value": leaf.value}
+            for leaf in layout.leaves
+        ],
+    }
+
+
+def layout_from_plan(data: dict[str, Any]) -> StructLayout:
+    """A layout read back from a plan (written by layout_to_plan)."""
+    leaves: list[ScalarAt | PointerAt] = [
+        PointerAt(int(leaf["offset"]), str(leaf["buffer"]))
+        if "buffer" in leaf
+        else ScalarAt(int(leaf["offset"]), str(leaf["kind"]), leaf["value"])
+        for leaf in data["leaves"]
+    ]
+    return StructLayout(int(data["size"]), int(data["alignment"]), tuple(data["offsets"]), tuple(leaves))
