@@ -242,3 +242,14 @@ def test_the_progress_line_shows_file_names_as_text(monkeypatch, tmp_path):
     monkeypatch.setattr(Environment, "probe", classmethod(lambda cls, ncu: NO_GPU))
     terminal.check_files([named], CheckOptions(cache=COMPILE_CACHE, static_only=True))
     assert descriptions == ["\\x1b[2J[bold]x.yaml: reading", "\\x1b[2J[bold]x.yaml: compiling"]
+
+
+def test_a_file_of_program_cases_only_lints_without_an_architecture(no_gpu, tmp_path):
+    """Nothing to build, so no architecture is needed to say the file is sound."""
+    (tmp_path / "p.yaml").write_text(
+        "cases:\n  c:\n    program: {command: [python3, run.py]}\n    kernel: add\n"
+        "claims:\n  - {id: x, case: c, metric: gpu__time_duration.sum, expect: {at_least: 0},"
+        " cite: {document: d, section: '1', figure: f}}\n"
+    )
+    result = invoke_command("lint", str(tmp_path / "p.yaml"))
+    assert (result.exit_code, result.stdout.strip()) == (0, f"{tmp_path / 'p.yaml'}: sound (0 kernels built)")
