@@ -144,12 +144,14 @@ def test_hostile_names_are_quoted_cut_told_apart_or_left_out_with_the_reason(pro
     assert "over" not in entries and "hidden" not in "".join(entries)
     assert "  # not here: over: overloaded (2 kernels share the name)" in made.text
     assert "  # not here: (anonymous namespace)::hidden: an entry cannot name it" in made.text
-    # A 2-byte short has its scalar; a kernel whose parameter no argument can pass (a 16-byte struct)
-    # is named, with no case and no claims.
+    # A 2-byte short has its scalar; a 16-byte struct by value gets a struct of 16 zero bytes, marked to
+    # be replaced, which the argument check passes.
     assert content["cases"]["halves"]["args"] == [{"int16": 0}, {"buffer": "int32", "count": 32}]
-    assert "wide" in entries and "wide" not in content["cases"]
-    assert "  # wide: no case: no argument has the size of parameter 0 (Wide)" in made.text
-    assert not any(claim["case"] == "wide" for claim in content["claims"])
+    assert content["cases"]["wide"]["args"][0] == {
+        "struct": [{"array": {"type": "uint64", "values": [0, 0]}}]
+    }
+    assert "# replace: parameter 0: Wide" in made.text
+    assert any(claim["case"] == "wide" for claim in content["claims"])
     check_arguments(load(out), build_spec(load(out), "sm_90"))
 
 
@@ -179,7 +181,7 @@ def test_a_source_without_kernels_is_refused(project):
 
 def test_a_source_with_no_kernel_a_case_can_launch_is_refused(project):
     with pytest.raises(InputError, match="none of its 1 kernels can be named by an entry and launched"):
-        _made(project, "struct Wide { double a, b; };\n__global__ void k(Wide w) {}\n")
+        _made(project, "namespace { __global__ void k(float* x) {} }\n")
 
 
 def test_a_source_outside_the_files_project_is_refused(project, tmp_path):

@@ -61,8 +61,11 @@ def test_known_types_get_their_own_argument(cpp_type, size, argument):
         ("int", 8, "{uint64: 0}"),  # the cubin's size wins over the type's
         ("__nv_bfloat16", 2, "{uint16: 0}"),
         ("Flag", 1, "{uint8: 0}"),
-        ("Big", 16, None),
-        ("Odd", 12, None),
+        # a struct by value: that many zero bytes, in the widest integers that divide its size
+        ("Big", 16, "{struct: [{array: {type: uint64, values: [0, 0]}}]}"),
+        ("Odd", 12, "{struct: [{array: {type: uint32, values: [0, 0, 0]}}]}"),
+        ("Three", 3, "{struct: [{array: {type: uint8, values: [0, 0, 0]}}]}"),
+        ("Huge", 40000, None),  # more than a kernel's parameters may hold
     ],
 )
 def test_other_types_get_a_placeholder_of_their_size_to_replace(cpp_type, size, argument):
@@ -75,5 +78,5 @@ def test_without_a_type_the_size_decides():
     assert placeholder(None, 4).argument == "{uint32: 0}"
     assert placeholder(None, 2).argument == "{uint16: 0}"
     assert placeholder(None, 1).argument == "{uint8: 0}"
-    assert placeholder(None, 16).argument is None
+    assert placeholder(None, 16).argument == "{struct: [{array: {type: uint64, values: [0, 0]}}]}"
     assert placeholder(None, 8).parameter == "8 bytes" and placeholder(None, 8).replace

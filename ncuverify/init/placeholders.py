@@ -1,8 +1,8 @@
 """A launch argument for each parameter of a kernel, from the parameter's C++ type as the demangled
 signature writes it and its size as the cubin declares it: `float*` and `const float*` a float32
 buffer, `int` an int32, `size_t` a uint64, `__half` a float16, `bool` a uint8. A type with no argument
-of its own (a struct, a pointer to a struct) gets a placeholder of its size, marked to be replaced; a
-size no scalar passes (a 16-byte struct) gets none, and its kernel no case."""
+of its own (a struct, a pointer to a struct) gets a placeholder of its size, marked to be replaced: a
+scalar, or for a size no scalar has (a 16-byte struct by value) a struct of that many zero bytes."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from ncuverify.build.demangle import function_name
 from ncuverify.build.params import POINTER_BYTES, SCALAR_BYTES
+from ncuverify.spec.arguments import MAX_STRUCT_BYTES
 
 # How many elements a starter buffer has: one per thread of the starter launch (block: 32).
 BUFFER_COUNT = 32
@@ -101,8 +102,18 @@ def _unknown_type(size: int) -> Placeholder:
 
 
 def _sized(parameter: str, size: int) -> Placeholder:
+    """A scalar of the size; else (a struct by value: 12, 16, 24 bytes ...) a struct of zeros of the
+    size, as an array of the widest integers that divide it: the kernel gets that many bytes."""
     kind = _BY_SIZE.get(size)
-    return Placeholder(f"{{{kind}: 0}}" if kind else None, parameter, replace=True)
+    if kind is not None:
+        return Placeholder(f"{{{kind}: 0}}", parameter, replace=True)
+    if not 0 < size <= MAX_STRUCT_BYTES:
+        return Placeholder(None, parameter, replace=True)
+    width = next(w for w in (8, 4, 2, 1) if size % w == 0)
+    zeros = ", ".join(["0"] * (size // width))
+    return Placeholder(
+        f"{{struct: [{{array: {{type: {_BY_SIZE[width]}, values: [{zeros}]}}}}]}}", parameter, replace=True
+    )
 
 
 def _buffer(dtype: str) -> str:
