@@ -3,6 +3,7 @@ program run in its folder with a minimal environment, its launches selected and 
 on its own claims, programs run only where allowed, and the run recorded and replayed."""
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -125,6 +126,43 @@ def test_combine_each_judges_every_launch_as_a_case_of_its_own(tmp_path):
         ("add_registers#1", "add#1", Verdict.PASSED),
         ("add_registers#2", "add#2", Verdict.FAILED),  # 1028: the second launch
     ]
+
+
+def test_one_launch_of_a_case_that_profiles_each_is_named_with_a_hash(tmp_path):
+    """`metric@add#2` reads the second launch alone: here 1028 against the first's 28."""
+    path = program_file(tmp_path, "    launch_count: 2\n    combine: each", expect="{at_most: 100}")
+    text = (
+        path.read_text()
+        + f"""  - id: second_over_first
+    metric: {METRIC}@add#2 - {METRIC}@add#1
+    expect: {{equals: 1000}}
+    cite: {{document: d.txt, section: "1", figure: registers}}
+"""
+    )
+    path.write_text(text)
+    claims = {c.claim.id: c for c in checked(path, allow_programs=True).claims}
+    assert (claims["second_over_first"].verdict, claims["second_over_first"].measured) == (
+        Verdict.PASSED,
+        1000,
+    )
+
+
+@pytest.mark.parametrize(
+    ("metric", "message"),
+    [
+        (f"{METRIC}@add#0", "a launch number after '#' (1, 2, ...)"),
+        (f"{METRIC}@nothing#2", "no program case named 'nothing'"),
+        (f"{METRIC}@add#2", "add#2: program case add gives one value (combine: first); only `combine: each`"),
+    ],
+)
+def test_a_launch_named_with_a_hash_must_be_one_of_a_case_that_profiles_each(tmp_path, metric, message):
+    from ncuverify.errors import InputError
+    from ncuverify.spec import load
+
+    path = program_file(tmp_path)
+    path.write_text(path.read_text().replace(f"metric: {METRIC}\n", f"metric: {metric}\n"))
+    with pytest.raises(InputError, match=re.escape(message)):
+        load(path)
 
 
 def test_a_recorded_program_case_replays_without_ncu(tmp_path):

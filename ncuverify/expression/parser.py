@@ -4,7 +4,7 @@ Grammar (parsed by hand, never by Python's eval, because expectation files are u
 
     expr   := term (("+" | "-") term)*
     term   := factor (("*" | "/") factor)*
-    factor := ("+" | "-") factor | NUMBER | METRIC ["@" CASE] | "sass(" STRING ")" ["@" CASE]
+    factor := ("+" | "-") factor | NUMBER | METRIC ["@" CASE ["#" LAUNCH]] | "sass(" STRING ")" ["@" CASE]
             | "(" expr ")"
 
 An expression is read in one pass, one regular-expression match per token, and is at most
@@ -117,7 +117,14 @@ class _Parser:
         case = self._take()
         if case.kind != "name" or not _CASE_NAME.fullmatch(case.text):
             raise self._fail(case, "a case name after '@' (letters, digits and _, not first a digit)")
-        return MetricRef(name, case.text)
+        following = self._peek()
+        if following is None or following.text != "#":
+            return MetricRef(name, case.text)
+        self._take()  # `@add#2`: the second launch of a program case that profiles each launch
+        launch = self._take()
+        if launch.kind != "number" or not launch.text.isdigit() or int(launch.text) < 1:
+            raise self._fail(launch, "a launch number after '#' (1, 2, ...)")
+        return MetricRef(name, f"{case.text}#{int(launch.text)}")
 
     def _sass_pattern(self) -> str:
         self._take()  # "("

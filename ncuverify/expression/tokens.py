@@ -15,7 +15,7 @@ _TOKEN = re.compile(
     r"|(?P<number>\d[\d_]*(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)"
     r"|(?P<name>[A-Za-z_][A-Za-z0-9_.]*)"
     r"|(?P<string>'[^']*'|\"[^\"]*\")"
-    r"|(?P<op>[-+*/()@])"
+    r"|(?P<op>[-+*/()@#])"  # `#`: a launch of a case, `@add#2`
     r"|(?P<quote>['\"])",  # a quote that is never closed
     re.ASCII,
 )

@@ -12,7 +12,7 @@ from ncuverify.profile.plan import FileCases, claim_needs, qualified
 from ncuverify.profile.program_launches import program_measurements
 from ncuverify.profile.program_run import PlannedProgram, run_program
 from ncuverify.profile.run import Run
-from ncuverify.spec.programs import ProgramCase
+from ncuverify.spec.programs import EACH_SEP, ProgramCase
 
 PROGRAM_RUNS = "programs"  # under the work folder: one folder per program case's ncu process
 NOT_ALLOWED = (
@@ -25,7 +25,9 @@ def planned_programs(files: Sequence[FileCases]) -> list[PlannedProgram]:
     """Every program case the files' claims read, in file order, with the ncu metrics it needs."""
     planned = []
     for file in files:
-        needs = claim_needs(file.claims)
+        needs: dict[str, set[str]] = {}
+        for read, metrics in claim_needs(file.claims).items():  # `add#2`, a launch of add: add's needs
+            needs.setdefault(read.partition(EACH_SEP)[0], set()).update(metrics)
         for name, case in file.spec.content.programs.items():
             if name in needs:
                 planned.append(

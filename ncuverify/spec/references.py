@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from ncuverify import expression
 from ncuverify.build.static import STATIC_METRICS, STATIC_PREFIX, is_static
@@ -10,7 +10,7 @@ from ncuverify.spec.arguments import BufferArg, StructArg
 from ncuverify.spec.claims import Claim
 from ncuverify.spec.expectation_file import ExpectationFile
 from ncuverify.spec.problems import suggest
-from ncuverify.spec.programs import not_on_a_program
+from ncuverify.spec.programs import EACH_SEP, not_on_a_program
 from ncuverify.spec.yaml_reader import Location
 
 
@@ -58,10 +58,7 @@ def reference_problems(content: ExpectationFile) -> Iterable[tuple[Location, str
                     f"{ref.name} names no case: set the claim's 'case' or write {ref.name}@CASE",
                 )
             elif ref.case is not None and ref.case not in cases:
-                yield (
-                    ("claims", index, "metric"),
-                    f"no case named {ref.case!r}{suggest(ref.case, cases)}",
-                )
+                yield from _launch_problems(content, index, ref.case, cases)
 
     yield from _allow_problems(content)
 
@@ -112,6 +109,27 @@ def _allow_problems(content: ExpectationFile) -> Iterable[tuple[Location, str]]:
                 ("allow", index, "metric"),
                 f"{entry.metric!r} is no static fact and no metric a claim reads{suggest(entry.metric, metrics)}",
             )
+
+
+def _launch_problems(
+    content: ExpectationFile, index: int, case: str, cases: Mapping[str, object]
+) -> Iterable[tuple[Location, str]]:
+    """A case named with `@` that is not the file's: fine where it is a launch (`add#2`) of a program
+    case that profiles each launch; otherwise no such case."""
+    program, separator, _ = case.partition(EACH_SEP)
+    if not separator:
+        yield (("claims", index, "metric"), f"no case named {case!r}{suggest(case, cases)}")
+    elif program not in content.programs:
+        yield (
+            ("claims", index, "metric"),
+            f"no program case named {program!r}{suggest(program, content.programs)}",
+        )
+    elif content.programs[program].combine != "each":
+        yield (
+            ("claims", index, "metric"),
+            f"{case}: program case {program} gives one value (combine: {content.programs[program].combine});"
+            " only `combine: each` makes a case of each launch",
+        )
 
 
 BUFFER_PREFIX = "buffer__"
