@@ -16,7 +16,7 @@ from ncuverify.build.static import StaticFacts, static_facts
 from ncuverify.build.units import unit_of
 from ncuverify.cache import CompileCache, Compiled
 from ncuverify.errors import InputError
-from ncuverify.spec.kernels import kernel_pattern
+from ncuverify.spec.kernels import pattern_selects
 
 if TYPE_CHECKING:
     from ncuverify.spec import Spec
@@ -66,8 +66,7 @@ def built_kernels(facts: dict[str, StaticFacts], arch: str) -> list[BuiltKernel]
 
 def selected(kernels: Iterable[BuiltKernel], pattern: str) -> tuple[BuiltKernel, ...]:
     """The kernels whose demangled signature or symbol the pattern matches, searched as grep does."""
-    regex = kernel_pattern(pattern)
-    return tuple(k for k in kernels if regex.search(k.signature) or regex.search(k.symbol))
+    return tuple(k for k in kernels if pattern_selects(pattern, k.signature, k.symbol))
 
 
 def build_sets(

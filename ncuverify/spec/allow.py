@@ -5,15 +5,12 @@ over kernels, or a kernel's growth against a baseline, that an entry covers does
 
 from __future__ import annotations
 
-import functools
-
-import re2
 from pydantic import Field, model_validator
 
 from ncuverify.build.demangle import same_name
 from ncuverify.spec.claims import Claim
 from ncuverify.spec.fields import Id, StrictModel, Text
-from ncuverify.spec.kernels import kernel_pattern
+from ncuverify.spec.kernels import kernel_pattern, pattern_selects
 
 
 class AllowEntry(StrictModel):
@@ -37,16 +34,12 @@ class AllowEntry(StrictModel):
             kernel_pattern(self.match)  # refused here with RE2's reason
         return self
 
-    @functools.cached_property
-    def _regex(self) -> re2._Regexp | None:
-        return kernel_pattern(self.match) if self.match is not None else None
-
     def covers_kernel(self, name: str, signature: str, symbol: str) -> bool:
         """Whether the entry names this kernel."""
         if self.kernel is not None:
             return same_name(self.kernel, name)
-        assert self._regex is not None  # validated: one of kernel or match
-        return bool(self._regex.search(signature) or self._regex.search(symbol))
+        assert self.match is not None  # validated: one of kernel or match
+        return pattern_selects(self.match, signature, symbol)
 
     def covers_claim(self, claim: Claim) -> bool:
         """Whether the entry is about this claim (its id and metric, where it gives them)."""

@@ -70,6 +70,13 @@ def kernel_pattern(pattern: str) -> re2._Regexp:
     return linear_regex(pattern, "kernel pattern", "kernel names")
 
 
+def pattern_selects(pattern: str, signature: str, symbol: str) -> bool:
+    """Whether a `match:` pattern selects a kernel: searched, as grep does, in its demangled signature
+    or its symbol."""
+    regex = kernel_pattern(pattern)
+    return bool(regex.search(signature) or regex.search(symbol))
+
+
 # nvcc compiles a whole program (host code, host headers); NVRTC only device code.
 Compiler = Literal["nvrtc", "nvcc"]
 
