@@ -67,7 +67,8 @@ def binary_builds(
     """Each `binary:` kernel with an `entry:`, ready to load and launch, and the problems found."""
     builds: dict[str, KernelBuild] = {}
     problems: list[str] = []
-    read: dict[Path, list[Cubin]] = {}  # each artifact is read once, however many kernels name it
+    # Each artifact is read and its symbols demangled once, however many kernels name it.
+    read: dict[Path, tuple[list[Cubin], dict[str, str]]] = {}
     kernels_read: dict[str, list[BuiltKernel]] = {}  # each cubin's kernels, by its label
     for key, kernel in spec.content.kernels.items():
         if kernel.binary is None or kernel.entry is None:
@@ -75,9 +76,11 @@ def binary_builds(
         try:
             path = binary_path(spec, key, kernel, roots)
             if path not in read:
-                read[path] = artifact_cubins(path, timeout_s)
-            cubins = cubins_for(read[path], kernel.arch or arch, path)
-            builds[key] = _build(key, kernel.entry, cubins, path, timeout_s, kernels_read, cache)
+                every = artifact_cubins(path, timeout_s)
+                read[path] = (every, demangle(symbol for cubin in every for symbol in cubin.kernels))
+            every, signatures = read[path]
+            cubins = cubins_for(every, kernel.arch or arch, path)
+            builds[key] = _build(key, kernel.entry, cubins, signatures, path, timeout_s, kernels_read, cache)
         except InputError as error:
             problems.append(str(error))
     problems += absent_facts(spec, builds)
@@ -88,6 +91,7 @@ def _build(
     key: str,
     entry: str,
     cubins: list[Cubin],
+    signatures: Mapping[str, str],
     path: Path,
     timeout_s: float,
     kernels_read: dict[str, list[BuiltKernel]],
@@ -95,7 +99,6 @@ def _build(
 ) -> KernelBuild:
     from ncuverify.build.compile import KernelBuild  # compile dispatches here: imported once it is loaded
 
-    signatures = demangle(symbol for cubin in cubins for symbol in cubin.kernels)
     found = [
         (cubin, symbol)
         for cubin in cubins
