@@ -22,8 +22,11 @@ from typing import IO
 # What is read back of a command's output: enough for any report ncuverify parses, and a bound on
 # what a hostile tool can make it hold in memory.
 MAX_OUTPUT_BYTES = 256 * 1024 * 1024
-# How long a killed group may take to be gone: its processes are reaped by init, which can lag.
+# How long a killed group may take to end. Its orphans are reaped by init, at init's pace (seconds, in
+# some containers), so a group counts as ended once each of its processes is gone or a zombie: a zombie
+# holds no file and writes nothing.
 GROUP_END_S = 30.0
+_PROC = Path("/proc")
 
 
 @dataclass(frozen=True)
@@ -84,17 +87,47 @@ def start_group(
 
 def kill_group(process: subprocess.Popen[bytes]) -> None:
     """Kill the process and everything it started, reap it, and wait (at most GROUP_END_S) until no
-    process of its group is left, so that none writes anything afterwards. Safe to call more than once."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
+    process of its group can run, so that none writes anything afterwards. Safe to call more than once."""
     deadline = time.monotonic() + GROUP_END_S
-    while time.monotonic() < deadline:
+    _kill(process.pid)
+    process.wait()
+    while not group_ended(process.pid) and time.monotonic() < deadline:
+        _kill(process.pid)  # a process may have been forked after the last signal
+        time.sleep(0.01)
+
+
+def group_ended(group: int) -> bool:
+    """Whether no process of the group can run any more: each is gone or a zombie."""
+    try:
+        os.killpg(group, 0)
+    except (ProcessLookupError, PermissionError):
+        return True
+    states = _group_states(group)
+    return states is not None and all(state in "ZX" for state in states)
+
+
+def _kill(group: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, signal.SIGKILL)
+
+
+def _group_states(group: int) -> list[str] | None:
+    """The state letters (R, S, Z ...) of the processes of the group; None where /proc cannot tell."""
+    try:
+        entries = [entry for entry in os.listdir(_PROC) if entry.isdigit()]
+    except OSError:
+        return None
+    states = []
+    for entry in entries:
         try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            return
-        time.sleep(0.05)
+            stat = (_PROC / entry / "stat").read_bytes()
+        except OSError:
+            continue  # ended meanwhile
+        # After the command name, which may hold any bytes, in parentheses: state, ppid, pgrp ...
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and fields[2] == str(group).encode():
+            states.append(fields[0].decode(errors="replace"))
+    return states
 
 
 def _read(file: IO[bytes]) -> str:

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from ncuverify.cache import CompileCache
 from ncuverify.environment import Environment
+from ncuverify.processes import group_ended
 
 # build_projects holds the build tests' fixtures; loaded here, before any test module imports it
 pytest_plugins = ["pytester", "build_projects"]
@@ -57,11 +58,9 @@ def ended(pid: int) -> bool:
 
 
 def assert_group_ends(group: int) -> None:
-    """The group was killed: once its killed members are reaped (by init, at its pace), it is gone."""
+    """The group was killed: soon no process of it can run (each gone, or a zombie init has yet to reap)."""
     for _ in range(600):
-        try:
-            os.killpg(group, 0)
-        except ProcessLookupError:
+        if group_ended(group):
             return
         time.sleep(0.05)
     raise AssertionError(f"process group {group} is still there")
