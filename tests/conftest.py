@@ -1,4 +1,5 @@
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -13,6 +14,10 @@ from ncuverify.processes import group_ended
 # build_projects holds the build tests' fixtures; loaded here, before any test module imports it
 pytest_plugins = ["pytester", "build_projects"]
 
+# The stand-ins for ncu (`#!/usr/bin/env python3`) and the programs the tests run as `python3` run on the
+# tests' own interpreter, not whatever python3 comes first on the PATH (a version manager's shim costs a
+# tenth of a second a start, and may lack ncuverify's dependencies).
+os.environ["PATH"] = os.pathsep.join((str(Path(sys.executable).parent), os.environ.get("PATH", "")))
 # The command line compiles through a cache in the user's folder; the tests keep theirs apart.
 os.environ.setdefault("NCUVERIFY_CACHE_DIR", tempfile.mkdtemp(prefix="ncuverify-test-cache-"))
 # The same cache for the in-process builds of the tests that do not test compiling or the cache itself:
