@@ -86,3 +86,19 @@ def stand_in_tool(tmp_path, monkeypatch):
         return str(path), scratch
 
     return write
+
+
+def disassemblies(monkeypatch) -> list[bytes]:
+    """The cubins nvdisasm is run on from now on (it still runs)."""
+    from ncuverify.build import binutils
+
+    seen: list[bytes] = []
+    real = binutils._run_on_cubin
+
+    def watched(tool, arguments, cubin, timeout_s=binutils.TOOL_TIMEOUT_S):
+        if tool.endswith("nvdisasm"):
+            seen.append(cubin)
+        return real(tool, arguments, cubin, timeout_s)
+
+    monkeypatch.setattr(binutils, "_run_on_cubin", watched)
+    return seen

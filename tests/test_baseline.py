@@ -127,6 +127,8 @@ def test_cli_save_then_compare_exits_1_on_a_regression(tmp_path: Path):
     )
     assert same.exit_code == ExitCode.OK and "no measure moved beyond its tolerance" in same.stdout
     data = json.loads(saved.read_text())
+    # No claim reads SASS, yet a baseline holds every static fact, the SASS instruction count included.
+    assert data["files"]["tests/data/sample.yaml"]["stride1"]["static__sass_instructions"] > 0
     data["files"]["tests/data/sample.yaml"]["stride1"]["gpu__time_duration.sum"] /= 2
     saved.write_text(json.dumps(data))
     worse = runner.invoke(
@@ -231,3 +233,19 @@ def test_any_json_is_a_baseline_or_an_input_error(tmp_path_factory, value):
     else:
         for cases in loaded["files"].values():
             assert all(math.isfinite(v) for metrics in cases.values() for v in metrics.values())
+
+
+def test_a_tolerance_on_the_sass_count_compares_it_though_no_claim_reads_sass(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("NCUVERIFY_CACHE_DIR", str(tmp_path / "cache"))  # which holds no SASS
+    saved = tmp_path / "main.json"
+    runner = CliRunner()
+    common = [str(DATA / "sample.yaml"), "--from-profile", str(FIXTURES)]
+    assert runner.invoke(app, ["baseline", "save", str(saved), *common]).exit_code == ExitCode.OK
+    data = json.loads(saved.read_text())
+    data["files"]["tests/data/sample.yaml"]["stride1"]["static__sass_instructions"] -= 3
+    saved.write_text(json.dumps(data))
+    monkeypatch.setenv("NCUVERIFY_CACHE_DIR", str(tmp_path / "other-cache"))
+    tolerance = ["--tolerance", "static__sass_instructions=abs:0"]
+    grown = runner.invoke(app, ["check", *common, "--baseline", str(saved), *tolerance])
+    assert grown.exit_code == ExitCode.CLAIM_FAILED, grown.stdout
+    assert "static__sass_instructions" in grown.stdout

@@ -13,7 +13,7 @@ KERNELS = ["ns::copy", "scale", "stride<float>", "twice", "twice"]
 
 @pytest.mark.parametrize("name", ["kernels.cubin", "kernels.o", "libkernels.a", "libkernels.so", "program"])
 def test_every_kind_of_artifact_gives_the_kernels_and_their_facts(artifacts, name):  # noqa: F811
-    kernels = read_artifact(artifacts(name), "sm_90")
+    kernels = read_artifact(artifacts(name), "sm_90", sass=True)
     assert [k.name for k in kernels] == KERNELS
     by_name = {k.name: k for k in kernels}
     strided = by_name["stride<float>"]

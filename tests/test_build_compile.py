@@ -220,7 +220,7 @@ def test_a_tool_past_its_limit_is_an_input_error_of_the_build(monkeypatch):
     from ncuverify.errors import InputError
     from ncuverify.processes import TimedOut
 
-    def hung(cubin, timeout_s):
+    def hung(cubin, timeout_s, sass):
         raise TimedOut(["/opt/cuda/bin/nvdisasm", "-c"], timeout_s)
 
     monkeypatch.setattr(build, "tool_outputs", hung)

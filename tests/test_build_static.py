@@ -1,10 +1,11 @@
 """Static facts: ptxas report, cubin resource table, SASS. Needs NVRTC, nvdisasm and cuobjdump (wheels), no GPU."""
 
 import pytest
-from conftest import COMPILE_CACHE, DATA
+import yaml
+from conftest import COMPILE_CACHE, DATA, disassemblies
 from typer.testing import CliRunner
 
-from ncuverify.build import build_spec
+from ncuverify.build import BuildLimits, build_spec
 from ncuverify.build.reports import ResourceUsage
 from ncuverify.build.static import StaticFacts, is_static, sass_matches
 from ncuverify.cli import app
@@ -18,7 +19,7 @@ NO_GPU = Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")
 
 @pytest.fixture(scope="module")
 def builds():
-    return build_spec(load(DATA / "static.yaml"), "sm_90", COMPILE_CACHE)
+    return build_spec(load(DATA / "static.yaml"), "sm_90", COMPILE_CACHE, BuildLimits(sass=True))
 
 
 @pytest.mark.parametrize(
@@ -184,3 +185,23 @@ def test_a_pattern_with_a_backreference_is_refused_before_anything_builds(no_gpu
         f"{path.name}:{line}: claims[2].metric: sass pattern '(LDG)\\1' is not supported: ncuverify matches "
         "SASS with a linear-time engine (RE2), which has no backreferences or lookaround"
     ) in " ".join(result.stdout.split())
+
+
+def test_a_file_is_disassembled_only_where_a_claim_or_a_tolerance_reads_sass(no_gpu, tmp_path, monkeypatch):
+    monkeypatch.setenv("NCUVERIFY_CACHE_DIR", str(tmp_path / "cache"))
+    seen = disassemblies(monkeypatch)
+    result = CliRunner().invoke(app, ["check", "--static-only", str(DATA / "static.yaml")])
+    assert result.exit_code == ExitCode.OK and "6 passed" in result.stdout, result.stdout
+    assert seen, "its claims count SASS instructions"
+    content = yaml.safe_load((DATA / "static.yaml").read_text())
+    content["claims"] = [claim for claim in content["claims"] if "sass" not in claim["metric"]]
+    path = tmp_path / "no_sass.yaml"
+    path.write_text(yaml.safe_dump(content))
+    seen.clear()
+    monkeypatch.setenv("NCUVERIFY_CACHE_DIR", str(tmp_path / "cache-without"))  # which holds no SASS
+    result = CliRunner().invoke(app, ["check", "--static-only", str(path)])
+    assert result.exit_code == ExitCode.OK and "2 passed" in result.stdout, result.stdout
+    assert seen == []
+    path.write_text(yaml.safe_dump({**content, "regressions": {"static__sass_instructions": {"abs": 0}}}))
+    result = CliRunner().invoke(app, ["check", "--static-only", str(path)])
+    assert result.exit_code == ExitCode.OK and seen, "a baseline compares the count"

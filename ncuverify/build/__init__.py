@@ -11,6 +11,7 @@ from ncuverify.build.static import (
     StaticMetric,
     is_static,
     measurement_rows,
+    reads_sass,
 )
 from ncuverify.build.toolkit import cuda_include_dirs, nvrtc_version
 
@@ -27,4 +28,5 @@ __all__ = [
     "is_static",
     "measurement_rows",
     "nvrtc_version",
+    "reads_sass",
 ]

@@ -5,8 +5,8 @@ cuobjdump extracts the artifact's cubins into an empty temporary folder, from a 
 under a name ncuverify chose (cuobjdump names what it writes after its input), within a time limit and
 bounds on the artifact's size, the number of cubins and their bytes. Every file it leaves is checked
 against the names it writes before one is read. Each cubin's architecture comes from its own ELF
-header, its kernels from its symbol table, and their facts from cuobjdump's resource table and
-nvdisasm's SASS, as for a kernel that ncuverify compiled; there is no ptxas report.
+header, its kernels from its symbol table, and their facts from cuobjdump's resource table and (where
+asked) nvdisasm's SASS, as for a kernel that ncuverify compiled; there is no ptxas report.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ncuverify import cache as compile_cache
 from ncuverify.build.artifacts_elf import ELF_MAGIC, read_cubin
-from ncuverify.build.binutils import TOOL_TIMEOUT_S, tool_outputs
+from ncuverify.build.binutils import TOOL_TIMEOUT_S, through_cache, tool_outputs
 from ncuverify.build.inventory import BuiltKernel, built_kernels
 from ncuverify.build.static import static_facts
 from ncuverify.build.toolkit import find_tool
@@ -52,25 +52,32 @@ class Cubin:
 
 
 def read_artifact(
-    path: Path, arch: str | None, timeout_s: float = TOOL_TIMEOUT_S, cache: CompileCache | None = None
+    path: Path,
+    arch: str | None,
+    timeout_s: float = TOOL_TIMEOUT_S,
+    cache: CompileCache | None = None,
+    sass: bool = False,
 ) -> list[BuiltKernel]:
     """The kernels of the artifact's cubins for arch (every cubin's where arch is None), named
-    demangled, with their static facts; InputError where it holds none for arch, saying what it holds."""
+    demangled, with their static facts (SASS where asked); InputError where it holds none for arch,
+    saying what it holds."""
     return [
         kernel
         for cubin in cubins_for(artifact_cubins(path, timeout_s), arch, path)
-        for kernel in cubin_kernels(cubin, timeout_s, cache)
+        for kernel in cubin_kernels(cubin, timeout_s, cache, sass)
     ]
 
 
 def cubin_kernels(
-    cubin: Cubin, timeout_s: float = TOOL_TIMEOUT_S, cache: CompileCache | None = None
+    cubin: Cubin, timeout_s: float = TOOL_TIMEOUT_S, cache: CompileCache | None = None, sass: bool = False
 ) -> list[BuiltKernel]:
-    """The cubin's kernels (entry functions, not device functions) with their facts. cuobjdump's and
-    nvdisasm's outputs are kept in the compile cache (where one is given) under the cubin's digest: a
-    library of hundreds of kernels is read once, not on every check."""
+    """The cubin's kernels (entry functions, not device functions) with their facts (SASS where asked).
+    cuobjdump's and nvdisasm's outputs are kept in the compile cache (where one is given) under the
+    cubin's digest: a library of hundreds of kernels is read once, not on every check."""
     entry_key = compile_cache.key(cubin.data, [], ["--artifact-cubin"], (0, 0), [], _tools())
-    compiled, _ = compile_cache.through(cache, entry_key, cubin.label, lambda: _read_tools(cubin, timeout_s))
+    compiled, _ = through_cache(
+        cache, entry_key, cubin.label, lambda: _read_tools(cubin, timeout_s, sass), sass, timeout_s
+    )
     facts = static_facts(None, compiled.resource_usage, compiled.disassembly, cubin.kernels)
     return built_kernels(facts, cubin.arch)
 
@@ -80,9 +87,9 @@ def _tools() -> tuple[str, ...]:
     return tuple(find_tool(tool) or "" for tool in ("cuobjdump", "nvdisasm"))
 
 
-def _read_tools(cubin: Cubin, timeout_s: float) -> Compiled:
+def _read_tools(cubin: Cubin, timeout_s: float, sass: bool) -> Compiled:
     try:
-        resources, disassembly = tool_outputs(cubin.data, timeout_s)
+        resources, disassembly = tool_outputs(cubin.data, timeout_s, sass)
     except (RuntimeError, TimedOut, OSError) as error:
         raise InputError(f"{cubin.label}: cannot read its static facts: {error}") from None
     return Compiled(cubin.data, "", {}, resources, disassembly)

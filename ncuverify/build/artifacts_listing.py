@@ -71,7 +71,8 @@ def path_kernels(
     if path.suffix in SOURCE_SUFFIXES:
         return [listed(kernel, str(path)) for kernel in source_kernels(path, source_arch, limits, cache)]
     return [
-        listed(kernel, str(path)) for kernel in read_artifact(path, artifact_arch, limits.timeout_s, cache)
+        listed(kernel, str(path))
+        for kernel in read_artifact(path, artifact_arch, limits.timeout_s, cache, limits.sass)
     ]
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from ncuverify.build.artifacts import Cubin, artifact_cubins, cubin_kernels, cubins_for
 from ncuverify.build.demangle import demangle, function_name, same_name
 from ncuverify.build.inventory import BuiltKernel
+from ncuverify.build.limits import BuildLimits
 from ncuverify.build.resolve import Roots
 from ncuverify.build.static import STATIC_METRICS
 from ncuverify.cache import CompileCache
@@ -52,17 +53,17 @@ def binary_kernels(
     kernel: KernelSpec,
     arch: str,
     roots: Roots,
-    timeout_s: float,
+    limits: BuildLimits,
     cache: CompileCache | None = None,
 ) -> list[BuiltKernel]:
     """Every kernel of the artifact's cubins for arch, with its facts (a `match:` entry's candidates)."""
     path = binary_path(spec, key, kernel, roots)
-    cubins = cubins_for(artifact_cubins(path, timeout_s), kernel.arch or arch, path)
-    return [built for cubin in cubins for built in cubin_kernels(cubin, timeout_s, cache)]
+    cubins = cubins_for(artifact_cubins(path, limits.timeout_s), kernel.arch or arch, path)
+    return [built for cubin in cubins for built in cubin_kernels(cubin, limits.timeout_s, cache, limits.sass)]
 
 
 def binary_builds(
-    spec: Spec, arch: str, roots: Roots, timeout_s: float, cache: CompileCache | None = None
+    spec: Spec, arch: str, roots: Roots, limits: BuildLimits, cache: CompileCache | None = None
 ) -> tuple[dict[str, KernelBuild], list[str]]:
     """Each `binary:` kernel with an `entry:`, ready to load and launch, and the problems found."""
     builds: dict[str, KernelBuild] = {}
@@ -76,11 +77,11 @@ def binary_builds(
         try:
             path = binary_path(spec, key, kernel, roots)
             if path not in read:
-                every = artifact_cubins(path, timeout_s)
+                every = artifact_cubins(path, limits.timeout_s)
                 read[path] = (every, demangle(symbol for cubin in every for symbol in cubin.kernels))
             every, signatures = read[path]
             cubins = cubins_for(every, kernel.arch or arch, path)
-            builds[key] = _build(key, kernel.entry, cubins, signatures, path, timeout_s, kernels_read, cache)
+            builds[key] = _build(key, kernel.entry, cubins, signatures, path, limits, kernels_read, cache)
         except InputError as error:
             problems.append(str(error))
     problems += absent_facts(spec, builds)
@@ -93,7 +94,7 @@ def _build(
     cubins: list[Cubin],
     signatures: Mapping[str, str],
     path: Path,
-    timeout_s: float,
+    limits: BuildLimits,
     kernels_read: dict[str, list[BuiltKernel]],
     cache: CompileCache | None,
 ) -> KernelBuild:
@@ -109,7 +110,7 @@ def _build(
         raise InputError(_not_one(key, entry, found, signatures, cubins, path))
     cubin, symbol = found[0]
     if cubin.label not in kernels_read:
-        kernels_read[cubin.label] = cubin_kernels(cubin, timeout_s, cache)
+        kernels_read[cubin.label] = cubin_kernels(cubin, limits.timeout_s, cache, limits.sass)
     built = next(k for k in kernels_read[cubin.label] if k.symbol == symbol)
     return KernelBuild(
         name=key,

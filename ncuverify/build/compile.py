@@ -80,7 +80,7 @@ def build_spec(
         units.setdefault(unit, []).append((name, kernel.entry))
     from ncuverify.build.artifacts_spec import binary_builds  # which builds on KernelBuild
 
-    builds, binary_problems = binary_builds(spec, arch, roots, limits.timeout_s, cache)
+    builds, binary_problems = binary_builds(spec, arch, roots, limits, cache)
     problems += binary_problems
     for unit, kernels in units.items():
         try:

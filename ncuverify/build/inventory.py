@@ -85,7 +85,7 @@ def build_sets(
             if kernel.binary is not None:
                 from ncuverify.build.artifacts_spec import binary_kernels  # which builds on BuiltKernel
 
-                every = binary_kernels(spec, key, kernel, arch, roots, limits.timeout_s, cache)
+                every = binary_kernels(spec, key, kernel, arch, roots, limits, cache)
                 warnings: list[str] = []
                 source_name = kernel.binary
             else:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ncuverify import cache as compile_cache
 from ncuverify.build import nvcc
-from ncuverify.build.binutils import tool_outputs
+from ncuverify.build.binutils import through_cache, tool_outputs
 from ncuverify.build.demangle import demangle
 from ncuverify.build.host import HostToolchain, host_toolchain
 from ncuverify.build.launch import in_worker
@@ -74,8 +74,13 @@ def _nvcc_compiled(
     roots = replace(roots, system=host.include_dirs)
     graph = nvcc.include_graph(unit, host, roots)
     entry_key = nvcc.cache_key(unit, host, graph_identity(graph))
-    compiled, warnings = compile_cache.through(
-        cache, entry_key, unit.source_name, lambda: _run_nvcc(unit, host, roots, limits.timeout_s)
+    compiled, warnings = through_cache(
+        cache,
+        entry_key,
+        unit.source_name,
+        lambda: _run_nvcc(unit, host, roots, limits),
+        limits.sass,
+        limits.timeout_s,
     )
     return compiled, warnings, graph
 
@@ -138,11 +143,13 @@ def _through_cache(
         unit.source_bytes, templates, options, nvrtc_version(), graph_identity(graph)
     )
     readable = [str(root) for root in (roots.project, *roots.allowed, *roots.toolkit)]
-    return compile_cache.through(
+    return through_cache(
         cache,
         entry_key,
         unit.source_name,
-        lambda: _run_nvrtc(unit, templates, options, readable, limits.timeout_s),
+        lambda: _run_nvrtc(unit, templates, options, readable, limits),
+        limits.sass,
+        limits.timeout_s,
     )
 
 
@@ -157,10 +164,10 @@ def graph_identity(graph: Iterable[IncludedFile]) -> list[tuple[str, str, str]]:
 
 
 def _run_nvrtc(
-    unit: Unit, templates: list[str], options: list[str], readable: list[str], timeout_s: float
+    unit: Unit, templates: list[str], options: list[str], readable: list[str], limits: BuildLimits
 ) -> Compiled:
-    """Compile in a worker process, then read the cubin with cuobjdump and nvdisasm."""
-    answer = in_worker(unit, templates, options, readable, timeout_s)
+    """Compile in a worker process, then read the cubin with cuobjdump (and nvdisasm where asked)."""
+    answer = in_worker(unit, templates, options, readable, limits.timeout_s)
     if answer.status == "error":
         raise InputError(f"{unit.source_name}: {answer.call} failed: {answer.message}")
     if answer.status == "failed":
@@ -169,22 +176,22 @@ def _run_nvrtc(
             f"{unit.source_name}: does not compile for {unit.arch}:\n{_bounded_log(answer.log)}"
             + (f"\n{hint}" if hint else "")
         )
-    return _read_cubin(unit, answer.cubin, answer.log, dict(answer.lowered), timeout_s)
+    return _read_cubin(unit, answer.cubin, answer.log, dict(answer.lowered), limits)
 
 
-def _run_nvcc(unit: Unit, host: HostToolchain, roots: Roots, timeout_s: float) -> Compiled:
-    answer = nvcc.compile_cubin(unit, host, roots, timeout_s)
+def _run_nvcc(unit: Unit, host: HostToolchain, roots: Roots, limits: BuildLimits) -> Compiled:
+    answer = nvcc.compile_cubin(unit, host, roots, limits.timeout_s)
     if not answer.compiled:
         raise InputError(
             f"{unit.source_name}: does not compile for {unit.arch} with nvcc:\n{_bounded_log(answer.log)}"
         )
-    return _read_cubin(unit, answer.cubin, answer.log, {}, timeout_s)
+    return _read_cubin(unit, answer.cubin, answer.log, {}, limits)
 
 
-def _read_cubin(unit: Unit, cubin: bytes, log: str, lowered: dict[str, str], timeout_s: float) -> Compiled:
-    """The compilation with the cubin's resource table and SASS, read with cuobjdump and nvdisasm."""
+def _read_cubin(unit: Unit, cubin: bytes, log: str, lowered: dict[str, str], limits: BuildLimits) -> Compiled:
+    """The compilation with the cubin's resource table (cuobjdump) and, where asked, its SASS (nvdisasm)."""
     try:
-        resource_usage, disassembly = tool_outputs(cubin, timeout_s)
+        resource_usage, disassembly = tool_outputs(cubin, limits.timeout_s, limits.sass)
     except (RuntimeError, TimedOut) as error:
         raise InputError(f"{unit.source_name}: cannot read the static facts of the build: {error}") from None
     return Compiled(cubin, log, lowered, resource_usage, disassembly)

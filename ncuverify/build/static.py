@@ -160,6 +160,11 @@ def is_static(ref: MetricRef) -> bool:
     return ref.name.startswith(STATIC_PREFIX) or ref.sass_pattern is not None
 
 
+def reads_sass(metric: str) -> bool:
+    """Whether the metric (of a claim, a tolerance) is read from the SASS: a build must disassemble."""
+    return metric == "static__sass_instructions" or metric.startswith(SASS_PREFIX)
+
+
 def sass_matches(pattern: str, mnemonic: str) -> bool:
     """The pattern matches from the mnemonic's start up to a modifier boundary: LDG matches LDG.E, not LDGSTS.
 

@@ -37,8 +37,9 @@ def baseline_save(
 
     Exit codes as for check; the baseline is written whatever the verdicts.
     """
+    # A baseline records every static fact, the SASS instruction count included.
     paths, run = replay_or_profile(
-        files, {"": output}, arch, ncu, from_profile, allow_include, compile_timeout
+        files, {"": output}, arch, ncu, from_profile, allow_include, compile_timeout, sass=True
     )
     shown_on = console()
     print_pass_warnings(shown_on, run)

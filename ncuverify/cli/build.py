@@ -4,6 +4,7 @@ file by file; a bug on one file is its line, and the other files are still handl
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Annotated
@@ -61,9 +62,9 @@ def build(
     Exit codes: 0 built (with --diff: compared; 1 with --fail-on-change where something grew); 2 the
     input is wrong or nothing says which architecture to build for; 4 ncuverify itself failed on a file.
     """
-    run = options.for_run(
-        arch=arch, cache=not no_cache, build=options.build_limits(allow_include, compile_timeout)
-    )
+    # The listing shows each kernel's SASS instructions and opcode mix.
+    limits = replace(options.build_limits(allow_include, compile_timeout), sass=True)
+    run = options.for_run(arch=arch, cache=not no_cache, build=limits)
     environment = Environment.probe("ncu")
     # With the JSON on standard output, the tables go to standard error.
     shown_on = Console(stderr=True) if json_file is not None and str(json_file) == "-" else console()

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from ncuverify import export, options, ratchet, report
+from ncuverify.build import reads_sass
 from ncuverify.cli.option_groups import (
     BaselineChoice,
     Comparison,
@@ -121,6 +123,8 @@ def check(
     profiles.check_folders()
     limits = options.build_limits(allow_include, compile_timeout)
     comparison = against.load()
+    if comparison is not None and any(reads_sass(metric) for metric in comparison.tolerances):
+        limits = replace(limits, sass=True)  # a tolerance on SASS compares it on every file
     run = options.for_run(
         arch=arch,
         ncu=profiler.ncu(),

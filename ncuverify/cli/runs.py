@@ -4,6 +4,7 @@ options, made once the outputs and the profile folder have been checked."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from ncuverify import options
@@ -20,9 +21,11 @@ def replay_or_profile(
     from_profile: Path | None,
     allow_include: Sequence[Path] | None,
     compile_timeout: float,
+    sass: bool = False,
 ) -> tuple[list[Path], options.CheckOptions]:
-    """The expectation files given, and the run's options; InputError before anything runs where an
-    output, --from-profile or an include folder cannot be used."""
+    """The expectation files given, and the run's options (every cubin disassembled where sass, else
+    those whose SASS a claim reads); InputError before anything runs where an output, --from-profile
+    or an include folder cannot be used."""
     paths = expand_paths(files)
     check_outputs(outputs, paths)
     check_profile_folders(None, from_profile)
@@ -30,5 +33,5 @@ def replay_or_profile(
         arch=arch,
         ncu=NcuOptions(executable=ncu),
         from_profile=from_profile,
-        build=options.build_limits(allow_include, compile_timeout),
+        build=replace(options.build_limits(allow_include, compile_timeout), sass=sass),
     )

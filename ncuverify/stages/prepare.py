@@ -4,9 +4,10 @@ and judged on its static facts; its profiler claims wait for the run's profile."
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 
-from ncuverify.build import KernelBuild, build_spec, is_static
+from ncuverify.build import KernelBuild, build_spec, is_static, reads_sass
 from ncuverify.build import measurement_rows as static_rows
 from ncuverify.build.inventory import build_sets
 from ncuverify.build.params import check_arguments
@@ -41,10 +42,11 @@ def prepare_file(
         if arch is not None:
             check_metric_names(spec, arch, environment.ncu)
         say(options, f"{path.name}: compiling")
-        builds = build_spec(spec, arch, options.cache, options.build) if arch is not None else None
+        limits = replace(options.build, sass=True) if needs_sass(spec) else options.build
+        builds = build_spec(spec, arch, options.cache, limits) if arch is not None else None
         if builds is not None:
             check_arguments(spec, builds)
-        sets = build_sets(spec, arch, options.cache, options.build) if arch is not None else {}
+        sets = build_sets(spec, arch, options.cache, limits) if arch is not None else {}
     except InputError as error:
         return FileResult(path, [], input_error=str(error), seconds=time.monotonic() - started, key=key.name)
     applicable = [claim for claim in spec.content.claims if applies_to(claim, arch)]
@@ -81,6 +83,12 @@ def prepare_file(
 def not_prepared(path: Path, key: FileKey, internal_error: str) -> FileResult:
     """A bug while preparing the file, not the file's fault: its internal error; the other files go on."""
     return FileResult(path, [], internal_error=internal_error, key=key.name)
+
+
+def needs_sass(spec: Spec) -> bool:
+    """Whether the file's claims or its tolerances read SASS: only then are its cubins disassembled."""
+    metrics = [ref.name for claim in spec.content.claims for ref in claim.metric_refs()]
+    return any(reads_sass(metric) for metric in [*metrics, *spec.content.regressions])
 
 
 def split_claims(claims: list[Claim]) -> tuple[list[Claim], list[Claim]]:
