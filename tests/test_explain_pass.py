@@ -82,3 +82,25 @@ def test_recorded_explanations_are_read_only_from_the_recording(tmp_path: Path):
     path = tmp_path / "rec" / "explain.details.csv"
     assert str(refused.value) == f"{path}: a symbolic link; a recording holds plain files"
     assert len(recorded_explanations(FIXTURES / "explain")) == 2
+
+
+def test_a_program_case_s_explanation_is_read_from_its_own_folder_and_checked_alike(tmp_path: Path):
+    import shutil
+
+    from ncuverify.errors import InputError
+    from ncuverify.profile.explain_pass import PROGRAM_EXPLANATIONS, recorded_explanations
+
+    shutil.copytree(FIXTURES / "explain", tmp_path / "rec")
+    program = tmp_path / "rec" / PROGRAM_EXPLANATIONS / "0"
+    program.mkdir(parents=True)
+    for name in ("explain.details.csv", "explain.source.csv"):
+        shutil.copy(FIXTURES / "explain" / name, program / name)
+    (program / "explain.json").write_text(json.dumps({"f.yaml::add#2": "global"}))
+    found = recorded_explanations(tmp_path / "rec")
+    assert len(found) == 3 and found["f.yaml::add#2"].topic == "global"
+    (tmp_path / "rec" / PROGRAM_EXPLANATIONS / "1").symlink_to(FIXTURES / "explain")
+    assert len(recorded_explanations(tmp_path / "rec")) == 3, "a link to a folder is not read"
+    (program / "explain.source.csv").unlink()
+    (program / "explain.source.csv").symlink_to(tmp_path / "rec" / "explain.source.csv")
+    with pytest.raises(InputError, match="a symbolic link; a recording holds plain files"):
+        recorded_explanations(tmp_path / "rec")

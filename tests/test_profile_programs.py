@@ -185,3 +185,51 @@ def test_a_program_that_is_not_there_fails_its_claims_when_it_would_run(tmp_path
     [claim] = checked(path, allow_programs=True).claims
     assert claim.verdict is Verdict.ERROR
     assert "no program ./vecadd to run: not found, or not executable" in str(claim.reason)
+
+
+def test_a_failed_memory_claim_on_a_program_launch_is_explained_from_that_launch_and_replays(
+    tmp_path, monkeypatch
+):
+    """The program runs again under ncu with the explanation's sections for the claim's own launch
+    (add#2: one past the first), and the explanation replays from the recording."""
+    path = program_file(tmp_path, "    launch_count: 2\n    combine: each")
+    sectors = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
+    noted = f'CHOSEN: "yes", FAKE_SECTION_NOTES: {tmp_path / "sections.jsonl"}'
+    path.write_text(
+        path.read_text().replace('CHOSEN: "yes"', noted)
+        + f"""  - id: second_is_coalesced
+    metric: {sectors}@add#2
+    expect: {{at_most: 10}}
+    cite: {{document: d.txt, section: "1", figure: sectors}}
+"""
+    )
+    environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(PROGRAM_NCU), None, gpu_count=1)
+    options = CheckOptions(
+        ncu=NcuOptions(executable=str(PROGRAM_NCU)), allow_programs=True, save_profile=tmp_path / "saved"
+    )
+    [live] = check_files([path], options, environment)
+    claim = next(c for c in live.claims if c.claim.id == "second_is_coalesced")
+    assert claim.verdict is Verdict.FAILED and set(live.explanations) == {"second_is_coalesced"}
+    explanation = live.explanations["second_is_coalesced"]
+    # the first launch of the captured pages, as the report of that one launch holds it
+    assert (explanation.topic, explanation.kernel) == ("global", "transpose_conflict")
+    [run] = [json.loads(line) for line in (tmp_path / "sections.jsonl").read_text().splitlines()]
+    arguments = run["arguments"]
+    assert arguments[arguments.index("--launch-skip") + 1] == "1"
+    assert arguments[arguments.index("--launch-count") + 1] == "1"
+    assert "--metrics" not in arguments and arguments.count("--section") == 2
+    assert run["chosen"] == ["void add_kernel<4>(float*)"]
+    replay = CheckOptions(from_profile=tmp_path / "saved")
+    [replayed] = check_files([path], replay, Environment(None, None, "no GPU here"))
+    assert replayed.explanations == live.explanations
+
+
+def test_without_allow_programs_no_program_runs_to_explain(tmp_path):
+    path = program_file(tmp_path, expect="{at_most: 10}")
+    noted = f'CHOSEN: "yes", FAKE_SECTION_NOTES: {tmp_path / "sections.jsonl"}'
+    text = path.read_text().replace(METRIC, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
+    path.write_text(text.replace('CHOSEN: "yes"', noted))
+    environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(PROGRAM_NCU), None, gpu_count=1)
+    [result] = check_files([path], CheckOptions(ncu=NcuOptions(executable=str(PROGRAM_NCU))), environment)
+    assert [c.verdict for c in result.claims] == [Verdict.ERROR]
+    assert not (tmp_path / "sections.jsonl").exists()

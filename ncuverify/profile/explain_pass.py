@@ -1,10 +1,15 @@
 """The second pass over failed memory claims: their cases profiled again with ncu's Source Counters and
 Memory Workload Analysis sections, and the report imported twice: the details page for the rules that
 fired, the source page for the lines with the most excess (`explain`). Both imports are kept, so that a
-recording replays its explanations."""
+recording replays its explanations.
+
+Built cases are profiled together, in one ncu process. A program case's program runs again under ncu,
+for the one launch its values came from (case#N's own; the first it selects otherwise), and its
+imports are kept in a folder of their own under PROGRAM_EXPLANATIONS."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Sequence
 from dataclasses import replace
@@ -16,14 +21,19 @@ from ncuverify.explain import Explanation
 from ncuverify.profile import recording
 from ncuverify.profile.diagnose import diagnose
 from ncuverify.profile.plan import FileCases, plan_cases
+from ncuverify.profile.program_command import Sections
+from ncuverify.profile.program_run import PlannedProgram, run_program
 from ncuverify.profile.run import run_ncu
 from ncuverify.profile.saved_report import REPORT_FILE, import_report
 from ncuverify.profile.session import RUNS, Settings
+from ncuverify.spec.programs import launch_of
 
 EXPLAIN_SECTIONS = ("SourceCounters", "MemoryWorkloadAnalysis_Tables")
 EXPLAIN_DETAILS = "explain.details.csv"
 EXPLAIN_SOURCE = "explain.source.csv"
 EXPLAIN_CASES = "explain.json"
+PROGRAM_EXPLANATIONS = "explain-programs"  # one folder per program case explained: 0, 1, ...
+MAX_PROGRAM_EXPLANATIONS = 1000  # read back from a recording, which may come from anyone
 
 
 def explain_cases(
@@ -44,21 +54,59 @@ def explain_cases(
     if not report.exists():
         return {}
     ran = [s.case for s in run.cases if s.ok]
-    (work_dir / EXPLAIN_DETAILS).write_text(import_report(settings.ncu, report, "details"))
-    (work_dir / EXPLAIN_SOURCE).write_text(import_report(settings.ncu, report, "source"))
-    (work_dir / EXPLAIN_CASES).write_text(json.dumps({name: wanted[name] for name in ran}, indent=1))
+    _keep_imports(settings, report, {name: wanted[name] for name in ran}, work_dir)
+    return _explanations_in(work_dir)
+
+
+def explain_programs(
+    wanted: dict[str, str], programs: Sequence[PlannedProgram], work_dir: Path, settings: Settings
+) -> dict[str, Explanation]:
+    """Run each wanted program case (qualified name, `f::add` or `f::add#2` -> topic) again under ncu
+    with the sections, for the one launch its values came from; keep the imports of each report in a
+    folder of its own; explain each case that ran."""
+    by_name = {planned.name: planned for planned in programs}
+    for number, (name, topic) in enumerate(wanted.items()):
+        base, launch = launch_of(name)
+        if base not in by_name:
+            continue
+        folder = work_dir / RUNS / f"explain-program-{number}"
+        report = folder / REPORT_FILE.removesuffix(".ncu-rep")
+        sections = Sections(EXPLAIN_SECTIONS, (launch or 1) - 1, report)
+        run = run_program(by_name[base], folder, settings.ncu, settings.gpus[0], sections)
+        if run.cases[0].ok:
+            kept = work_dir / PROGRAM_EXPLANATIONS / str(number)
+            kept.mkdir(parents=True, exist_ok=True)
+            _keep_imports(settings, folder / REPORT_FILE, {name: topic}, kept)
     return recorded_explanations(work_dir)
 
 
+def _keep_imports(settings: Settings, report: Path, cases: dict[str, str], folder: Path) -> None:
+    """The report's details and source pages, and its cases (in launch order) with their topics."""
+    (folder / EXPLAIN_DETAILS).write_text(import_report(settings.ncu, report, "details"))
+    (folder / EXPLAIN_SOURCE).write_text(import_report(settings.ncu, report, "source"))
+    (folder / EXPLAIN_CASES).write_text(json.dumps(cases, indent=1))
+
+
 def recorded_explanations(folder: Path) -> dict[str, Explanation]:
-    """The explanations kept in a work or recording folder: qualified case -> Explanation. InputError,
-    naming the file, where one of them is damaged."""
+    """The explanations kept in a work or recording folder, its program cases' included: qualified case
+    -> Explanation. InputError, naming the file, where one of them is damaged."""
+    found = _explanations_in(folder)
+    programs = folder / PROGRAM_EXPLANATIONS
+    if programs.is_dir() and not programs.is_symlink():
+        kept = sorted(itertools.islice(programs.iterdir(), MAX_PROGRAM_EXPLANATIONS))
+        for each in kept:
+            if each.is_dir() and not each.is_symlink():
+                found.update(_explanations_in(each, folder))
+    return found
+
+
+def _explanations_in(folder: Path, root: Path | None = None) -> dict[str, Explanation]:
+    """The explanations of the three files in folder (which lies in root)."""
+    root = root or folder
     paths = [folder / name for name in (EXPLAIN_DETAILS, EXPLAIN_SOURCE, EXPLAIN_CASES)]
     if not any(path.exists() or path.is_symlink() for path in paths):
         return {}
-    details, source, cases = (
-        recording.read_text(path, folder, recording.MAX_EXPLAIN_BYTES) for path in paths
-    )
+    details, source, cases = (recording.read_text(path, root, recording.MAX_EXPLAIN_BYTES) for path in paths)
     topics = _explained_cases(cases, folder / EXPLAIN_CASES)
     try:
         return {

@@ -14,7 +14,7 @@ from ncuverify.processes import TimedOut, run_bounded
 from ncuverify.profile.command import NcuOptions
 from ncuverify.profile.outcome import clear_outcomes, read_log
 from ncuverify.profile.process import visible_device
-from ncuverify.profile.program_command import program_ncu_command
+from ncuverify.profile.program_command import Sections, program_ncu_command
 from ncuverify.profile.program_launches import selected_launches
 from ncuverify.profile.run import Run, ncu_not_started
 from ncuverify.profile.shown import shown_output
@@ -60,10 +60,17 @@ def shown_command(command: Iterable[str]) -> str:
     return shown_output(" ".join(command), 200)
 
 
-def run_program(planned: PlannedProgram, work_dir: Path, options: NcuOptions, device: int | None) -> Run:
-    """Run the case's program under ncu. A program that cannot start, exits non-zero, runs past its
-    time limit or launches nothing the case selects fails the case, with its command and the end of
-    its standard error; EnvironmentProblem only where ncu itself cannot start."""
+def run_program(
+    planned: PlannedProgram,
+    work_dir: Path,
+    options: NcuOptions,
+    device: int | None,
+    sections: Sections | None = None,
+) -> Run:
+    """Run the case's program under ncu (with sections: for one launch, into a report). A program that
+    cannot start, exits non-zero, runs past its time limit or launches nothing the case selects fails
+    the case, with its command and the end of its standard error; EnvironmentProblem only where ncu
+    itself cannot start."""
     work_dir.mkdir(parents=True, exist_ok=True)
     clear_outcomes(work_dir)
     log_file = work_dir / "ncu.log"
@@ -72,7 +79,7 @@ def run_program(planned: PlannedProgram, work_dir: Path, options: NcuOptions, de
     argv = program_argv(planned.case, planned.folder, environment["PATH"])
     if isinstance(argv, str):
         return Run("", (CaseStatus(planned.name, False, argv),), [])
-    command = program_ncu_command(options, planned.case, planned.metrics, log_file, argv)
+    command = program_ncu_command(options, planned.case, planned.metrics, log_file, argv, sections)
     cwd = (planned.folder / (planned.case.program.cwd or ".")).resolve()
     try:
         finished = run_bounded(command, planned.case.program.timeout_s, environment, cwd)
@@ -83,8 +90,22 @@ def run_program(planned: PlannedProgram, work_dir: Path, options: NcuOptions, de
     except OSError as error:
         raise ncu_not_started(options, error) from None
     report = read_log(log_file)
-    status = _status(planned, report, finished.returncode, finished.stderr, written)
+    if sections is not None and finished.returncode == 0:
+        saved = sections.report_file.with_name(sections.report_file.name + ".ncu-rep")
+        status = _saved(planned, saved, finished.stderr, written)
+    else:
+        status = _status(planned, report, finished.returncode, finished.stderr, written)
     return Run(report, (status,), command, _tail(finished.stderr), finished.returncode)
+
+
+def _saved(planned: PlannedProgram, saved: Path, stderr: str, written: str) -> CaseStatus:
+    """A run for sections profiled its launch where ncu saved a report."""
+    if saved.is_file() and not saved.is_symlink():
+        return CaseStatus(planned.name, True, launches=1)
+    tail = _tail(stderr)
+    said = f"; its standard error ends: {tail}" if tail else ""
+    problem = "ncu profiled no launch that the case selects"
+    return CaseStatus(planned.name, False, f"the program `{shown_command([written])}`: {problem}{said}")
 
 
 def _status(planned: PlannedProgram, report: str, returncode: int, stderr: str, written: str) -> CaseStatus:

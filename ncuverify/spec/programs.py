@@ -138,6 +138,12 @@ def each_name(case: str, number: int) -> str:
     return f"{case}{EACH_SEP}{number}"
 
 
+def launch_of(name: str) -> tuple[str, int | None]:
+    """A case's name split from its launch number where it names one (`add#2`: add, 2; `add`: add, None)."""
+    case, _, number = name.rpartition(EACH_SEP)
+    return (case, int(number)) if case and number.isdigit() else (name, None)
+
+
 def claims_per_launch(claims: list[Claim], programs: dict[str, ProgramCase], cases: set[str]) -> list[Claim]:
     """The claims, each on a case with `combine: each` made one per launch measured: claim#1 on
     case#1, claim#2 on case#2, ... (a case that did not run keeps its one claim, to fail with why)."""

@@ -14,8 +14,9 @@ from ncuverify.explain import Explanation
 from ncuverify.internal import isolated
 from ncuverify.options import CheckOptions
 from ncuverify.profile import explain_pass, plan, recording
+from ncuverify.profile.programs import planned_programs
 from ncuverify.results import FileResult, Verdict
-from ncuverify.spec.programs import case_of_program
+from ncuverify.spec.programs import launch_of
 from ncuverify.stages.profiling import file_cases, profile_settings
 from ncuverify.stages.progress import say
 from ncuverify.stages.values import Prepared, Profiled
@@ -60,10 +61,13 @@ def explain_failures(
                 found.update({recording.renamed(name, keys): explanation for name, explanation in recorded})
         else:
             say(options, f"explaining {len(wanted)} failed claim(s)")
-            cases = {case: topic for case, topic in wanted.values()}
-            found = explain_pass.explain_cases(
-                cases, file_cases(waiting), work_dir, profile_settings(options, environment)
-            )
+            files, settings = file_cases(waiting), profile_settings(options, environment)
+            planned = {program.name: program for program in planned_programs(files)}
+            cases = {case: topic for case, topic in wanted.values() if launch_of(case)[0] not in planned}
+            found = explain_pass.explain_cases(cases, files, work_dir, settings)
+            if options.allow_programs:  # a program runs only where the run allows it
+                programs = {case: topic for case, topic in wanted.values() if launch_of(case)[0] in planned}
+                found |= explain_pass.explain_programs(programs, list(planned.values()), work_dir, settings)
     except (EnvironmentProblem, InputError) as problem:
         unexplained = {path for path, _ in wanted}
         if profiled.replayed and isinstance(problem, InputError):  # a damaged recording is wrong input
@@ -87,8 +91,6 @@ def _to_explain(results: list[FileResult], keys: dict[Path, str]) -> dict[tuple[
             if claim_result.verdict is Verdict.FAILED and topic is not None and result.path in keys:
                 # the claim's own case, else (all its metrics name theirs) the case of its first one
                 case = claim.case or refs[0].case
-                if result.spec is not None and case_of_program(case, result.spec.content.programs):
-                    continue  # ncuverify runs a program once, as its case says: no second pass
                 wanted[result.path, claim.id] = (plan.qualified(keys[result.path], case), topic)
     return wanted
 
