@@ -7,8 +7,10 @@
 #                            from it, docs/claims-audit-<recording name>.md.
 #     scripts/capture-fixtures.sh [--tests-only] [--sections] [RECORDING]
 # --sections also remakes tests/fixtures/transpose_sections (ncu's Source Counters and Memory Workload
-# Analysis of three launches of transpose_conflict, imported as the details and source pages); its
-# figures vary a little from run to run, and the tests read them exactly, so it is only remade on purpose.
+# Analysis of three launches of transpose_conflict, imported as the details and source pages), and
+# tests/fixtures/program_explain (the same pages of PyTorch's strided copy, a kernel without line
+# information, as the second pass of examples/programs/strided.yaml keeps them; needs PyTorch); their
+# figures vary a little from run to run, and the tests read them exactly, so they are only remade on purpose.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
@@ -62,4 +64,8 @@ if $sections; then
         >tests/fixtures/transpose_sections/explain.details.csv
     ncu -i "$scratch/sections.ncu-rep" --csv --page source --print-source cuda,sass \
         >tests/fixtures/transpose_sections/explain.source.csv
+    "$python" -m ncuverify check --allow-programs examples/programs/strided.yaml \
+        --save-profile "$scratch/strided" >/dev/null || true
+    rm -rf tests/fixtures/program_explain
+    cp -r "$scratch/strided/explain-programs/0" tests/fixtures/program_explain
 fi

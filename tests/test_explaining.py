@@ -156,3 +156,23 @@ def test_source_without_line_no_header_is_an_input_error(details):
         ex.parse_source(details)  # the details page passed by mistake
     with pytest.raises(InputError, match='"Line No"'):
         ex.explain(SYNTHETIC_DETAILS, "garbage", launch=0, topic="global")
+
+
+def test_a_kernel_without_line_information_is_explained_by_its_rules_alone():
+    """PyTorch's strided copy (examples/programs/strided.yaml) on an H200: ncu prints no source page for
+    a kernel built without line information, only its warning; the rules still say what is wrong."""
+    from pathlib import Path
+
+    capture = Path(__file__).parent / "fixtures" / "program_explain"
+    source = (capture / "explain.source.csv").read_text()
+    assert source.startswith("==WARNING== No lineinfo available")
+    assert ex.parse_source(source) == []
+    found = ex.explain((capture / "explain.details.csv").read_text(), source, launch=0, topic="global")
+    assert (
+        found.kernel.startswith("void elementwise_kernel<128, 2,")
+        and "direct_copy_kernel_cuda" in found.kernel
+    )
+    assert (found.lines, found.line_info) == ((), False)
+    assert [rule.rule for rule in found.rules] == ["MemoryCacheAccessPattern", "UncoalescedGlobalAccess"]
+    assert "only 4.0 of the 32 bytes transmitted per sector are utilized" in found.rules[0].text
+    assert "14680064 excessive sectors (78% of the total 18874368 sectors)" in found.rules[1].text

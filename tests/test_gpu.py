@@ -16,7 +16,7 @@ from ncuverify.errors import ExitCode
 from ncuverify.options import CheckOptions
 from ncuverify.pipeline import check_file, check_files
 from ncuverify.profile import NcuOptions, parse_csv, recording
-from ncuverify.results import Verdict, run_keys
+from ncuverify.results import ClaimResult, FileResult, Verdict, run_keys
 from ncuverify.spec import load
 
 pytestmark = pytest.mark.gpu
@@ -303,17 +303,22 @@ def test_a_profiler_claim_on_a_kernel_loaded_from_an_nvcc_cubin(gpu_environment,
 PROGRAMS = ROOT / "examples" / "programs"
 
 
-def _program_check(name: str, tmp_path: Path, *needed: str) -> dict[str, Verdict]:
-    """The example's verdicts, checked with --allow-programs; skipped where a module it runs is missing."""
+def _program_result(name: str, *needed: str, explain: bool = False) -> FileResult:
+    """The example checked with --allow-programs; skipped where a module it runs is missing."""
     for module in needed:
         probe = subprocess.run(["python3", "-c", f"import {module}"], capture_output=True)
         if probe.returncode != 0:
             pytest.skip(f"{name} needs {module}, which python3 cannot import here")
     result = check_file(
-        PROGRAMS / name, CheckOptions(allow_programs=True, explain=False), Environment.probe("ncu")
+        PROGRAMS / name, CheckOptions(allow_programs=True, explain=explain), Environment.probe("ncu")
     )
     assert result.input_error is None and result.internal_error is None, result.input_error
-    return {r.claim.id: r for r in result.claims}
+    return result
+
+
+def _program_check(name: str, tmp_path: Path, *needed: str) -> dict[str, ClaimResult]:
+    """The example's claims, judged, by id."""
+    return {r.claim.id: r for r in _program_result(name, *needed).claims}
 
 
 def test_program_cases_of_torch_triton_cupy_and_an_nvcc_binary(gpu_environment, tmp_path: Path):
@@ -329,10 +334,15 @@ def test_program_cases_of_torch_triton_cupy_and_an_nvcc_binary(gpu_environment, 
 
 
 def test_a_strided_torch_copy_fails_its_coalescing_claim_with_ncus_numbers(gpu_environment, tmp_path: Path):
-    claims = _program_check("strided.yaml", tmp_path, "torch")
-    claim = claims["strided_copy_coalesced"]
+    result = _program_result("strided.yaml", "torch", explain=True)
+    claim = next(r for r in result.claims if r.claim.id == "strided_copy_coalesced")
     # every lane reads a float 32 bytes from its neighbour's: its own sector, 32 a request
     assert claim.verdict is Verdict.FAILED and claim.measured == 32, claim.reason
+    # the program ran again under ncu for that launch: ncu's rule on uncoalesced loads fired
+    assert "strided_copy_coalesced" in result.explanations, result.warnings
+    explanation = result.explanations["strided_copy_coalesced"]
+    assert explanation.topic == "global", explanation
+    assert "UncoalescedGlobalAccess" in {rule.rule for rule in explanation.rules}, explanation
 
 
 def test_a_sweep_holds_its_sectors_per_request_at_every_size(gpu_environment, tmp_path: Path):

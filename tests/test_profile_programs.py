@@ -233,3 +233,19 @@ def test_without_allow_programs_no_program_runs_to_explain(tmp_path):
     [result] = check_files([path], CheckOptions(ncu=NcuOptions(executable=str(PROGRAM_NCU))), environment)
     assert [c.verdict for c in result.claims] == [Verdict.ERROR]
     assert not (tmp_path / "sections.jsonl").exists()
+
+
+def test_a_program_that_fails_when_it_runs_again_leaves_its_claim_unexplained_saying_why(tmp_path):
+    path = program_file(tmp_path, expect="{at_most: 10}")
+    path.write_text(path.read_text().replace(METRIC, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"))
+    # the second run, the explanation's, exits 3
+    (tmp_path / "bench" / "add.py").write_text(
+        "import os, sys\nagain = os.path.exists('ran')\nopen('ran', 'w').close()\nsys.exit(3 if again else 0)\n"
+    )
+    environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(PROGRAM_NCU), None, gpu_count=1)
+    options = CheckOptions(ncu=NcuOptions(executable=str(PROGRAM_NCU)), allow_programs=True)
+    [result] = check_files([path], options, environment)
+    assert [c.verdict for c in result.claims] == [Verdict.FAILED] and result.explanations == {}
+    assert result.warnings == [
+        "no explanation from ncu for add_registers: the program `python3 add.py 0` exited with 3 under ncu"
+    ]

@@ -34,7 +34,8 @@ def _nothing_attributed(explanation: Explanation, unit: str) -> str:
     # Without line info ncu cannot map SASS back to CUDA lines, which is what the per-line view needs.
     return (
         f"ncu attributed no {unit} to a source line of {kernel}: it had no source lines for it "
-        "(build the kernel with `lineinfo: true`)"
+        "(the kernel was built without line information: `lineinfo: true` for a kernel that "
+        "ncuverify builds, nvcc's -lineinfo for one of yours)"
     )
 
 

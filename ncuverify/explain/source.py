@@ -53,14 +53,19 @@ def parse_source(source_csv: str) -> list[SourceBlock]:
     A launch runs from a "Function Name" row to the next one. A "File Path" row sets the file of the
     rows after it, which ncu prints before the "Function Name" row and again within a launch where the
     kernel spans several files (inlined headers). SASS rows (no line number) are skipped: the CUDA line
-    row above them already holds their sum.
+    row above them already holds their sum. A page of ncu's notices alone (`==WARNING== No lineinfo
+    available ...`) is what ncu prints for kernels built without line information (a library's,
+    PyTorch's): no blocks.
     """
     blocks: list[SourceBlock] = []
     kernel: str | None = None
     lines: list[LineRow] = []
     file = ""
     columns: _Columns | None = None
-    for fields in page_rows(source_csv, "source"):
+    rows = page_rows(source_csv, "source")
+    if not rows and all(line.startswith("==") for line in source_csv.splitlines() if line.strip()):
+        return blocks
+    for fields in rows:
         key = fields[0]
         if key == "File Path":
             file = _second(fields)

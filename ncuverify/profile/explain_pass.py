@@ -60,11 +60,12 @@ def explain_cases(
 
 def explain_programs(
     wanted: dict[str, str], programs: Sequence[PlannedProgram], work_dir: Path, settings: Settings
-) -> dict[str, Explanation]:
+) -> tuple[dict[str, Explanation], dict[str, str]]:
     """Run each wanted program case (qualified name, `f::add` or `f::add#2` -> topic) again under ncu
     with the sections, for the one launch its values came from; keep the imports of each report in a
-    folder of its own; explain each case that ran."""
+    folder of its own. The explanation of each case that ran, and why each other was not explained."""
     by_name = {planned.name: planned for planned in programs}
+    unexplained: dict[str, str] = {}
     for number, (name, topic) in enumerate(wanted.items()):
         base, launch = launch_of(name)
         if base not in by_name:
@@ -73,11 +74,13 @@ def explain_programs(
         report = folder / REPORT_FILE.removesuffix(".ncu-rep")
         sections = Sections(EXPLAIN_SECTIONS, (launch or 1) - 1, report)
         run = run_program(by_name[base], folder, settings.ncu, settings.gpus[0], sections)
-        if run.cases[0].ok:
-            kept = work_dir / PROGRAM_EXPLANATIONS / str(number)
-            kept.mkdir(parents=True, exist_ok=True)
-            _keep_imports(settings, folder / REPORT_FILE, {name: topic}, kept)
-    return recorded_explanations(work_dir)
+        if not run.cases[0].ok:
+            unexplained[name] = str(run.cases[0].error)
+            continue
+        kept = work_dir / PROGRAM_EXPLANATIONS / str(number)
+        kept.mkdir(parents=True, exist_ok=True)
+        _keep_imports(settings, folder / REPORT_FILE, {name: topic}, kept)
+    return recorded_explanations(work_dir), unexplained
 
 
 def _keep_imports(settings: Settings, report: Path, cases: dict[str, str], folder: Path) -> None:

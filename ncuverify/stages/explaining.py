@@ -51,6 +51,7 @@ def explain_failures(
     wanted = _to_explain(results, {p.path: p.key.name for p in waiting})
     if not wanted or not (options.explain or profiled.replayed):
         return results
+    unexplained: dict[str, str] = {}  # qualified case -> why its second pass gave nothing
     try:
         if profiled.replayed:
             root = options.from_profile or work_dir
@@ -67,15 +68,18 @@ def explain_failures(
             found = explain_pass.explain_cases(cases, files, work_dir, settings)
             if options.allow_programs:  # a program runs only where the run allows it
                 programs = {case: topic for case, topic in wanted.values() if launch_of(case)[0] in planned}
-                found |= explain_pass.explain_programs(programs, list(planned.values()), work_dir, settings)
+                explained, unexplained = explain_pass.explain_programs(
+                    programs, list(planned.values()), work_dir, settings
+                )
+                found |= explained
     except (EnvironmentProblem, InputError) as problem:
-        unexplained = {path for path, _ in wanted}
+        failing = {path for path, _ in wanted}
         if profiled.replayed and isinstance(problem, InputError):  # a damaged recording is wrong input
-            return [replace(r, input_error=str(problem)) if r.path in unexplained else r for r in results]
+            return [replace(r, input_error=str(problem)) if r.path in failing else r for r in results]
         warning = f"no explanation from ncu: {problem}"
-        return [replace(r, warnings=[*r.warnings, warning]) if r.path in unexplained else r for r in results]
+        return [replace(r, warnings=[*r.warnings, warning]) if r.path in failing else r for r in results]
     return [
-        isolated(partial(_with_explanations, r, wanted, found), partial(with_internal_error, r))
+        isolated(partial(_with_explanations, r, wanted, found, unexplained), partial(with_internal_error, r))
         for r in results
     ]
 
@@ -96,11 +100,20 @@ def _to_explain(results: list[FileResult], keys: dict[Path, str]) -> dict[tuple[
 
 
 def _with_explanations(
-    result: FileResult, wanted: dict[tuple[Path, str], tuple[str, str]], found: dict[str, Explanation]
+    result: FileResult,
+    wanted: dict[tuple[Path, str], tuple[str, str]],
+    found: dict[str, Explanation],
+    unexplained: dict[str, str],
 ) -> FileResult:
-    explanations = {
-        claim_id: found[case]
-        for (path, claim_id), (case, _) in wanted.items()
-        if path == result.path and case in found
-    }
-    return replace(result, explanations=explanations) if explanations else result
+    """The result with its claims' explanations, and a warning for each claim whose case's second pass
+    gave none (a program that failed when it ran again)."""
+    mine = {claim_id: case for (path, claim_id), (case, _) in wanted.items() if path == result.path}
+    explanations = {claim_id: found[case] for claim_id, case in mine.items() if case in found}
+    warnings = [
+        f"no explanation from ncu for {claim_id}: {unexplained[case]}"
+        for claim_id, case in mine.items()
+        if case in unexplained
+    ]
+    if explanations:
+        result = replace(result, explanations=explanations)
+    return replace(result, warnings=[*result.warnings, *warnings]) if warnings else result
