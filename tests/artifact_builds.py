@@ -1,6 +1,6 @@
 """Built artifacts for the tests, made from tests/fixtures/artifacts/kernels.cu with nvcc from the CUDA
-wheels (and g++ behind it). Each is built once per test session, on first use; a test that needs one
-skips, saying why, where nvcc or g++ is missing.
+wheels (and g++ behind it). Each is built once per test run, on first use, however many test processes
+ask for it (shared_build); a test that needs one skips, saying why, where nvcc or g++ is missing.
 
 The commands, from tests/fixtures/artifacts:
   nvcc -cubin -arch=sm_90 kernels.cu -o kernels.cubin
@@ -11,8 +11,11 @@ The commands, from tests/fixtures/artifacts:
   nvcc -fatbin -gencode arch=compute_90,code=compute_90 kernels.cu -o ptx_only.fatbin
 """
 
+import fcntl
+import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -50,21 +53,41 @@ COMMANDS = {
 }
 
 
-def build_artifact(name: str, into: Path) -> Path:
-    """The artifact, built into the folder (once); skips where nvcc or g++ is missing."""
+def shared_build(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Path:
+    """The folder that build(folder) filled, filled once per test run: the test processes of one run
+    (pytest-xdist's workers) share the run's base folder, and take turns under a lock."""
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / f"shared-{name}"
+    folder.mkdir(exist_ok=True)
+    with open(folder.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / ".built").exists():
+            build(folder)
+            (folder / ".built").touch()
+    return folder
+
+
+def build_artifact(name: str, into: Path, tmp_path_factory=None) -> Path:
+    """The artifact, built into the folder (once; once per test run, copied, with tmp_path_factory);
+    skips where nvcc or g++ is missing."""
     target = into / name
     if target.exists():
+        return target
+    for source in ("kernels.cu", "main.cu"):
+        if not (into / source).exists():
+            shutil.copy(FIXTURES / source, into / source)
+    if name == "libkernels.a":  # the object, archived
+        objects = build_artifact("kernels.o", into, tmp_path_factory)
+        subprocess.run(["ar", "rcs", str(target), str(objects)], check=True, timeout=120)
+        return target
+    if tmp_path_factory is not None:
+        key = name.replace(".", "-")
+        built = shared_build(tmp_path_factory, key, lambda folder: build_artifact(name, folder))
+        shutil.copy(built / name, target)
         return target
     nvcc = _nvcc()
     if nvcc is None or shutil.which("g++") is None:
         pytest.skip("needs nvcc (the CUDA wheels' or a toolkit's) and g++ to build the artifacts")
-    for source in ("kernels.cu", "main.cu"):
-        if not (into / source).exists():
-            shutil.copy(FIXTURES / source, into / source)
-    if name == "libkernels.a":
-        objects = build_artifact("kernels.o", into)
-        subprocess.run(["ar", "rcs", str(target), str(objects)], check=True, timeout=120)
-        return target
     subprocess.run(
         [nvcc, *COMMANDS[name], "-o", name], cwd=into, check=True, timeout=300, capture_output=True
     )
@@ -76,4 +99,4 @@ def artifacts(tmp_path_factory):
     """build(name) -> the artifact's path, in one folder (a project of its own) for the session."""
     folder = tmp_path_factory.mktemp("artifacts")
     (folder / ".ncuverify-root").touch()
-    return lambda name: build_artifact(name, folder)
+    return lambda name: build_artifact(name, folder, tmp_path_factory)

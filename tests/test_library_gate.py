@@ -20,7 +20,7 @@ from pathlib import Path
 import cli_invoke
 import pytest
 import yaml
-from artifact_builds import _nvcc
+from artifact_builds import _nvcc, shared_build
 from cli_invoke import invoke_command
 
 from ncuverify.errors import ExitCode
@@ -52,21 +52,26 @@ def libraries(tmp_path_factory) -> dict[str, Path]:
     nvcc = _nvcc()
     if nvcc is None or shutil.which("g++") is None:
         pytest.skip("needs nvcc (the CUDA wheels' or a toolkit's) and g++ to build the library")
-    folder = tmp_path_factory.mktemp("library")
-    for source in SOURCES:
-        shutil.copy(FIXTURES / source, folder / source)
-    objects = [_compiled(nvcc, source, folder) for source in SOURCES]
-    built = {}
-    for variant, (before, after) in {"as_is": ("", ""), **EDITS}.items():
-        text = (FIXTURES / "gemm.cu").read_text()
-        assert before in text
-        (folder / "gemm.cu").write_text(text.replace(before, after))
-        if variant != "as_is":
-            _compiled(nvcc, "gemm.cu", folder)
-        (folder / variant).mkdir()
-        built[variant] = folder / variant / "libops.so"
-        _run(nvcc, ["-shared", "-arch=sm_90", *objects, "-o", str(built[variant])], folder)
-    return built
+    variants = {"as_is": ("", ""), **EDITS}
+
+    def build(folder: Path) -> None:
+        for source in SOURCES:
+            shutil.copy(FIXTURES / source, folder / source)
+        objects = [_compiled(nvcc, source, folder) for source in SOURCES]
+        for variant, (before, after) in variants.items():
+            text = (FIXTURES / "gemm.cu").read_text()
+            assert before in text
+            (folder / "gemm.cu").write_text(text.replace(before, after))
+            if variant != "as_is":
+                _compiled(nvcc, "gemm.cu", folder)
+            (folder / variant).mkdir()
+            _run(
+                nvcc, ["-shared", "-arch=sm_90", *objects, "-o", str(folder / variant / "libops.so")], folder
+            )
+
+    # Built once per test run, whichever test processes run this module's tests; only read after.
+    folder = shared_build(tmp_path_factory, "library", build)
+    return {variant: folder / variant / "libops.so" for variant in variants}
 
 
 @pytest.fixture
