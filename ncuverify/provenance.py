@@ -1,4 +1,5 @@
-"""Where a run's figures come from: the machine, the tools, the settings and the kernels' sources."""
+"""Where a run's figures come from: the machine, the tools, the settings, the kernels' sources and what
+each case launched with."""
 
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ class Provenance:
     cache_control: str
     ncu_command: list[str]
     kernels: dict[str, str] = field(default_factory=dict)  # <file>::<kernel> -> digest of source and options
+    # <file>::<case> -> digest of its geometry, arguments and fills, or its program (spec.digests);
+    # absent from recordings made before ncuverify kept them
+    cases: dict[str, str] = field(default_factory=dict)
 
     def describe(self) -> str:
         driver = f"driver {self.nvidia_driver}" if self.nvidia_driver else f"CUDA driver {self.cuda_driver}"
@@ -47,17 +51,18 @@ class Provenance:
             raise ValueError(f"{unknown[0][:80]!r}: not a field of a provenance")
         optional = {"nvidia_driver", "ncu_version"}
         values: dict[str, Any] = {}
-        for name in sorted(names - {"ncu_command", "kernels"}):
+        for name in sorted(names - {"ncu_command", "kernels", "cases"}):
             values[name] = _field_string(data, name, optional=name in optional)
         if not re.fullmatch(ARCH_PATTERN, values["arch"], re.ASCII):
             raise ValueError("arch: not a build target such as sm_90")
         command = data.get("ncu_command")
         if not (isinstance(command, list) and all(isinstance(word, str) for word in command)):
             raise ValueError("ncu_command: not a list of strings")
-        kernels = data.get("kernels", {})
-        if not (isinstance(kernels, dict) and all(isinstance(v, str) for v in kernels.values())):
-            raise ValueError("kernels: not an object of digests (strings)")
-        return cls(**values, ncu_command=command, kernels=kernels)
+        digests = {name: data.get(name, {}) for name in ("kernels", "cases")}
+        for name, found in digests.items():
+            if not (isinstance(found, dict) and all(isinstance(v, str) for v in found.values())):
+                raise ValueError(f"{name}: not an object of digests (strings)")
+        return cls(**values, ncu_command=command, **digests)
 
 
 def _field_string(data: Mapping[str, object], name: str, optional: bool) -> str | None:

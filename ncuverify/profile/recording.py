@@ -3,7 +3,7 @@ again without a GPU (`check --from-profile DIR`), and where it came from (proven
 
 A recording is a folder holding each ncu process's log (`ncu.log`, `ncu.1.log`, ...: the CSV) and the
 runner's status per case (`status.json`, `status.1.json`, ...), with cases named `<file>::<case>`,
-and `provenance.json`. `runs/` keeps each process's plan, output and, when asked, its `.ncu-rep`
+and `provenance.json` (with digests of each kernel's source and each case's inputs). `runs/` keeps each process's plan, output and, when asked, its `.ncu-rep`
 report; `cubins/` the kernels; `explain.*` the second pass over failed claims.
 
 A folder of per-file recordings (`DIR/<file stem>/ncu.log` and so on, cases named without their file),
@@ -26,7 +26,6 @@ from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ncuverify.build import KernelBuild
 from ncuverify.errors import InputError
 from ncuverify.files import CannotRead, NotRegular, SymbolicLink, TooLarge, read_plain
 from ncuverify.processes import TimedOut, run_bounded
@@ -88,7 +87,10 @@ def save(folder: Path, runs: list[Run], provenance: Provenance) -> None:
         log, status = _names(index)
         write_file(folder / log, run.report.encode())
         write_file(folder / status, statuses_json(list(run.cases), indent=1).encode())
-    write_file(folder / PROVENANCE, json.dumps(asdict(provenance), indent=1).encode())
+    written = asdict(provenance)
+    if not written["cases"]:  # a recording made before case digests saves as it was
+        del written["cases"]
+    write_file(folder / PROVENANCE, json.dumps(written, indent=1).encode())
     write_file(folder / COMMANDS, json.dumps([run.command for run in runs], indent=1).encode())
 
 
@@ -236,11 +238,11 @@ def _check_inside(path: Path, root: Path) -> None:
         raise InputError(f"{path}: lies outside the recording {root}; a recording holds its own files")
 
 
-def changed_kernels(provenance: Provenance, builds: dict[str, KernelBuild], key: str) -> list[str]:
-    """The file's kernels whose build today differs from the one recorded: their figures may be stale."""
-    recorded = provenance.kernels
+def changed_since(recorded: dict[str, str], digests: dict[str, str], key: str) -> list[str]:
+    """The names (kernels or cases of the file key) whose digest today differs from the one recorded
+    (provenance.kernels or provenance.cases): their figures may be stale. A name not recorded is not."""
     return sorted(
         name
-        for name, build in builds.items()
-        if f"{key}{SEP}{name}" in recorded and recorded[f"{key}{SEP}{name}"] != build.source_digest
+        for name, digest in digests.items()
+        if f"{key}{SEP}{name}" in recorded and recorded[f"{key}{SEP}{name}"] != digest
     )

@@ -1,5 +1,5 @@
 """Where a live profile's figures come from: the GPU and its driver, ncu and NVRTC, ncu's settings and
-command, and a digest of every profiled kernel's source."""
+command, and a digest of every profiled kernel's source and of what every case launched with."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from ncuverify.build import nvrtc_version
 from ncuverify.environment import Gpu, ncu_version
 from ncuverify.profile import plan, recording
 from ncuverify.provenance import Provenance
+from ncuverify.spec.digests import case_digests
 
 
 def live_provenance(
@@ -30,5 +31,10 @@ def live_provenance(
             plan.qualified(file.key, name): build.source_digest
             for file in files
             for name, build in file.builds.items()
+        },
+        cases={
+            plan.qualified(file.key, name): digest
+            for file in files
+            for name, digest in case_digests(file.spec).items()
         },
     )

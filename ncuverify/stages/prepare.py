@@ -22,6 +22,7 @@ from ncuverify.options import CheckOptions
 from ncuverify.profile import recording
 from ncuverify.results import FileKey, FileResult
 from ncuverify.spec import Claim, Spec, load, share_of
+from ncuverify.spec.digests import case_digests
 from ncuverify.stages.progress import say
 from ncuverify.stages.values import Prepared
 
@@ -73,9 +74,14 @@ def prepare_file(
         warning for kernel_set in sets.values() for warning in kernel_set.warnings
     ]
     if provenance is not None:
+        digests = {name: build.source_digest for name, build in builds.items()}
         warnings += [
             f"kernel {name} changed since it was recorded: its figures may be stale"
-            for name in recording.changed_kernels(provenance, builds, key.name)
+            for name in recording.changed_since(provenance.kernels, digests, key.name)
+        ]
+        warnings += [
+            f"case {name} changed since it was recorded (its launch, arguments or program): its figures may be stale"
+            for name in recording.changed_since(provenance.cases, case_digests(spec), key.name)
         ]
     return Prepared(key, path, spec, arch, builds, judged, profiler_claims, static, started, warnings)
 
