@@ -145,3 +145,17 @@ def test_a_pointer_field_must_name_a_buffer_of_its_case(tmp_path: Path):
         "a pointer field names 'ot', but case c has no buffer of that name (did you mean 'out'?)"
         in refusal(path)
     )
+
+
+def test_a_buffer_that_is_not_passed_must_be_named_by_a_pointer_field(tmp_path: Path):
+    path = project(tmp_path, "zeros")
+    content = yaml.safe_load(path.read_text())
+    content["cases"]["c"]["args"][0].update({"name": "out", "passed": False})
+    path.write_text(yaml.safe_dump(content))
+    assert (
+        "buffer 'out' is not passed and no struct's pointer field names it: the kernel could not reach it"
+        in refusal(path)
+    )
+    content["cases"]["c"]["args"].append({"struct": [{"pointer": "out"}]})
+    path.write_text(yaml.safe_dump(content))
+    assert load(path).content.cases["c"].args[0].passed is False

@@ -165,16 +165,26 @@ def _buffer_problems(
 
 
 def _pointer_problems(case: str, args: Sequence[object]) -> Iterable[tuple[Location, str]]:
-    """A struct's pointer fields name buffers of its own case, by their `name:`."""
+    """A struct's pointer fields name buffers of its own case, by their `name:`; a buffer that is not
+    passed is one that a pointer field names (else the kernel could not reach it)."""
     named = [a.name for a in args if isinstance(a, BufferArg) and a.name]
+    pointed: set[str] = set()
     for index, arg in enumerate(args):
         for buffer in arg.pointers() if isinstance(arg, StructArg) else []:
+            pointed.add(buffer)
             if buffer not in named:
                 yield (
                     ("cases", case, "args", index),
                     f"a pointer field names {buffer!r}, but case {case} has no buffer of that name"
                     f"{suggest(buffer, named)} (give the buffer `name: {buffer}`)",
                 )
+    for index, arg in enumerate(args):
+        if isinstance(arg, BufferArg) and not arg.passed and arg.name not in pointed:
+            yield (
+                ("cases", case, "args", index, "passed"),
+                f"buffer {arg.name!r} is not passed and no struct's pointer field names it: the kernel"
+                " could not reach it (pass it, or name it in a pointer field)",
+            )
 
 
 def _control_problems(content: ExpectationFile, index: int, claim: Claim) -> Iterable[tuple[Location, str]]:
