@@ -1,6 +1,7 @@
 """The second pass over failed memory claims, and its explanations kept in a recording."""
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,26 @@ def test_a_program_case_s_explanation_is_read_from_its_own_folder_and_checked_al
     (program / "explain.source.csv").symlink_to(tmp_path / "rec" / "explain.source.csv")
     with pytest.raises(InputError, match="a symbolic link; a recording holds plain files"):
         recorded_explanations(tmp_path / "rec")
+
+
+def test_a_kept_folder_used_again_replays_only_the_last_run_s_explanations(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("FAKE_NCU_NOTES", str(tmp_path / "notes.jsonl"))
+    environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(FAKE_NCU), None, gpu_count=1)
+    kept = tmp_path / "saved"
+    first = CheckOptions(cache=COMPILE_CACHE, ncu=NcuOptions(executable=str(FAKE_NCU)), save_profile=kept)
+    [explained] = check_files([DATA / "explain.yaml"], first, environment)
+    assert explained.explanations
+    (kept / "explain-programs" / "0").mkdir(parents=True)
+    shutil.copy(kept / "explain.json", kept / "explain-programs" / "0" / "explain.json")
+    again = CheckOptions(
+        cache=COMPILE_CACHE, ncu=NcuOptions(executable=str(FAKE_NCU)), save_profile=kept, explain=False
+    )
+    check_files([DATA / "explain.yaml"], again, environment)
+    assert (
+        not (kept / "explain.json").exists()
+        and not (kept / "explain-programs" / "0" / "explain.json").exists()
+    )
+    [replayed] = check_files(
+        [DATA / "explain.yaml"], CheckOptions(cache=COMPILE_CACHE, from_profile=kept), NO_GPU
+    )
+    assert replayed.explanations == {}

@@ -90,6 +90,18 @@ def _keep_imports(settings: Settings, report: Path, cases: dict[str, str], folde
     (folder / EXPLAIN_CASES).write_text(json.dumps(cases, indent=1))
 
 
+def clear_explanations(work_dir: Path) -> None:
+    """Remove the explanations an earlier run left in this folder (a kept profile's folder may be used
+    again), so that a replay of this run shows only its own: the files of this module's names alone."""
+    folders = [work_dir]
+    programs = work_dir / PROGRAM_EXPLANATIONS
+    if programs.is_dir() and not programs.is_symlink():
+        folders += [each for each in programs.iterdir() if each.is_dir() and not each.is_symlink()]
+    for folder in folders:
+        for name in (EXPLAIN_DETAILS, EXPLAIN_SOURCE, EXPLAIN_CASES):
+            (folder / name).unlink(missing_ok=True)
+
+
 def recorded_explanations(folder: Path) -> dict[str, Explanation]:
     """The explanations kept in a work or recording folder, its program cases' included: qualified case
     -> Explanation. InputError, naming the file, where one of them is damaged."""

@@ -48,6 +48,8 @@ def explain_failures(
 ) -> list[FileResult]:
     """The results, with what ncu says about each failed claim on global or shared memory: from the
     recording when replaying, else from a second pass over the failing cases."""
+    if not profiled.replayed:
+        explain_pass.clear_explanations(work_dir)  # what a run before this one left in a kept folder
     wanted = _to_explain(results, {p.path: p.key.name for p in waiting})
     if not wanted or not (options.explain or profiled.replayed):
         return results
