@@ -50,9 +50,9 @@ claims:
     return path
 
 
-def checked(path: Path, **options: object) -> FileResult:
+def checked(path: Path, explain: bool = False, **options: object) -> FileResult:
     environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(PROGRAM_NCU), None, gpu_count=1)
-    run = CheckOptions(ncu=NcuOptions(executable=str(PROGRAM_NCU)), explain=False, **options)  # type: ignore[arg-type]
+    run = CheckOptions(ncu=NcuOptions(executable=str(PROGRAM_NCU)), explain=explain, **options)  # type: ignore[arg-type]
     [result] = check_files([path], run, environment)
     assert result.input_error is None and result.internal_error is None
     return result
@@ -203,11 +203,7 @@ def test_a_failed_memory_claim_on_a_program_launch_is_explained_from_that_launch
     cite: {{document: d.txt, section: "1", figure: sectors}}
 """
     )
-    environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(PROGRAM_NCU), None, gpu_count=1)
-    options = CheckOptions(
-        ncu=NcuOptions(executable=str(PROGRAM_NCU)), allow_programs=True, save_profile=tmp_path / "saved"
-    )
-    [live] = check_files([path], options, environment)
+    live = checked(path, explain=True, allow_programs=True, save_profile=tmp_path / "saved")
     claim = next(c for c in live.claims if c.claim.id == "second_is_coalesced")
     assert claim.verdict is Verdict.FAILED and set(live.explanations) == {"second_is_coalesced"}
     explanation = live.explanations["second_is_coalesced"]
@@ -229,8 +225,7 @@ def test_without_allow_programs_no_program_runs_to_explain(tmp_path):
     noted = f'CHOSEN: "yes", FAKE_SECTION_NOTES: {tmp_path / "sections.jsonl"}'
     text = path.read_text().replace(METRIC, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
     path.write_text(text.replace('CHOSEN: "yes"', noted))
-    environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(PROGRAM_NCU), None, gpu_count=1)
-    [result] = check_files([path], CheckOptions(ncu=NcuOptions(executable=str(PROGRAM_NCU))), environment)
+    result = checked(path, explain=True)
     assert [c.verdict for c in result.claims] == [Verdict.ERROR]
     assert not (tmp_path / "sections.jsonl").exists()
 
@@ -242,9 +237,7 @@ def test_a_program_that_fails_when_it_runs_again_leaves_its_claim_unexplained_sa
     (tmp_path / "bench" / "add.py").write_text(
         "import os, sys\nagain = os.path.exists('ran')\nopen('ran', 'w').close()\nsys.exit(3 if again else 0)\n"
     )
-    environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(PROGRAM_NCU), None, gpu_count=1)
-    options = CheckOptions(ncu=NcuOptions(executable=str(PROGRAM_NCU)), allow_programs=True)
-    [result] = check_files([path], options, environment)
+    result = checked(path, explain=True, allow_programs=True)
     assert [c.verdict for c in result.claims] == [Verdict.FAILED] and result.explanations == {}
     assert result.warnings == [
         "no explanation from ncu for add_registers: the program `python3 add.py 0` exited with 3 under ncu"

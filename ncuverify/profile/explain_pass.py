@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -32,6 +32,7 @@ EXPLAIN_SECTIONS = ("SourceCounters", "MemoryWorkloadAnalysis_Tables")
 EXPLAIN_DETAILS = "explain.details.csv"
 EXPLAIN_SOURCE = "explain.source.csv"
 EXPLAIN_CASES = "explain.json"
+_KEPT = (EXPLAIN_DETAILS, EXPLAIN_SOURCE, EXPLAIN_CASES)  # what a folder of explanations holds
 PROGRAM_EXPLANATIONS = "explain-programs"  # one folder per program case explained: 0, 1, ...
 MAX_PROGRAM_EXPLANATIONS = 1000  # read back from a recording, which may come from anyone
 
@@ -59,28 +60,30 @@ def explain_cases(
 
 
 def explain_programs(
-    wanted: dict[str, str], programs: Sequence[PlannedProgram], work_dir: Path, settings: Settings
+    wanted: dict[str, str], programs: Mapping[str, PlannedProgram], work_dir: Path, settings: Settings
 ) -> tuple[dict[str, Explanation], dict[str, str]]:
     """Run each wanted program case (qualified name, `f::add` or `f::add#2` -> topic) again under ncu
     with the sections, for the one launch its values came from; keep the imports of each report in a
-    folder of its own. The explanation of each case that ran, and why each other was not explained."""
-    by_name = {planned.name: planned for planned in programs}
+    folder of its own (programs: the planned program cases by name). The explanation of each case that
+    ran, and why each other was not explained."""
+    found: dict[str, Explanation] = {}
     unexplained: dict[str, str] = {}
     for number, (name, topic) in enumerate(wanted.items()):
         base, launch = launch_of(name)
-        if base not in by_name:
+        if base not in programs:
             continue
         folder = work_dir / RUNS / f"explain-program-{number}"
         report = folder / REPORT_FILE.removesuffix(".ncu-rep")
         sections = Sections(EXPLAIN_SECTIONS, (launch or 1) - 1, report)
-        run = run_program(by_name[base], folder, settings.ncu, settings.gpus[0], sections)
+        run = run_program(programs[base], folder, settings.ncu, settings.gpus[0], sections)
         if not run.cases[0].ok:
             unexplained[name] = str(run.cases[0].error)
             continue
         kept = work_dir / PROGRAM_EXPLANATIONS / str(number)
         kept.mkdir(parents=True, exist_ok=True)
-        _keep_imports(settings, folder / REPORT_FILE, {name: topic}, kept)
-    return recorded_explanations(work_dir), unexplained
+        _keep_imports(settings, sections.saved, {name: topic}, kept)
+        found.update(_explanations_in(kept, work_dir))
+    return found, unexplained
 
 
 def _keep_imports(settings: Settings, report: Path, cases: dict[str, str], folder: Path) -> None:
@@ -93,32 +96,34 @@ def _keep_imports(settings: Settings, report: Path, cases: dict[str, str], folde
 def clear_explanations(work_dir: Path) -> None:
     """Remove the explanations an earlier run left in this folder (a kept profile's folder may be used
     again), so that a replay of this run shows only its own: the files of this module's names alone."""
-    folders = [work_dir]
-    programs = work_dir / PROGRAM_EXPLANATIONS
-    if programs.is_dir() and not programs.is_symlink():
-        folders += [each for each in programs.iterdir() if each.is_dir() and not each.is_symlink()]
-    for folder in folders:
-        for name in (EXPLAIN_DETAILS, EXPLAIN_SOURCE, EXPLAIN_CASES):
+    for folder in _explanation_folders(work_dir):
+        for name in _KEPT:
             (folder / name).unlink(missing_ok=True)
 
 
 def recorded_explanations(folder: Path) -> dict[str, Explanation]:
     """The explanations kept in a work or recording folder, its program cases' included: qualified case
     -> Explanation. InputError, naming the file, where one of them is damaged."""
-    found = _explanations_in(folder)
-    programs = folder / PROGRAM_EXPLANATIONS
-    if programs.is_dir() and not programs.is_symlink():
-        kept = sorted(itertools.islice(programs.iterdir(), MAX_PROGRAM_EXPLANATIONS))
-        for each in kept:
-            if each.is_dir() and not each.is_symlink():
-                found.update(_explanations_in(each, folder))
+    found: dict[str, Explanation] = {}
+    for each in _explanation_folders(folder):
+        found.update(_explanations_in(each, folder))
     return found
+
+
+def _explanation_folders(folder: Path) -> list[Path]:
+    """The folder, then its program cases' folders (plain folders, not links; at most
+    MAX_PROGRAM_EXPLANATIONS of them)."""
+    programs = folder / PROGRAM_EXPLANATIONS
+    if not programs.is_dir() or programs.is_symlink():
+        return [folder]
+    kept = sorted(itertools.islice(programs.iterdir(), MAX_PROGRAM_EXPLANATIONS))
+    return [folder, *(each for each in kept if each.is_dir() and not each.is_symlink())]
 
 
 def _explanations_in(folder: Path, root: Path | None = None) -> dict[str, Explanation]:
     """The explanations of the three files in folder (which lies in root)."""
     root = root or folder
-    paths = [folder / name for name in (EXPLAIN_DETAILS, EXPLAIN_SOURCE, EXPLAIN_CASES)]
+    paths = [folder / name for name in _KEPT]
     if not any(path.exists() or path.is_symlink() for path in paths):
         return {}
     details, source, cases = (recording.read_text(path, root, recording.MAX_EXPLAIN_BYTES) for path in paths)

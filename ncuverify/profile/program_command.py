@@ -20,6 +20,11 @@ class Sections:
     launch: int
     report_file: Path  # without its .ncu-rep suffix, which ncu adds
 
+    @property
+    def saved(self) -> Path:
+        """The report as ncu saves it."""
+        return self.report_file.with_name(self.report_file.name + ".ncu-rep")
+
 
 def program_ncu_command(
     options: NcuOptions,

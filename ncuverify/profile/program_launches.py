@@ -11,6 +11,8 @@ from ncuverify.profile.table import parse_csv
 from ncuverify.runner import CaseStatus
 from ncuverify.spec.programs import ProgramCase, each_name
 
+NO_LAUNCH = "ncu profiled no launch that the case selects"
+
 
 def selected_launches(table: pd.DataFrame, case: ProgramCase) -> tuple[list[int], str | None]:
     """The launches of the report, in order, and why they are not the case's where one is not: ncu
@@ -23,7 +25,7 @@ def selected_launches(table: pd.DataFrame, case: ProgramCase) -> tuple[list[int]
                 " selector does not match: write a pattern that ncu and RE2 read alike"
             )
     if launches.empty:
-        return [], "ncu profiled no launch that the case selects"
+        return [], NO_LAUNCH
     return [int(launch) for launch in launches["launch"]], None
 
 

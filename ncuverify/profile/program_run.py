@@ -15,7 +15,7 @@ from ncuverify.profile.command import NcuOptions
 from ncuverify.profile.outcome import clear_outcomes, read_log
 from ncuverify.profile.process import visible_device
 from ncuverify.profile.program_command import Sections, program_ncu_command
-from ncuverify.profile.program_launches import selected_launches
+from ncuverify.profile.program_launches import NO_LAUNCH, selected_launches
 from ncuverify.profile.run import Run, ncu_not_started
 from ncuverify.profile.shown import shown_output
 from ncuverify.profile.table import parse_csv
@@ -90,25 +90,16 @@ def run_program(
     except OSError as error:
         raise ncu_not_started(options, error) from None
     report = read_log(log_file)
-    if sections is not None and finished.returncode == 0:
-        saved = sections.report_file.with_name(sections.report_file.name + ".ncu-rep")
-        status = _saved(planned, saved, finished.stderr, written)
-    else:
-        status = _status(planned, report, finished.returncode, finished.stderr, written)
+    saved = sections.saved if sections is not None else None
+    status = _status(planned, report, finished.returncode, finished.stderr, written, saved)
     return Run(report, (status,), command, _tail(finished.stderr), finished.returncode)
 
 
-def _saved(planned: PlannedProgram, saved: Path, stderr: str, written: str) -> CaseStatus:
-    """A run for sections profiled its launch where ncu saved a report."""
-    if saved.is_file() and not saved.is_symlink():
-        return CaseStatus(planned.name, True, launches=1)
-    tail = _tail(stderr)
-    said = f"; its standard error ends: {tail}" if tail else ""
-    problem = "ncu profiled no launch that the case selects"
-    return CaseStatus(planned.name, False, f"the program `{shown_command([written])}`: {problem}{said}")
-
-
-def _status(planned: PlannedProgram, report: str, returncode: int, stderr: str, written: str) -> CaseStatus:
+def _status(
+    planned: PlannedProgram, report: str, returncode: int, stderr: str, written: str, saved: Path | None
+) -> CaseStatus:
+    """How the run went: its launches are the CSV's in the log, or (a run for sections, whose report
+    is saved) the one launch of the report ncu saved."""
     tail = _tail(stderr)
     said = f"; its standard error ends: {tail}" if tail else ""
     if returncode != 0:
@@ -118,10 +109,14 @@ def _status(planned: PlannedProgram, report: str, returncode: int, stderr: str, 
         ncu_said = f"; ncu: {shown_output('; '.join(errors))}" if errors else ""
         error = f"the program `{shown_command([written])}` exited with {returncode} under ncu{ncu_said}{said}"
         return CaseStatus(planned.name, False, error)
-    try:
-        launches, problem = selected_launches(parse_csv(report), planned.case)
-    except EnvironmentProblem as unreadable:
-        launches, problem = [], str(unreadable)
+    if saved is not None:
+        found = saved.is_file() and not saved.is_symlink()
+        launches, problem = ([0], None) if found else ([], NO_LAUNCH)
+    else:
+        try:
+            launches, problem = selected_launches(parse_csv(report), planned.case)
+        except EnvironmentProblem as unreadable:
+            launches, problem = [], str(unreadable)
     if problem is not None:
         return CaseStatus(planned.name, False, f"the program `{shown_command([written])}`: {problem}{said}")
     return CaseStatus(planned.name, True, launches=len(launches))

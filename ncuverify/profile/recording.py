@@ -3,8 +3,9 @@ again without a GPU (`check --from-profile DIR`), and where it came from (proven
 
 A recording is a folder holding each ncu process's log (`ncu.log`, `ncu.1.log`, ...: the CSV) and the
 runner's status per case (`status.json`, `status.1.json`, ...), with cases named `<file>::<case>`,
-and `provenance.json` (with digests of each kernel's source and each case's inputs). `runs/` keeps each process's plan, output and, when asked, its `.ncu-rep`
-report; `cubins/` the kernels; `explain.*` the second pass over failed claims.
+and `provenance.json` (with digests of each kernel's source and each case's inputs). `runs/` keeps
+each process's plan, output and, when asked, its `.ncu-rep` report; `cubins/` the kernels;
+`explain.*` the second pass over failed claims (`explain-programs/` that of program cases).
 
 A folder of per-file recordings (`DIR/<file stem>/ncu.log` and so on, cases named without their file),
 as earlier versions wrote them, reads as one recording too.

@@ -70,9 +70,7 @@ def explain_failures(
             found = explain_pass.explain_cases(cases, files, work_dir, settings)
             if options.allow_programs:  # a program runs only where the run allows it
                 programs = {case: topic for case, topic in wanted.values() if launch_of(case)[0] in planned}
-                explained, unexplained = explain_pass.explain_programs(
-                    programs, list(planned.values()), work_dir, settings
-                )
+                explained, unexplained = explain_pass.explain_programs(programs, planned, work_dir, settings)
                 found |= explained
     except (EnvironmentProblem, InputError) as problem:
         failing = {path for path, _ in wanted}
