@@ -30,6 +30,26 @@ DATA = ROOT / "tests" / "data"
 FIXTURES = ROOT / "tests" / "fixtures"
 EXPECTATIONS = ROOT / "expectations"
 RECORDINGS = ROOT / "recordings" / "h200"
+FAKE_NCU = DATA / "fake_ncu" / "ncu"
+
+
+def fake_profiled(paths: list[Path], save_profile: Path, **options: object) -> list:
+    """The files checked with the stand-in ncu (tests/data/fake_ncu/ncu) on a machine said to have one
+    GPU, the profile kept in save_profile; more CheckOptions as given (no explanation pass unless
+    `explain=True`)."""
+    from ncuverify.environment import Gpu
+    from ncuverify.options import CheckOptions
+    from ncuverify.pipeline import check_files
+    from ncuverify.profile import NcuOptions
+
+    environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(FAKE_NCU), None, gpu_count=1)
+    run = CheckOptions(
+        cache=COMPILE_CACHE,
+        ncu=NcuOptions(executable=str(FAKE_NCU)),
+        save_profile=save_profile,
+        **{"explain": False, **options},  # type: ignore[arg-type]
+    )
+    return check_files(paths, run, environment)
 
 
 @pytest.fixture(scope="session")

@@ -5,24 +5,17 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import COMPILE_CACHE, DATA, FIXTURES
+from conftest import COMPILE_CACHE, DATA, FIXTURES, fake_profiled
 
-from ncuverify.environment import Gpu
 from ncuverify.pipeline import CheckOptions, Environment, check_files
-from ncuverify.profile import NcuOptions
 from ncuverify.results import Verdict
 
 NO_GPU = Environment(None, None, "no GPU here")
-FAKE_NCU = DATA / "fake_ncu" / "ncu"
 
 
 def test_failed_memory_claims_get_a_second_pass_whose_explanations_are_kept(tmp_path: Path, monkeypatch):
     monkeypatch.setenv("FAKE_NCU_NOTES", str(tmp_path / "notes.jsonl"))
-    environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(FAKE_NCU), None, gpu_count=1)
-    options = CheckOptions(
-        cache=COMPILE_CACHE, ncu=NcuOptions(executable=str(FAKE_NCU)), save_profile=tmp_path / "saved"
-    )
-    [live] = check_files([DATA / "explain.yaml"], options, environment)
+    [live] = fake_profiled([DATA / "explain.yaml"], tmp_path / "saved", explain=True)
     # The fake's figures fail all three claims; each names ncu's rules and lines for its case's launch.
     assert {c.claim.id for c in live.claims if c.verdict is Verdict.FAILED} == set(live.explanations)
     tile = live.explanations["tile_is_conflict_free"]
@@ -109,17 +102,12 @@ def test_a_program_case_s_explanation_is_read_from_its_own_folder_and_checked_al
 
 def test_a_kept_folder_used_again_replays_only_the_last_run_s_explanations(tmp_path: Path, monkeypatch):
     monkeypatch.setenv("FAKE_NCU_NOTES", str(tmp_path / "notes.jsonl"))
-    environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(FAKE_NCU), None, gpu_count=1)
     kept = tmp_path / "saved"
-    first = CheckOptions(cache=COMPILE_CACHE, ncu=NcuOptions(executable=str(FAKE_NCU)), save_profile=kept)
-    [explained] = check_files([DATA / "explain.yaml"], first, environment)
+    [explained] = fake_profiled([DATA / "explain.yaml"], kept, explain=True)
     assert explained.explanations
     (kept / "explain-programs" / "0").mkdir(parents=True)
     shutil.copy(kept / "explain.json", kept / "explain-programs" / "0" / "explain.json")
-    again = CheckOptions(
-        cache=COMPILE_CACHE, ncu=NcuOptions(executable=str(FAKE_NCU)), save_profile=kept, explain=False
-    )
-    check_files([DATA / "explain.yaml"], again, environment)
+    fake_profiled([DATA / "explain.yaml"], kept)
     assert (
         not (kept / "explain.json").exists()
         and not (kept / "explain-programs" / "0" / "explain.json").exists()

@@ -9,18 +9,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import COMPILE_CACHE, DATA
+from conftest import COMPILE_CACHE, DATA, fake_profiled
 
-from ncuverify.environment import Environment, Gpu
+from ncuverify.environment import Environment
 from ncuverify.options import CheckOptions
 from ncuverify.pipeline import check_files
-from ncuverify.profile import NcuOptions
 from ncuverify.profile.plan import qualified
 from ncuverify.profile.session import RUNS
 from ncuverify.results import FileResult, Verdict, run_keys
 from ncuverify.runner.status import CaseStatus, read_statuses
 
-FAKE_NCU = DATA / "fake_ncu" / "ncu"
 FAULTS = DATA / "faults.yaml"
 FAULTING = ("bad_address", "bad_alignment", "trapped")
 # What the fake ncu logs as a real one does when the application's kernel faults.
@@ -44,14 +42,7 @@ def check_faults(folder: Path, monkeypatch: pytest.MonkeyPatch, **variables: str
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     for name, value in variables.items():
         monkeypatch.setenv(name, value)
-    environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(FAKE_NCU), None, gpu_count=1)
-    options = CheckOptions(
-        cache=COMPILE_CACHE,
-        ncu=NcuOptions(executable=str(FAKE_NCU)),
-        explain=False,
-        save_profile=folder / "saved",
-    )
-    [result] = check_files([FAULTS], options, environment)
+    [result] = fake_profiled([FAULTS], folder / "saved")
     assert result.input_error is None
     processes = [json.loads(line)["cases"] for line in notes.read_text().splitlines()]
     return Checked(result, processes, folder / "saved")

@@ -7,17 +7,15 @@ from pathlib import Path
 
 import numpy as np
 import yaml
-from conftest import COMPILE_CACHE, DATA
+from conftest import COMPILE_CACHE, DATA, fake_profiled
 
-from ncuverify.environment import Environment, Gpu
+from ncuverify.environment import Environment
 from ncuverify.options import CheckOptions
 from ncuverify.pipeline import check_files
-from ncuverify.profile import NcuOptions
 from ncuverify.spec import load
 from ncuverify.spec.digests import case_digests
 
 KERNEL = 'extern "C" __global__ void k(const float* x) {}'
-FAKE_NCU = DATA / "fake_ncu" / "ncu"
 
 
 def project(folder: Path, grid: int = 1) -> Path:
@@ -69,14 +67,7 @@ def test_a_replay_says_which_cases_changed_since_they_were_recorded(tmp_path: Pa
     (tmp_path / "p" / ".ncuverify-root").write_text("")
     path = tmp_path / "p" / "sample.yaml"
     shutil.copy(DATA / "sample.yaml", path)
-    environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(FAKE_NCU), None, gpu_count=1)
-    options = CheckOptions(
-        cache=COMPILE_CACHE,
-        ncu=NcuOptions(executable=str(FAKE_NCU)),
-        explain=False,
-        save_profile=tmp_path / "rec",
-    )
-    check_files([path], options, environment)
+    fake_profiled([path], tmp_path / "rec")
     replay = CheckOptions(cache=COMPILE_CACHE, from_profile=tmp_path / "rec", explain=False)
     no_gpu = Environment(None, None, "no GPU here")
     [same] = check_files([path], replay, no_gpu)

@@ -5,21 +5,17 @@ import json
 import zlib
 from pathlib import Path
 
-from conftest import COMPILE_CACHE, DATA
+from conftest import DATA, fake_profiled
 from typer.testing import CliRunner
 
 from ncuverify.cli import app
-from ncuverify.environment import Environment, Gpu
+from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode
-from ncuverify.options import CheckOptions
-from ncuverify.pipeline import check_files
-from ncuverify.profile import NcuOptions
 from ncuverify.profile.plan import qualified
 from ncuverify.results import Verdict, file_key
 from ncuverify.spec.expansion import expand
 
 SWEEP = DATA / "sweep.yaml"
-FAKE_NCU = DATA / "fake_ncu" / "ncu"
 NO_GPU = Environment(None, None, "no GPU here")
 SIZES = (1024, 2048, 4096)
 
@@ -33,14 +29,7 @@ def test_a_swept_file_is_profiled_case_by_case_and_replays_to_the_same_verdicts(
     monkeypatch.setenv("FAKE_NCU_NOTES", str(tmp_path / "notes.jsonl"))
     monkeypatch.setenv("FAKE_NCU_VALUES", "by_case")
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(FAKE_NCU), None)
-    options = CheckOptions(
-        cache=COMPILE_CACHE,
-        ncu=NcuOptions(executable=str(FAKE_NCU)),
-        explain=False,
-        save_profile=tmp_path / "saved",
-    )
-    [live] = check_files([SWEEP], options, environment)
+    [live] = fake_profiled([SWEEP], tmp_path / "saved")
     assert live.input_error is None
     profiled = {
         name
