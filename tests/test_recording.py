@@ -124,6 +124,11 @@ def test_a_huge_status_is_refused_before_it_is_read(no_gpu, copy: Path, monkeypa
             lambda data: {**data, "kernels": {"sample::scale": 7}},
             "kernels: not an object of digests (strings)",
         ),
+        (lambda data: {**data, "cases": ["sample::stride1"]}, "cases: not an object of digests (strings)"),
+        (
+            lambda data: {**data, "cases": {"sample::stride1": {"grid": 1}}},
+            "cases: not an object of digests (strings)",
+        ),
         (lambda data: {**data, "host": "ci-7"}, "'host': not a field of a provenance"),
         (lambda data: {**data, "gpu": "x" * 70_000}, "gpu: longer than 65536 characters"),
     ],
