@@ -70,7 +70,10 @@ def _argument(arg: object) -> tuple[str, int]:
     buffer = getattr(arg, "buffer", None)
     if buffer is not None:
         return f"a {buffer} buffer, passed as a pointer", POINTER_BYTES
-    from ncuverify.spec.arguments import StructArg
+    from ncuverify.spec.arguments import StructArg, UseArg
+
+    if isinstance(arg, UseArg):
+        return f"buffer {arg.use} of an earlier step, passed as a pointer", POINTER_BYTES
 
     if isinstance(arg, StructArg):
         return "a struct", struct_layout(arg).size

@@ -50,6 +50,20 @@ class BufferArg(StrictModel):
         return self
 
 
+class UseArg(StrictModel):
+    """A buffer an earlier step of the case made, passed again: `{use: partial}`. The kernel sees the
+    same device memory, as the earlier step's kernel left it."""
+
+    use: Id = Field(description="the name of a buffer of an earlier step")
+    passed: StrictBool = Field(
+        True, description="false: no parameter of its own, only the buffer a struct's pointer field names"
+    )
+
+    @property
+    def name(self) -> str:
+        return self.use
+
+
 class ScalarArg(StrictModel):
     """One scalar: its one field is its kind, e.g. `{int32: 5}`."""
 
@@ -214,7 +228,7 @@ def _kind(value: Any, kinds: tuple[str, ...]) -> str | None:
 
 
 def _argument_kind(value: Any) -> str | None:
-    return _kind(value, ("buffer", "struct", *SCALAR_TYPES))
+    return _kind(value, ("buffer", "use", "struct", *SCALAR_TYPES))
 
 
 def _field_kind(value: Any) -> str | None:
@@ -253,13 +267,17 @@ StructField = Annotated[
 ]
 
 Argument = Annotated[
-    Annotated[BufferArg, Tag("buffer")] | Annotated[StructArg, Tag("struct")] | TaggedScalar,
+    Annotated[BufferArg, Tag("buffer")]
+    | Annotated[UseArg, Tag("use")]
+    | Annotated[StructArg, Tag("struct")]
+    | TaggedScalar,
     Discriminator(
         _argument_kind,
         custom_error_type="argument_kind",
         custom_error_message="an argument is a buffer ({buffer: float32, count: N, ...}) or one scalar "
         + _SCALARS
-        + ", or a struct ({struct: [{float32: 1.5}, {pointer: BUFFER_NAME}, ...]})",
+        + ", a struct ({struct: [{float32: 1.5}, {pointer: BUFFER_NAME}, ...]}),"
+        " or in a step, an earlier step's buffer ({use: BUFFER_NAME})",
     ),
 ]
 

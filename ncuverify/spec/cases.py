@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, WithJsonSchema, field_validator, model_validator
 
-from ncuverify.spec.arguments import Argument, BufferArg
+from ncuverify.spec.arguments import Argument, BufferArg, UseArg
 from ncuverify.spec.fields import Id, Int, StrictModel
 from ncuverify.spec.scalars import Yaml11Text, not_a_number
 
@@ -84,7 +84,7 @@ class CaseSpec(StrictModel):
 
     @model_validator(mode="after")
     def _unique_buffer_names(self) -> CaseSpec:
-        names = [a.name for a in self.args if isinstance(a, BufferArg) and a.name]
+        names = [a.name for a in self.args if isinstance(a, BufferArg | UseArg) and a.name]
         if len(names) != len(set(names)):
             raise ValueError(f"buffer names repeat: {names}")
         return self

@@ -10,7 +10,17 @@ from pydantic import Field, WithJsonSchema, field_validator, model_validator
 from ncuverify import expression
 from ncuverify.expression import CaseMetric, MetricRef
 from ncuverify.measures import expand
-from ncuverify.spec.fields import ARCH_PATTERN, MAX_TEXT_LENGTH, Finite, Float, Id, StrictModel, Text, as_text
+from ncuverify.spec.fields import (
+    ARCH_PATTERN,
+    MAX_TEXT_LENGTH,
+    CaseName,
+    Finite,
+    Float,
+    Id,
+    StrictModel,
+    Text,
+    as_text,
+)
 from ncuverify.spec.kernels import kernel_pattern
 
 _TEXT_OR_NUMBER = WithJsonSchema({"type": ["string", "number"], "maxLength": MAX_TEXT_LENGTH})
@@ -81,7 +91,7 @@ class Claim(StrictModel):
     """One checkable statement about a case, or about every kernel of a set (`kernels:`)."""
 
     id: Id
-    case: Id | None = Field(None, description="the case unqualified metric names are read from")
+    case: CaseName | None = Field(None, description="the case unqualified metric names are read from")
     kernels: Id | None = Field(
         None,
         description="instead of a case, a kernel entry's key: every kernel it names or selects is judged"
@@ -96,7 +106,7 @@ class Claim(StrictModel):
     expect: Expectation
     cite: Citation
     note: Text | None = Field(None, description="why the assertion differs from the document")
-    control: Id | None = Field(None, description="a case on which the same assertion must fail")
+    control: CaseName | None = Field(None, description="a case on which the same assertion must fail")
     xfail: ExpectedFailure | None = None
     arch: list[Annotated[str, Field(pattern=ARCH_PATTERN)]] | None = Field(
         None, min_length=1, description="the architectures the claim is about; skipped on others"

@@ -12,7 +12,7 @@ from pydantic_core import PydanticCustomError
 from ncuverify.spec.allow import AllowEntry
 from ncuverify.spec.cases import CaseSpec
 from ncuverify.spec.claims import Claim
-from ncuverify.spec.fields import ARCH_PATTERN, Float, Id, StrictModel, Text
+from ncuverify.spec.fields import ARCH_PATTERN, CaseName, Float, Id, StrictModel, Text
 from ncuverify.spec.kernels import Compiler, KernelSpec
 from ncuverify.spec.programs import ProgramCase, split_programs
 
@@ -55,11 +55,13 @@ class ExpectationFile(StrictModel):
     kernels: dict[Id, KernelSpec] = Field(min_length=1)
     # The cases that give `program`, split from `cases` as the file is read (see spec/programs.py).
     programs: dict[Id, ProgramCase] = Field(default_factory=dict, alias="cases (programs)")  # PROGRAMS_FIELD
-    cases: dict[Id, CaseSpec] = Field(
+    cases: dict[CaseName, CaseSpec] = Field(
         default_factory=dict,
         min_length=1,
         description="what to launch; a file whose claims all read 'kernels' needs none",
     )
+    # The steps of each case written with `steps`, made cases as the file is read (spec/sequences.py).
+    sequences: dict[Id, list[CaseName]] = Field(default_factory=dict, alias="cases (sequences)")
     claims: list[Claim] = Field(min_length=1)
     allow: list[AllowEntry] = Field(
         default_factory=list, description="known exceptions: kernels whose failure or growth is accepted"
@@ -98,6 +100,31 @@ class ExpectationFile(StrictModel):
                 "give 'cases' (what to launch): only a file whose every claim reads 'kernels' needs none"
             )
         return value
+
+    @model_validator(mode="after")
+    def _steps_of_sequences(self) -> ExpectationFile:
+        """A case named like a step (`reduce#2`) is one: only `steps` makes such names."""
+        steps = {step for names in self.sequences.values() for step in names}
+        for name in self.cases:
+            if "#" in name and name not in steps:
+                raise ValueError(
+                    f"{name!r} is not an id: an id has only letters, digits and _ (CASE#N names a step of a"
+                    " case written with steps)"
+                )
+        return self
+
+    def sequence_of(self, case: str) -> str | None:
+        """The sequence a case is a step of; None for a case of its own."""
+        return next((name for name, steps in self.sequences.items() if case in steps), None)
+
+    def sequence_steps(self, case: str) -> list[str]:
+        """The steps of the sequence that a case is a step of, in order, up to and with it ([case] for a
+        case of its own)."""
+        sequence = self.sequence_of(case)
+        if sequence is None:
+            return [case]
+        steps = self.sequences[sequence]
+        return steps[: steps.index(case) + 1]
 
 
 @dataclass(frozen=True)

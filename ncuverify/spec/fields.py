@@ -63,6 +63,30 @@ Id = Annotated[
 ]
 
 
+def _case_name(value: str) -> str:
+    """An id, or a step of a case written with `steps` (`reduce#2`)."""
+    base, sep, number = value.rpartition("#")
+    if sep and number.isascii() and number.isdigit() and not number.startswith("0"):
+        _id(base)
+        return value
+    return _id(value)
+
+
+# A case as claims name it: an id, or a step of a launch sequence, `reduce#2`.
+CaseName = Annotated[
+    str,
+    AfterValidator(_case_name),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": f"^{expression.ID}(#[1-9][0-9]*)?$",
+            "maxLength": MAX_ID_LENGTH + 4,
+            "description": "a case, or a step of a case with steps: reduce#2",
+        }
+    ),
+]
+
+
 MAX_TEXT_LENGTH = 4096
 
 # Where a number belongs, only a number: no boolean (lax pydantic reads true as 1), no text ("1024").

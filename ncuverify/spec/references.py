@@ -6,11 +6,11 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from ncuverify import expression
 from ncuverify.build.static import STATIC_METRICS, STATIC_PREFIX, is_static
-from ncuverify.spec.arguments import BufferArg, StructArg
+from ncuverify.spec.arguments import BufferArg, StructArg, UseArg
 from ncuverify.spec.claims import Claim
 from ncuverify.spec.expectation_file import ExpectationFile
 from ncuverify.spec.problems import suggest
-from ncuverify.spec.programs import EACH_SEP, not_on_a_program
+from ncuverify.spec.programs import launch_of, not_on_a_program
 from ncuverify.spec.yaml_reader import Location
 
 
@@ -26,7 +26,7 @@ def reference_problems(content: ExpectationFile) -> Iterable[tuple[Location, str
                 ("cases", case_name, "kernel"),
                 f"kernel {case.kernel!r} is every kernel its 'match' selects: a case launches one, named by 'entry'",
             )
-        yield from _pointer_problems(case_name, case.args)
+    yield from _sequence_problems(content)
     seen: dict[str, int] = {}
     for index, claim in enumerate(content.claims):
         if claim.id in seen:
@@ -37,10 +37,7 @@ def reference_problems(content: ExpectationFile) -> Iterable[tuple[Location, str
         seen.setdefault(claim.id, index)
         cases = {**content.cases, **content.programs}
         if claim.case is not None and claim.case not in cases:
-            yield (
-                ("claims", index, "case"),
-                f"no case named {claim.case!r}{suggest(claim.case, cases)}",
-            )
+            yield from _launch_problems(content, ("claims", index, "case"), claim.case, cases)
         yield from _control_problems(content, index, claim)
         if claim.kernels is not None:
             yield from _kernels_problems(content, index, claim)
@@ -58,7 +55,7 @@ def reference_problems(content: ExpectationFile) -> Iterable[tuple[Location, str
                     f"{ref.name} names no case: set the claim's 'case' or write {ref.name}@CASE",
                 )
             elif ref.case is not None and ref.case not in cases:
-                yield from _launch_problems(content, index, ref.case, cases)
+                yield from _launch_problems(content, ("claims", index, "metric"), ref.case, cases)
 
     yield from _allow_problems(content)
 
@@ -112,21 +109,18 @@ def _allow_problems(content: ExpectationFile) -> Iterable[tuple[Location, str]]:
 
 
 def _launch_problems(
-    content: ExpectationFile, index: int, case: str, cases: Mapping[str, object]
+    content: ExpectationFile, where: Location, case: str, cases: Mapping[str, object]
 ) -> Iterable[tuple[Location, str]]:
-    """A case named with `@` that is not the file's: fine where it is a launch (`add#2`) of a program
+    """A case a claim names that is not the file's: fine where it is a launch (`add#2`) of a program
     case that profiles each launch; otherwise no such case."""
-    program, separator, _ = case.partition(EACH_SEP)
-    if not separator:
-        yield (("claims", index, "metric"), f"no case named {case!r}{suggest(case, cases)}")
+    program, launch = launch_of(case)
+    if launch is None or program in content.sequences:
+        yield (where, _no_case(content, case, cases))
     elif program not in content.programs:
-        yield (
-            ("claims", index, "metric"),
-            f"no program case named {program!r}{suggest(program, content.programs)}",
-        )
+        yield (where, f"no program case named {program!r}{suggest(program, content.programs)}")
     elif content.programs[program].combine != "each":
         yield (
-            ("claims", index, "metric"),
+            where,
             f"{case}: program case {program} gives one value (combine: {content.programs[program].combine});"
             " only `combine: each` makes a case of each launch",
         )
@@ -156,7 +150,7 @@ def _buffer_problems(
         )
     if case is None or case not in content.cases:
         return
-    named = [a.name for a in content.cases[case].args if isinstance(a, BufferArg) and a.name]
+    named = [a.name for a in content.cases[case].args if isinstance(a, BufferArg | UseArg) and a.name]
     if buffer not in named:
         yield (
             where,
@@ -164,14 +158,69 @@ def _buffer_problems(
         )
 
 
-def _pointer_problems(case: str, args: Sequence[object]) -> Iterable[tuple[Location, str]]:
+def _no_case(content: ExpectationFile, case: str, cases: Mapping[str, object]) -> str:
+    """Why a claim cannot name this case: a sequence is named by its steps; else there is none."""
+    steps = content.sequences.get(case)
+    if steps is not None:
+        shown = ", ".join(steps[:3]) + (", ..." if len(steps) > 3 else "")
+        return f"case {case} is a sequence of {len(steps)} launches: name one of its steps ({shown})"
+    base, _ = launch_of(case)
+    if base in content.sequences:
+        return f"no case named {case!r}: case {base} has {len(content.sequences[base])} steps"
+    return f"no case named {case!r}{suggest(case, cases)}"
+
+
+def _sequence_problems(content: ExpectationFile) -> Iterable[tuple[Location, str]]:
+    """Each case's pointer fields and buffers; a step's `use` names a buffer an earlier step of its
+    sequence made, and no step makes a buffer of a name an earlier one made."""
+    step_of = {step: name for name, steps in content.sequences.items() for step in steps}
+    made: dict[str, set[str]] = {}  # per sequence, the buffers its steps made so far
+    for case_name, case in content.cases.items():
+        sequence = step_of.get(case_name)
+        earlier = made.setdefault(sequence, set()) if sequence is not None else set()
+        pointed = _pointed(content, sequence, case_name)
+        yield from _pointer_problems(case_name, case.args, pointed)
+        for index, arg in enumerate(case.args):
+            where = ("cases", case_name, "args", index)
+            if isinstance(arg, UseArg) and sequence is None:
+                yield (
+                    where,
+                    f"{{use: {arg.use}}} passes a buffer of an earlier step: only a case with steps has those",
+                )
+            elif isinstance(arg, UseArg) and arg.use not in earlier:
+                yield (
+                    (*where, "use"),
+                    f"no earlier step of {sequence} makes a buffer named {arg.use!r}"
+                    f"{suggest(arg.use, earlier)} (give the buffer `name: {arg.use}` there)",
+                )
+            elif isinstance(arg, BufferArg) and arg.name in earlier:
+                yield (
+                    (*where, "name"),
+                    f"an earlier step of {sequence} makes a buffer named {arg.name!r}: pass it with"
+                    f" {{use: {arg.name}}}, or name this one otherwise",
+                )
+        earlier.update(a.name for a in case.args if isinstance(a, BufferArg) and a.name)
+
+
+def _pointed(content: ExpectationFile, sequence: str | None, case: str) -> set[str]:
+    """The buffers the pointer fields of a case name; of a step, those of every step of its sequence
+    (a buffer one step does not pass, a later one's struct may point to)."""
+    cases = content.sequences[sequence] if sequence is not None else [case]
+    return {
+        buffer
+        for name in cases
+        for arg in content.cases[name].args
+        if isinstance(arg, StructArg)
+        for buffer in arg.pointers()
+    }
+
+
+def _pointer_problems(case: str, args: Sequence[object], pointed: set[str]) -> Iterable[tuple[Location, str]]:
     """A struct's pointer fields name buffers of its own case, by their `name:`; a buffer that is not
     passed is one that a pointer field names (else the kernel could not reach it)."""
-    named = [a.name for a in args if isinstance(a, BufferArg) and a.name]
-    pointed: set[str] = set()
+    named = [a.name for a in args if isinstance(a, BufferArg | UseArg) and a.name]
     for index, arg in enumerate(args):
         for buffer in arg.pointers() if isinstance(arg, StructArg) else []:
-            pointed.add(buffer)
             if buffer not in named:
                 yield (
                     ("cases", case, "args", index),
@@ -179,7 +228,7 @@ def _pointer_problems(case: str, args: Sequence[object]) -> Iterable[tuple[Locat
                     f"{suggest(buffer, named)} (give the buffer `name: {buffer}`)",
                 )
     for index, arg in enumerate(args):
-        if isinstance(arg, BufferArg) and not arg.passed and arg.name not in pointed:
+        if isinstance(arg, BufferArg | UseArg) and not arg.passed and arg.name not in pointed:
             yield (
                 ("cases", case, "args", index, "passed"),
                 f"buffer {arg.name!r} is not passed and no struct's pointer field names it: the kernel"
@@ -193,7 +242,7 @@ def _control_problems(content: ExpectationFile, index: int, claim: Claim) -> Ite
     where = ("claims", index, "control")
     cases = {**content.cases, **content.programs}
     if claim.control not in cases:
-        yield (where, f"no case named {claim.control!r}{suggest(claim.control, cases)}")
+        yield (where, _no_case(content, claim.control, cases))
     elif claim.control == claim.case:
         yield (where, "the control must be another case than the claim's own")
     elif all(ref.case is not None for ref in expression.references(expression.parse(claim.metric))):

@@ -5,10 +5,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from ncuverify import expression
 from ncuverify.spec.cases import EXPRESSION_SCHEMA
 from ncuverify.spec.expectation_file import ExpectationFile
-from ncuverify.spec.fields import SCALAR_TYPES
+from ncuverify.spec.fields import MAX_ID_LENGTH, SCALAR_TYPES
 from ncuverify.spec.programs import PROGRAMS_FIELD
+from ncuverify.spec.sequences import MAX_STEPS, SEQUENCES_FIELD
 
 SCHEMA_ID = "https://ncuverify.dev/schema/expectations.schema.json"
 
@@ -17,6 +19,7 @@ def json_schema() -> dict[str, Any]:
     """The JSON Schema of expectation files, from the model, for editors with a YAML language server."""
     schema = _with_program_cases(_keys_as_property_names(ExpectationFile.model_json_schema()))
     _cases_with_variables(schema["$defs"])
+    _with_sequences(schema)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
@@ -64,6 +67,44 @@ def _with_program_cases(schema: dict[str, Any]) -> dict[str, Any]:
         "properties": properties,
         "required": required,
         "anyOf": [{"required": ["kernels"]}, only_programs],
+    }
+
+
+def _with_sequences(schema: dict[str, Any]) -> None:
+    """A case that gives `steps` is a launch sequence: its steps are launches, numbers in them may be
+    expressions over the case's vars and sweep; the steps' names (CASE#N) are made, never written."""
+    definitions = schema["$defs"]
+    step = copy.deepcopy(definitions[f"CaseSpec{_WITH_VARS}"])
+    variables = {field: step["properties"].pop(field) for field in ("vars", "sweep")}
+    step["title"] = "Step"
+    step["description"] = "one launch of a sequence, after the steps before it"
+    definitions["Step"] = step
+    definitions["SequenceCase"] = {
+        "title": "SequenceCase",
+        "description": "launches in order, on buffers their steps share ({use: NAME}); claims name a step:"
+        " CASE#1, CASE#2, ...",
+        "type": "object",
+        "properties": {
+            "steps": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": MAX_STEPS,
+                "items": {"$ref": "#/$defs/Step"},
+            },
+            **variables,
+        },
+        "required": ["steps"],
+        "additionalProperties": False,
+    }
+    properties = schema["properties"]
+    del properties[SEQUENCES_FIELD]
+    cases = properties["cases"]
+    cases["propertyNames"] = {"maxLength": MAX_ID_LENGTH, "pattern": f"^{expression.ID}$"}
+    built = cases["additionalProperties"]["else"]
+    cases["additionalProperties"]["else"] = {
+        "if": {"required": ["steps"]},
+        "then": {"$ref": "#/$defs/SequenceCase"},
+        "else": built,
     }
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from ncuverify.expression import MAX_LENGTH, ExpressionError
 from ncuverify.expression.tokens import tokenize
+from ncuverify.spec.programs import launch_of
 from ncuverify.spec.sweeps import SweepPoint, point_suffix
 from ncuverify.spec.variables import VariableProblem
 
@@ -42,11 +43,11 @@ def expand_claims(claims: list[Any], sweeps: Sweeps) -> ExpandedClaims:
 def _claims_of(claim: Any, index: int, sweeps: Sweeps) -> list[Any]:
     if not isinstance(claim, dict):
         return [claim]
-    case = claim.get("case")
+    case, step = _step_split(claim.get("case"))
     named = _metric_cases(claim.get("metric"))  # read once: the metric is the same at every point
     if isinstance(case, str) and case in sweeps:
-        return [_at_point(claim, index, case, point, sweeps, named) for point in sweeps[case]]
-    control = claim.get("control")
+        return [_at_point(claim, index, case, point, sweeps, named, step) for point in sweeps[case]]
+    control, _ = _step_split(claim.get("control"))
     if isinstance(control, str) and control in sweeps:
         raise VariableProblem(("claims", index, "control"), _name_one(control, sweeps))
     for _, name in named:
@@ -68,11 +69,12 @@ def _at_point(
     point: SweepPoint,
     sweeps: Sweeps,
     named: list[tuple[int, str]],
+    step: str,
 ) -> Any:
     made = dict(claim)
     if isinstance(claim.get("id"), str):
         made["id"] = claim["id"] + point_suffix(point.values)
-    made["case"] = point.case
+    made["case"] = point.case + step
     control = claim.get("control")
     if isinstance(control, str):
         made["control"] = _same_point(control, case, point, sweeps, ("claims", index, "control"))
@@ -83,11 +85,14 @@ def _at_point(
 
 
 def _same_point(name: str, case: str, point: SweepPoint, sweeps: Sweeps, where: tuple[str | int, ...]) -> str:
-    """The case that `name` stands for at this point of the claim's sweep."""
+    """The case that `name` stands for at this point of the claim's sweep (a step of a swept
+    sequence, `reduce#2`, the same step of its case there)."""
+    name, step = _step_split(name)
+    assert isinstance(name, str)
     if name == case:
-        return point.case
+        return point.case + step
     if name not in sweeps:
-        return name
+        return name + step
     values = dict(point.values)
     matches = [other.case for other in sweeps[name] if other.agrees(values)]
     if len(matches) != 1:
@@ -96,7 +101,15 @@ def _same_point(name: str, case: str, point: SweepPoint, sweeps: Sweeps, where: 
         raise VariableProblem(
             where, f"case {name} is swept: at {case}'s {at}, {found} agree; name one of its cases"
         )
-    return matches[0]
+    return matches[0] + step
+
+
+def _step_split(name: Any) -> tuple[Any, str]:
+    """`reduce#2` -> (reduce, #2): a step of a sequence is swept with its case; other names as they are."""
+    if not isinstance(name, str):
+        return name, ""
+    base, number = launch_of(name)
+    return (base, name[len(base) :]) if number is not None else (name, "")
 
 
 def _metric_cases(metric: Any) -> list[tuple[int, str]]:

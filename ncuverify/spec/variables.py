@@ -80,12 +80,25 @@ def case_variables(case: dict[str, Any], where: Location, given: Mapping[str, in
 
 def substituted(case: dict[str, Any], where: Location, names: Mapping[str, int]) -> dict[str, Any]:
     """The case with its expressions replaced by their values, its `vars` by theirs and no `sweep`."""
-    result = {key: value for key, value in case.items() if key != "sweep"}
+    result = _launch_substituted(case, where, names)
+    result = {key: value for key, value in result.items() if key != "sweep"}
     result["vars"] = dict(names)
+    steps = case.get("steps")
+    if isinstance(steps, list):  # a launch sequence: each step's numbers over the case's variables
+        result["steps"] = [
+            _launch_substituted(step, (*where, "steps", index), names) if isinstance(step, dict) else step
+            for index, step in enumerate(steps)
+        ]
+    return result
+
+
+def _launch_substituted(launch: dict[str, Any], where: Location, names: Mapping[str, int]) -> dict[str, Any]:
+    """One launch (a case, or a step of one) with its geometry and arguments computed."""
+    result = dict(launch)
     for field in CASE_FIELDS:
-        if field in case:
-            result[field] = _field(case[field], names, (*where, field))
-    args = case.get("args")
+        if field in launch:
+            result[field] = _field(launch[field], names, (*where, field))
+    args = launch.get("args")
     if isinstance(args, list):
         result["args"] = [_argument(arg, names, (*where, "args", index)) for index, arg in enumerate(args)]
     return result
