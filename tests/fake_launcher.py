@@ -53,6 +53,7 @@ class FakeLauncher:
     freed: list[int] = field(default_factory=list)
     lost: bool = False
     pending_fault: bool = False
+    named: dict[str, dict] = field(default_factory=dict)  # the named buffers' specs, by name
 
     def kernel(self, cubin: str, symbol: str, shared_bytes: int) -> object:
         self._healthy()
@@ -82,7 +83,10 @@ class FakeLauncher:
         if case.name in self.faults:
             self.pending_fault = True
             return
-        buffers = [spec for spec in case.args if "buffer" in spec and spec.get("passed", True)]
+        self.named.update({spec["name"]: spec for spec in case.args if "buffer" in spec and "name" in spec})
+        # a step's {use: NAME} is the buffer an earlier step made, of that step's type and count
+        specs = [self.named[spec["use"]] if "use" in spec else spec for spec in case.args]
+        buffers = [spec for spec in specs if "buffer" in spec and spec.get("passed", True)]
         views = [arg for arg in args if isinstance(arg, BufferView)]
         assert len(buffers) == len(views), "every buffer given as a buffer"
         for spec, view in zip(buffers, views, strict=True):

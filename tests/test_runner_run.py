@@ -5,6 +5,7 @@ it, CUDA that cannot start, and the progress written on the way."""
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -215,3 +216,55 @@ def test_the_runner_loads_nothing_of_the_expectation_file_s_model():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def step(name: str, sequence: str, *args: dict) -> PlannedCase:
+    return replace(planned(name, args=args), sequence=sequence)
+
+
+def read_partial(values: list[float]) -> dict[str, float]:
+    return {key.replace("__out.", "__partial."): value for key, value in read_out(values).items()}
+
+
+MADE = {"buffer": "int32", "count": 4, "fill": "iota", "name": "partial"}
+USED = {"use": "partial"}
+
+
+def test_the_steps_of_a_sequence_share_their_buffers_until_its_last_step(tmp_path: Path):
+    fake = FakeLauncher(0)
+    first, second = step("s#1", "s", MADE), step("s#2", "s", USED)
+    alone = planned("alone")
+    statuses = run_with(tmp_path, fake, first, second, alone)
+    assert [s.ok for s in statuses] == [True, True, True]
+    one, two = case_number("s#1"), case_number("s#2")
+    # the second step's kernel saw what the first left in partial, and added its own number to it
+    assert statuses[0].values == read_partial([one + i for i in range(4)])
+    assert statuses[1].values == read_partial([one + two + i for i in range(4)])
+    # partial lived until the sequence ended: freed before the next case allocated its buffer
+    [partial_base, alone_base] = fake.memory
+    assert fake.freed.index(partial_base) == 0 and fake.freed[-1] == alone_base
+
+
+def test_a_step_after_a_failed_step_of_its_sequence_does_not_run(tmp_path: Path):
+    fake = FakeLauncher(0, refused=frozenset({"s#1"}))
+    statuses = run_with(tmp_path, fake, step("s#1", "s", MADE), step("s#2", "s", USED), planned("next"))
+    assert [s.ok for s in statuses] == [False, False, True]
+    assert statuses[1].error == "not run: an earlier step of its sequence failed"
+    assert fake.launches == ["next"]
+
+
+def test_a_step_without_the_step_that_makes_its_buffer_fails_saying_so(tmp_path: Path):
+    [status] = run_with(tmp_path, FakeLauncher(0), step("s#2", "s", USED))
+    assert not status.ok
+    assert "buffer 'partial': the earlier step that makes it did not run before this one" in str(status.error)
+
+
+def test_two_sequences_in_a_row_do_not_share_buffers(tmp_path: Path):
+    fake = FakeLauncher(0)
+    cases = [step("a#1", "a", MADE), step("b#1", "b", MADE), step("b#2", "b", USED)]
+    statuses = run_with(tmp_path, fake, *cases)
+    assert all(s.ok for s in statuses)
+    a_base, b_base = fake.memory
+    assert fake.freed == [a_base, b_base], "a's buffer freed when b began"
+    b = case_number("b#1") + case_number("b#2")
+    assert statuses[2].values["buffer__partial.first"] == b, "b#2 saw b#1's buffer, not a#1's"

@@ -7,9 +7,9 @@ plan's status file, rewritten after every case so that a crash loses nothing alr
 """
 
 from ncuverify.runner.fills import RANDOM_INT_LIMIT, host_contents
-from ncuverify.runner.plan import Plan, PlannedCase
+from ncuverify.runner.plan import Plan, PlannedCase, steps_up_to
 from ncuverify.runner.progress import PROGRESS_FILE, Progress
-from ncuverify.runner.run import run_plan
+from ncuverify.runner.run import AFTER_FAILED_STEP, run_plan
 from ncuverify.runner.status import (
     CUDA_DID_NOT_START,
     MAX_LAUNCHES,
@@ -21,6 +21,7 @@ from ncuverify.runner.status import (
 )
 
 __all__ = [
+    "AFTER_FAILED_STEP",
     "CUDA_DID_NOT_START",
     "MAX_LAUNCHES",
     "PROGRESS_FILE",
@@ -35,4 +36,5 @@ __all__ = [
     "read_statuses",
     "run_plan",
     "statuses_json",
+    "steps_up_to",
 ]

@@ -8,7 +8,7 @@ or a stand-in that plays a GPU.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -104,19 +104,44 @@ class _Readback:
         }
 
 
-def run_case(launcher: Launcher, case: PlannedCase) -> dict[str, float]:
-    """Launch the case; return what its named buffers held afterwards (median over launches)."""
+@dataclass
+class SequenceBuffers:
+    """The buffers of a launch sequence's steps so far, kept on the device until the sequence ends:
+    a later step passes one again by its name ({"use": NAME})."""
+
+    sequence: str = ""
+    named: dict[str, tuple[BufferView, _Readback]] = field(default_factory=dict)
+    allocations: list[Allocation] = field(default_factory=list)
+    failed: bool = False  # a step failed: the steps after it do not run
+
+    def release(self, launcher: Launcher) -> None:
+        allocations, self.allocations, self.named = self.allocations, [], {}
+        for allocation in allocations:
+            launcher.free(allocation)
+
+
+def run_case(
+    launcher: Launcher, case: PlannedCase, shared: SequenceBuffers | None = None
+) -> dict[str, float]:
+    """Launch the case; return what its named buffers held afterwards (median over launches). A step
+    of a sequence takes the sequence's buffers (shared) and leaves its own there."""
     kernel = launcher.kernel(case.cubin, case.symbol, case.shared_bytes)
-    allocations: list[Allocation] = []
+    kept = shared is not None and bool(case.sequence)
+    allocations: list[Allocation] = shared.allocations if shared is not None and kept else []
     readbacks: list[_Readback] = []
     try:
         # Buffers first: a struct before its buffer in the list holds that buffer's address.
-        buffers = {
-            i: _buffer(launcher, arg, allocations, readbacks)
-            for i, arg in enumerate(case.args)
-            if "buffer" in arg
-        }
-        addresses = {arg["name"]: buffers[i].address for i, arg in enumerate(case.args) if "name" in arg}
+        buffers: dict[int, BufferView] = {}
+        addresses: dict[str, int] = {}
+        for i, arg in enumerate(case.args):
+            if "buffer" in arg:
+                buffers[i] = _buffer(launcher, arg, allocations, readbacks)
+                if shared is not None and kept and "name" in arg:
+                    shared.named[arg["name"]] = (buffers[i], readbacks[-1])
+            elif "use" in arg:
+                buffers[i] = _used(arg["use"], shared, readbacks)
+            if i in buffers and ("name" in arg or "use" in arg):
+                addresses[arg.get("name") or arg["use"]] = buffers[i].address
         args = [
             buffers[i] if i in buffers else _parameter(arg, addresses)
             for i, arg in enumerate(case.args)
@@ -129,9 +154,19 @@ def run_case(launcher: Launcher, case: PlannedCase) -> dict[str, float]:
             launcher.synchronize()
             per_launch.append({k: v for r in readbacks for k, v in r.statistics(launcher).items()})
     finally:
-        for allocation in allocations:
-            launcher.free(allocation)
+        if not kept:
+            for allocation in allocations:
+                launcher.free(allocation)
     return {key: float(np.median([values[key] for values in per_launch])) for key in per_launch[0]}
+
+
+def _used(name: str, shared: SequenceBuffers | None, readbacks: list[_Readback]) -> BufferView:
+    """A buffer an earlier step of the sequence made, read back after this step too."""
+    if shared is None or name not in shared.named:
+        raise RuntimeError(f"buffer {name!r}: the earlier step that makes it did not run before this one")
+    view, readback = shared.named[name]
+    readbacks.append(readback)
+    return view
 
 
 def _parameter(arg: dict[str, Any], addresses: dict[str, int]) -> np.generic | ParameterBytes:

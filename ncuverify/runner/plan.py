@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,17 @@ class PlannedCase:
     shared_bytes: int
     args: list[dict[str, Any]]
     repeat: int = 1
+    # A step of a launch sequence names it: the steps of one sequence run one after another, on the
+    # buffers the earlier ones made ({"use": NAME} passes one again). "" for a case of its own.
+    sequence: str = ""
+
+
+def steps_up_to(cases: Sequence[PlannedCase], name: str) -> list[PlannedCase]:
+    """The case named, after the steps of its sequence that come before it among cases: what running
+    it again needs."""
+    case = next(c for c in cases if c.name == name)
+    before = cases[: list(cases).index(case)]
+    return [*(c for c in before if case.sequence and c.sequence == case.sequence), case]
 
 
 @dataclass

@@ -3,11 +3,12 @@ ends, and what a lost CUDA context means for the cases after it."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from ncuverify.runner.case import Launcher, run_case
+from ncuverify.runner.case import Launcher, SequenceBuffers, run_case
 from ncuverify.runner.launch import CudaLauncher
 from ncuverify.runner.plan import Plan
 from ncuverify.runner.progress import PROGRESS_FILE, ProgressWriter, write_atomically
@@ -35,22 +36,42 @@ def run_plan(plan: Plan, start: Callable[[int], Launcher] = CudaLauncher) -> lis
         write_atomically(status_path, statuses_json(status))
         progress.write(None, running=False, done=True)
         return status
+    shared = SequenceBuffers()
     for case in plan.cases:
+        if case.sequence != shared.sequence or not case.sequence:
+            _release(shared, launcher)
+            shared = SequenceBuffers(case.sequence)
         progress.write(case.name, running=True)
-        try:
-            values = run_case(launcher, case)
-            status.append(CaseStatus(case.name, True, None, case.symbol, case.repeat, values))
-        except Exception as error:
-            status.append(CaseStatus(case.name, False, _one_line(error), kernel=case.symbol))
-            if not launcher.usable():
-                later = plan.cases[plan.cases.index(case) + 1 :]
-                status[-1] = replace(status[-1], context_lost=True, not_run=tuple(c.name for c in later))
-                write_atomically(status_path, statuses_json(status))
-                break
+        if shared.failed:
+            status.append(CaseStatus(case.name, False, AFTER_FAILED_STEP, kernel=case.symbol))
+        else:
+            try:
+                values = run_case(launcher, case, shared)
+                status.append(CaseStatus(case.name, True, None, case.symbol, case.repeat, values))
+            except Exception as error:
+                status.append(CaseStatus(case.name, False, _one_line(error), kernel=case.symbol))
+                shared.failed = True
+                if not launcher.usable():
+                    later = plan.cases[plan.cases.index(case) + 1 :]
+                    status[-1] = replace(status[-1], context_lost=True, not_run=tuple(c.name for c in later))
+                    write_atomically(status_path, statuses_json(status))
+                    break
         write_atomically(status_path, statuses_json(status))
         progress.write(case.name, running=False)
+    else:
+        _release(shared, launcher)
     progress.write(status[-1].case if status else None, running=False, done=True)
     return status
+
+
+# Why a step of a sequence did not run: one before it failed, and it would read what that one left.
+AFTER_FAILED_STEP = "not run: an earlier step of its sequence failed"
+
+
+def _release(shared: SequenceBuffers, launcher: Launcher) -> None:
+    """The buffers of a sequence that ended; a failure to free them loses no result."""
+    with contextlib.suppress(Exception):
+        shared.release(launcher)
 
 
 def _one_line(error: Exception) -> str:
