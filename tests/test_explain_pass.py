@@ -116,3 +116,18 @@ def test_a_kept_folder_used_again_replays_only_the_last_run_s_explanations(tmp_p
         [DATA / "explain.yaml"], CheckOptions(cache=COMPILE_CACHE, from_profile=kept), NO_GPU
     )
     assert replayed.explanations == {}
+
+
+def test_a_step_profiled_only_before_the_step_explained_keeps_its_launch_but_no_explanation(tmp_path: Path):
+    from ncuverify.profile.explain_pass import recorded_explanations
+
+    shutil.copytree(FIXTURES / "explain", tmp_path / "rec")
+    cases = json.loads((tmp_path / "rec" / "explain.json").read_text())
+    whole = recorded_explanations(tmp_path / "rec")
+    first, *rest = cases
+    (tmp_path / "rec" / "explain.json").write_text(
+        json.dumps({first: None, **{name: cases[name] for name in rest}})
+    )
+    found = recorded_explanations(tmp_path / "rec")
+    # the launches after it are explained from their own launch's pages, as before
+    assert set(found) == set(rest) and all(found[name] == whole[name] for name in rest)

@@ -17,5 +17,5 @@ def test_a_fault_rerun_that_never_ends_is_stopped(tmp_path, monkeypatch):
         "start",
         lambda command, output, device=None: real_start([sys.executable, str(hang)], output, device),
     )
-    assert faults.name_the_fault(tmp_path / "fault", CASES[0], 1) is None
+    assert faults.name_the_fault(tmp_path / "fault", [CASES[0]], 1) is None
     assert_no_process_of(int((tmp_path / "fault" / "output.txt").read_text().split()[0]))

@@ -248,3 +248,15 @@ def test_a_case_that_reads_results_back_never_gets_metrics_it_does_not_need():
     ]
     unpinned = groups([case("latency", {"gpu__time_duration.sum"}), same, other], passes)
     assert len(unpinned) == 1
+
+
+def test_a_sequence_is_placed_whole_and_its_unit_lists_its_steps_in_order():
+    sequence = ProfiledCase("f::r#1", 2, frozenset({"x", "y"}), steps=("f::r#1", "f::r#2"))
+    cases = [case("a", {"x"}, launches=50), sequence, case("b", {"x"}, launches=50)]
+    units = spread(groups(cases, PassCounts()), cases, [0, 1], PassCounts())
+    # spread over two GPUs, the two steps stay in one process, one after the other
+    holding = [u for u in units if "f::r#1" in u.cases]
+    assert len(holding) == 1
+    at = holding[0].cases.index("f::r#1")
+    assert holding[0].cases[at : at + 2] == ("f::r#1", "f::r#2")
+    assert sorted(c for u in units for c in u.cases) == ["a", "b", "f::r#1", "f::r#2"]

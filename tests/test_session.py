@@ -196,3 +196,86 @@ def test_a_kept_profile_s_folder_is_never_written_through_a_link(tmp_path: Path,
     refused = f"{link}: a symbolic link; refusing to write the recording through it"
     assert [r.input_error for r in results if r.path.stem == "sample"] == [refused]
     assert victim.read_bytes() == b"keep me"
+
+
+SEQUENCE_FILE = """kernels:
+  copy: {file: copy.cu, entry: copy}
+cases:
+  before: &launch
+    kernel: copy
+    grid: 1
+    block: 32
+    args: [{buffer: float32, count: 32}, {buffer: float32, count: 32, name: out}, {int32: 32}]
+  reduce:
+    steps:
+      - *launch
+      - {kernel: copy, grid: 1, block: 32, args: [{use: out}, {buffer: float32, count: 32}, {int32: 32}]}
+  after: *launch
+claims:
+"""
+
+
+def sequence_check(
+    tmp_path: Path, monkeypatch, faulting: str, metric: str = "dram__bytes_read.sum", explain: bool = False
+) -> tuple[dict, list[list[str]]]:
+    """A sequence between two cases, checked with a stand-in ncu under which `faulting` faults: each
+    claim's verdict and reason, and the cases of each ncu process."""
+    from sweep_files import KERNEL, claim
+
+    (tmp_path / "copy.cu").write_text(KERNEL)
+    (tmp_path / ".ncuverify-root").touch()
+    claims = "".join(
+        claim(name, case, "dram__bytes_read.sum")
+        for name, case in [("b", "before"), ("r", "reduce#2"), ("a", "after")]
+    )
+    (tmp_path / "seq.yaml").write_text(SEQUENCE_FILE + claims)
+    monkeypatch.setenv("FAKE_NCU_NOTES", str(tmp_path / "notes.jsonl"))
+    monkeypatch.setenv("FAKE_NCU_FAULT", faulting)
+    environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(FAKE_NCU), None, gpu_count=1)
+    options = CheckOptions(
+        cache=COMPILE_CACHE,
+        ncu=NcuOptions(executable=str(FAKE_NCU)),
+        explain=explain,
+        save_profile=tmp_path / "saved",
+    )
+    [result] = check_files([tmp_path / "seq.yaml"], options, environment)
+    notes = [json.loads(line) for line in (tmp_path / "notes.jsonl").read_text().splitlines()]
+    processes = [[c.rsplit("::", 1)[1] for c in n["cases"]] for n in notes if "cases" in n]
+    return {c.claim.id: (c.verdict, c.reason) for c in result.claims}, processes
+
+
+def test_a_sequence_runs_after_its_earlier_steps_and_again_whole_after_a_fault_before_it(
+    tmp_path: Path, monkeypatch
+):
+    verdicts, processes = sequence_check(tmp_path, monkeypatch, "before")
+    # reduce#1 has no claim of its own, but runs before reduce#2; after `before` faulted, the rest
+    # ran again in a fresh process, the sequence whole and in order
+    assert processes == [["before", "reduce#1", "reduce#2", "after"], ["reduce#1", "reduce#2", "after"]]
+    assert verdicts["b"][0] is Verdict.ERROR
+    assert verdicts["r"][0] is not Verdict.ERROR and verdicts["a"][0] is not Verdict.ERROR
+
+
+def test_the_steps_after_a_step_that_faulted_are_not_run_again_alone(tmp_path: Path, monkeypatch):
+    verdicts, processes = sequence_check(tmp_path, monkeypatch, "reduce#1")
+    assert processes == [["before", "reduce#1", "reduce#2", "after"], ["after"]]
+    assert (
+        verdicts["r"][0] is Verdict.ERROR
+        and "not run: an earlier step of its sequence failed" in verdicts["r"][1]
+    )
+    assert verdicts["b"][0] is not Verdict.ERROR and verdicts["a"][0] is not Verdict.ERROR
+
+
+def test_a_step_is_explained_from_a_pass_that_runs_the_steps_before_it(tmp_path: Path, monkeypatch):
+    # the stand-in's figures fail every coalescing claim
+    verdicts, processes = sequence_check(
+        tmp_path, monkeypatch, "", "global_ld_sectors_per_request", explain=True
+    )
+    assert {verdict for verdict, _ in verdicts.values()} == {Verdict.FAILED}
+    assert processes[-1] == ["before", "reduce#1", "reduce#2", "after"], "one pass, reduce#1 before reduce#2"
+    kept = json.loads((tmp_path / "saved" / "explain.json").read_text())
+    assert [(name.rsplit("::", 1)[1], topic) for name, topic in kept.items()] == [
+        ("before", "global"),
+        ("reduce#1", None),
+        ("reduce#2", "global"),
+        ("after", "global"),
+    ]

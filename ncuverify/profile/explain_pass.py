@@ -26,6 +26,7 @@ from ncuverify.profile.program_run import PlannedProgram, run_program
 from ncuverify.profile.run import run_ncu
 from ncuverify.profile.saved_report import REPORT_FILE, import_report
 from ncuverify.profile.session import RUNS, Settings
+from ncuverify.runner import steps_up_to
 from ncuverify.spec.programs import launch_of
 
 EXPLAIN_SECTIONS = ("SourceCounters", "MemoryWorkloadAnalysis_Tables")
@@ -45,7 +46,10 @@ def explain_cases(
     if not wanted:
         return {}
     planned, _ = plan_cases(planned_from, work_dir)
-    cases = [replace(planned[name], repeat=1) for name in wanted if name in planned]
+    # A step of a sequence after the steps before it, which are profiled but not explained.
+    ordered = list(planned.values())
+    launched = {c.name: c for name in wanted if name in planned for c in steps_up_to(ordered, name)}
+    cases = [replace(case, repeat=1) for case in launched.values()]
     folder = work_dir / RUNS / "explain"
     run = run_ncu(
         folder, cases, (), settings.ncu, device=settings.gpus[0], sections=EXPLAIN_SECTIONS, keep_report=True
@@ -55,7 +59,7 @@ def explain_cases(
     if not report.exists():
         return {}
     ran = [s.case for s in run.cases if s.ok]
-    _keep_imports(settings, report, {name: wanted[name] for name in ran}, work_dir)
+    _keep_imports(settings, report, {name: wanted.get(name) for name in ran}, work_dir)
     return _explanations_in(work_dir)
 
 
@@ -86,8 +90,9 @@ def explain_programs(
     return found, unexplained
 
 
-def _keep_imports(settings: Settings, report: Path, cases: dict[str, str], folder: Path) -> None:
-    """The report's details and source pages, and its cases (in launch order) with their topics."""
+def _keep_imports(settings: Settings, report: Path, cases: Mapping[str, str | None], folder: Path) -> None:
+    """The report's details and source pages, and its cases (in launch order) with their topics (None:
+    a step launched before one explained, not explained itself)."""
     (folder / EXPLAIN_DETAILS).write_text(import_report(settings.ncu, report, "details"))
     (folder / EXPLAIN_SOURCE).write_text(import_report(settings.ncu, report, "source"))
     (folder / EXPLAIN_CASES).write_text(json.dumps(cases, indent=1))
@@ -132,18 +137,20 @@ def _explanations_in(folder: Path, root: Path | None = None) -> dict[str, Explan
         return {
             name: explain.explain(details, source, launch, topic)
             for launch, (name, topic) in enumerate(topics.items())
+            if topic is not None
         }
     except (ValueError, InputError) as error:
         raise InputError(f"{folder}: the recorded explanations are damaged ({error})") from None
 
 
-def _explained_cases(text: str, path: Path) -> dict[str, str]:
-    """explain.json: each explained case (in launch order) -> its topic."""
+def _explained_cases(text: str, path: Path) -> dict[str, str | None]:
+    """explain.json: each profiled case (in launch order) -> its topic; None for a step profiled only
+    because a later step of its sequence is explained."""
     data = recording.parse_json(text, path, "not the explained cases")
     if not isinstance(data, dict):
         raise InputError(f"{path}: not the explained cases: not an object")
     for name, topic in data.items():
-        if not (isinstance(topic, str) and topic in explain.TOPICS):
+        if not (topic is None or (isinstance(topic, str) and topic in explain.TOPICS)):
             known = ", ".join(explain.TOPICS)
             raise InputError(f"{path}: not the explained cases: {name[:80]!r}: not a topic ({known})")
     return data

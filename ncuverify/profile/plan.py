@@ -4,7 +4,7 @@ for the runner under qualified names (`<file key>::<case>`), their cubins writte
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ncuverify.build import KernelBuild, is_static
@@ -53,14 +53,16 @@ def plan_cases(
     files: Sequence[FileCases], work_dir: Path
 ) -> tuple[dict[str, PlannedCase], list[schedule.ProfiledCase]]:
     """Every case to profile, under its qualified name, with its cubin written once per kernel (over
-    what an earlier run in a kept profile's folder left: never its kernels)."""
+    what an earlier run in a kept profile's folder left: never its kernels). A step of a launch
+    sequence comes with the steps before it (their figures feed it), the sequence profiled as one."""
     cubins = work_dir / "cubins"
     cubins.mkdir(parents=True, exist_ok=True)
     planned: dict[str, PlannedCase] = {}
     wanted: list[schedule.ProfiledCase] = []
     written: set[Path] = set()
     for number, file in enumerate(files):
-        for name, metrics in case_metrics(file.spec, file.claims).items():
+        runs = with_earlier_steps(file.spec, case_metrics(file.spec, file.claims))
+        for name in runs:
             case = file.spec.content.cases[name]
             # numbered, not named: a file's key is a path, which may hold any character
             cubin = cubins / f"{number}.{case.kernel}.cubin"
@@ -69,9 +71,40 @@ def plan_cases(
                 written.add(cubin)
             full = qualified(file.key, name)
             planned[full] = planned_case(full, case, file.builds[case.kernel], cubin, file.spec.path.parent)
-            reads_back = any(getattr(arg, "name", None) for arg in case.args)
-            wanted.append(schedule.ProfiledCase(full, case.repeat, frozenset(metrics), reads_back))
+            sequence = file.spec.content.sequence_of(name)
+            if sequence is not None:
+                planned[full] = replace(planned[full], sequence=qualified(file.key, sequence))
+        wanted += _profiled(file, runs)
     return planned, wanted
+
+
+def with_earlier_steps(spec: Spec, needs: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The cases to run for these needs, in file order: each step of a sequence with the steps before
+    it (which need no metric of their own)."""
+    runs = {step: set[str]() for name in needs for step in spec.content.sequence_steps(name)}
+    return {name: needs.get(name, set()) for name in spec.content.cases if name in runs}
+
+
+def _profiled(file: FileCases, runs: dict[str, set[str]]) -> list[schedule.ProfiledCase]:
+    """What the schedule places: a case of its own, or a sequence's steps as one (one process, in
+    order), needing what its steps need."""
+    content = file.spec.content
+    by_sequence: dict[str, list[str]] = {}
+    for name in runs:
+        by_sequence.setdefault(content.sequence_steps(name)[0], []).append(name)
+    profiled = []
+    for first, steps in by_sequence.items():
+        cases = [content.cases[step] for step in steps]
+        profiled.append(
+            schedule.ProfiledCase(
+                qualified(file.key, first),
+                sum(case.repeat for case in cases),
+                frozenset().union(*(runs[step] for step in steps)),
+                any(getattr(arg, "name", None) for case in cases for arg in case.args),
+                tuple(qualified(file.key, step) for step in steps) if len(steps) > 1 else (),
+            )
+        )
+    return profiled
 
 
 def planned_case(

@@ -45,6 +45,13 @@ class ProfiledCase:
     launches: int
     metrics: frozenset[str]
     pinned: bool = False  # reads results back from the kernel: no metrics beyond its own
+    # The cases it stands for, run in this order in one process: a launch sequence's steps (the first
+    # its name); () for a case of its own.
+    steps: tuple[str, ...] = ()
+
+    @property
+    def cases(self) -> tuple[str, ...]:
+        return self.steps or (self.name,)
 
 
 @dataclass(frozen=True)
@@ -217,8 +224,10 @@ def spread(
     plan: Sequence[Group], cases: Sequence[ProfiledCase], gpus: Sequence[int], passes: PassCounts
 ) -> list[Unit]:
     """Each group's cases over the GPUs, the costliest first to the least loaded GPU (a case that opens
-    a group on a GPU also pays that process's start). One GPU gets every group whole."""
+    a group on a GPU also pays that process's start). One GPU gets every group whole. A unit lists
+    the cases each profiled case stands for (a sequence's steps, in order)."""
     launches = {case.name: case.launches for case in cases}
+    stands_for = {case.name: case.cases for case in cases}
     load = dict.fromkeys(gpus, 0.0)
     members: dict[tuple[int, int], list[str]] = {}
     for index, group in enumerate(plan):
@@ -228,7 +237,11 @@ def spread(
             load[gpu] += launches[name] * per_launch + (0 if (gpu, index) in members else START_S)
             members.setdefault((gpu, index), []).append(name)
     return [
-        Unit(gpu, plan[index].metrics, tuple(n for n in plan[index].cases if n in members[gpu, index]))
+        Unit(
+            gpu,
+            plan[index].metrics,
+            tuple(c for n in plan[index].cases if n in members[gpu, index] for c in stands_for[n]),
+        )
         for gpu in gpus
         for index in range(len(plan))
         if (gpu, index) in members

@@ -25,7 +25,7 @@ from ncuverify.profile.plan import FileCases, plan_cases
 from ncuverify.profile.recording import SEP
 from ncuverify.profile.run import Run, run_ncu
 from ncuverify.profile.shown import shown_output
-from ncuverify.runner import CaseStatus, PlannedCase
+from ncuverify.runner import AFTER_FAILED_STEP, CaseStatus, PlannedCase
 
 RUNS = "runs"  # under the work folder: one folder per ncu process (plan, status, log, report)
 
@@ -106,9 +106,31 @@ def _run_unit(
         if run.stopped is not None and measured.unmeasured:
             recorded = replace(recorded, cases=_stopped(recorded.cases, measured.unmeasured, run.stopped))
             measured = run_measurements(recorded, symbols)
+        remaining, held = _whole_sequences(_to_run_again(status, measured), recorded.cases, cases)
+        if held:
+            recorded = replace(recorded, cases=(*recorded.cases, *held))
+            measured = run_measurements(recorded, symbols)
         runs.append((recorded, measured))
-        remaining = _to_run_again(status, measured)
     return runs
+
+
+def _whole_sequences(
+    again: list[str], status: Sequence[CaseStatus], cases: Sequence[PlannedCase]
+) -> tuple[list[str], list[CaseStatus]]:
+    """The cases to run again, less the steps of a sequence whose earlier steps do not run again with
+    them (a step reads what those left): where one of those failed, such a step fails with why."""
+    reported = {s.case for s in status}
+    earlier: dict[str, list[str]] = {}  # per sequence, its steps so far
+    keep, held = [], []
+    for case in cases:
+        steps = earlier.setdefault(case.sequence, []) if case.sequence else []
+        whole = all(step in again for step in steps)
+        if case.name in again and whole:
+            keep.append(case.name)
+        elif case.name in again and case.name not in reported:  # a step after the one that ended it
+            held.append(CaseStatus(case.name, False, AFTER_FAILED_STEP, kernel=case.symbol))
+        steps.append(case.name)
+    return keep, held
 
 
 def _stopped(status: Sequence[CaseStatus], unmeasured: Sequence[str], reason: str) -> tuple[CaseStatus, ...]:
