@@ -12,7 +12,7 @@ from ncuverify.profile.plan import FileCases, claim_needs, qualified
 from ncuverify.profile.program_launches import program_measurements
 from ncuverify.profile.program_run import PlannedProgram, run_program
 from ncuverify.profile.run import Run
-from ncuverify.spec.programs import EACH_SEP, ProgramCase
+from ncuverify.spec.programs import ProgramCase, launch_of
 
 PROGRAM_RUNS = "programs"  # under the work folder: one folder per program case's ncu process
 NOT_ALLOWED = (
@@ -27,7 +27,7 @@ def planned_programs(files: Sequence[FileCases]) -> list[PlannedProgram]:
     for file in files:
         needs: dict[str, set[str]] = {}
         for read, metrics in claim_needs(file.claims).items():  # `add#2`, a launch of add: add's needs
-            needs.setdefault(read.partition(EACH_SEP)[0], set()).update(metrics)
+            needs.setdefault(launch_of(read)[0], set()).update(metrics)
         for name, case in file.spec.content.programs.items():
             if name in needs:
                 planned.append(

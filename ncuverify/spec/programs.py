@@ -113,7 +113,7 @@ def is_program_case(value: object) -> bool:
 
 def case_of_program(case: str | None, programs: dict[str, ProgramCase]) -> bool:
     """Whether a case (`add`, or with `combine: each` a launch of it, `add#2`) is a program's."""
-    return case is not None and case.partition(EACH_SEP)[0] in programs
+    return case is not None and launch_of(case)[0] in programs
 
 
 def split_programs(data: dict[Any, Any], none: object) -> dict[Any, Any]:
