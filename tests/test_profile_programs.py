@@ -147,6 +147,21 @@ def test_one_launch_of_a_case_that_profiles_each_is_named_with_a_hash(tmp_path):
     )
 
 
+def test_a_claim_s_case_may_be_one_launch_of_a_case_that_profiles_each(tmp_path):
+    path = program_file(tmp_path, "    launch_count: 2\n    combine: each", expect="{at_most: 100}")
+    path.write_text(path.read_text().replace("case: add\n", "case: add#1\n"))
+    [claim] = checked(path, allow_programs=True).claims
+    assert (claim.claim.case, claim.verdict, claim.measured) == ("add#1", Verdict.PASSED, 28)
+    path.write_text(path.read_text().replace("case: add#1\n", "case: add#3\n"))
+    from ncuverify.errors import InputError
+    from ncuverify.spec import load
+
+    with pytest.raises(
+        InputError, match=re.escape("add#3: program case add profiles 2 launches (launch_count: 2)")
+    ):
+        load(path)
+
+
 @pytest.mark.parametrize(
     ("metric", "message"),
     [

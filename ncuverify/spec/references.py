@@ -124,6 +124,9 @@ def _launch_problems(
             f"{case}: program case {program} gives one value (combine: {content.programs[program].combine});"
             " only `combine: each` makes a case of each launch",
         )
+    elif launch > content.programs[program].launch_count:
+        count = content.programs[program].launch_count
+        yield (where, f"{case}: program case {program} profiles {count} launches (launch_count: {count})")
 
 
 BUFFER_PREFIX = "buffer__"
