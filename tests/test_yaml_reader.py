@@ -1,11 +1,14 @@
 """The bounded YAML reader: lines remembered, tags, aliases, nesting and sizes refused."""
 
+from pathlib import Path
+
 import pytest
 from expectation_edits import (
     problems,
     write,
 )
 
+from ncuverify.errors import InputError
 from ncuverify.spec import read_yaml
 
 
@@ -52,7 +55,7 @@ def test_read_yaml_records_lines():
     [
         (
             "kernels: " + "[" * 100_000 + "]" * 100_000 + "\n",
-            "line 1: lists and mappings nest deeper than 64 levels",
+            "line 1, column 1009: not valid YAML: exceeded maximum nesting depth",  # libyaml's own bound
         ),
         (
             "kernels: " + "{a: " * 5_000 + "1" + "}" * 5_000 + "\n",
@@ -111,3 +114,24 @@ def test_deep_nesting_just_inside_the_bound_reads():
 def test_a_key_longer_than_any_field_is_refused(tmp_path):
     path = write(tmp_path, "? " + "k" * 5000 + "\n: 1\n")  # an explicit key: YAML bounds implicit ones
     assert problems(path) == f"{path}: line 1: a key of 5000 characters is longer than any ncuverify reads"
+
+
+COMMITTED_YAML = sorted(
+    path
+    for folder in ("expectations", "examples", "tests/data")
+    for path in (Path(__file__).parent.parent / folder).rglob("*.yaml")
+)
+
+
+@pytest.mark.parametrize("path", COMMITTED_YAML, ids=lambda p: str(p.relative_to(p.parents[1])))
+def test_libyaml_s_parser_reads_what_pythons_reads(path):
+    """libyaml's parser is the one used where PyYAML has it; its values and lines are the same."""
+    text = path.read_text()
+    try:
+        expected = read_yaml(text, parser="python")
+    except InputError as error:
+        with pytest.raises(InputError) as fast:
+            read_yaml(text)
+        assert str(fast.value).split(":")[0] == str(error).split(":")[0]  # the same line
+        return
+    assert read_yaml(text) == expected

@@ -6,10 +6,27 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
+from yaml.composer import Composer
+from yaml.resolver import Resolver
 
 from ncuverify.errors import InputError
 from ncuverify.spec.fields import MAX_TEXT_LENGTH
 from ncuverify.spec.scalars import PLAIN_TAG, STR_TAG, plain_scalar
+
+
+class PurePythonParser(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):
+    """PyYAML's own parser: the events libyaml's gives, slower; where PyYAML was built without libyaml."""
+
+    def __init__(self, text: str) -> None:
+        yaml.reader.Reader.__init__(self, text)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+
+
+try:  # libyaml's parser, in C, which PyYAML's wheels include: most of the time a file takes to read
+    from yaml._yaml import CParser as FAST_PARSER
+except ImportError:  # a PyYAML built without libyaml
+    FAST_PARSER = PurePythonParser  # type: ignore[misc,assignment]
 
 # Bounds the work an expectation file can cause while it is read (aliases can expand exponentially).
 MAX_YAML_NODES = 100_000
@@ -92,19 +109,22 @@ class _YamlReader:
         return str(node.value)
 
 
-class _Loader(yaml.SafeLoader):
-    """PyYAML's safe loader, used only to compose nodes: the reader types plain scalars (YAML 1.2), and
-    nesting and size are bounded here, while composing, before the composer's recursion can overflow."""
+class _Composing(Composer, Resolver):
+    """PyYAML's composer over a parser's events, used only to compose nodes: the reader types plain
+    scalars (YAML 1.2), and nesting and size are bounded here, while composing, before the composer's
+    recursion can overflow. Nothing is constructed."""
 
-    def __init__(self, text: str) -> None:
-        super().__init__(text)
+    def __init__(self) -> None:
+        Composer.__init__(self)
+        Resolver.__init__(self)
         self.depth = 0
         self.nodes = 0
 
     def resolve(self, kind: type[yaml.Node], value: str | None, implicit: Any) -> str:
         if kind is yaml.ScalarNode and implicit[0]:
             return PLAIN_TAG
-        return super().resolve(kind, value, implicit)
+        resolved: str = super().resolve(kind, value, implicit)
+        return resolved
 
     def _composed(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
         node = super().compose_node(parent, index)
@@ -112,11 +132,13 @@ class _Loader(yaml.SafeLoader):
         return node
 
     def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
-        line = self.peek_event().start_mark.line + 1
+        event = self.peek_event()  # type: ignore[attr-defined]  # the parser's, beside it in the loader
+        assert event is not None and event.start_mark is not None  # called only where an event starts a node
+        line = event.start_mark.line + 1
         self.nodes += 1
         if self.nodes > MAX_YAML_NODES:
             raise InputError(f"line {line}: more than {MAX_YAML_NODES} values; refusing to read on")
-        if not self.check_event(yaml.SequenceStartEvent, yaml.MappingStartEvent):
+        if not self.check_event(yaml.SequenceStartEvent, yaml.MappingStartEvent):  # type: ignore[attr-defined]
             return self._composed(parent, index)
         self.depth += 1
         if self.depth > MAX_YAML_DEPTH:
@@ -127,11 +149,27 @@ class _Loader(yaml.SafeLoader):
             self.depth -= 1
 
 
-def read_yaml(text: str) -> tuple[Any, dict[Location, int]]:
-    """Parse YAML safely into plain values and a map from each value's location to its line."""
+class _FastLoader(_Composing, FAST_PARSER):
+    def __init__(self, text: str) -> None:
+        FAST_PARSER.__init__(self, text)
+        _Composing.__init__(self)
+
+
+class _PureLoader(_Composing, PurePythonParser):
+    def __init__(self, text: str) -> None:
+        PurePythonParser.__init__(self, text)
+        _Composing.__init__(self)
+
+
+LOADERS: dict[str, type[_FastLoader] | type[_PureLoader]] = {"libyaml": _FastLoader, "python": _PureLoader}
+
+
+def read_yaml(text: str, parser: str = "libyaml") -> tuple[Any, dict[Location, int]]:
+    """Parse YAML safely into plain values and a map from each value's location to its line (parser:
+    a key of LOADERS; both read the same, libyaml's faster)."""
     loader = None
     try:
-        loader = _Loader(text)  # checks the characters as it starts: a bad one raises here
+        loader = LOADERS[parser](text)  # a bad character raises here
         root = loader.get_single_node()
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark
