@@ -4,6 +4,8 @@ export read without any profiling."""
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -26,18 +28,32 @@ class Measurements:
 
     def value(self, case: str, metric: str) -> float:
         """The value of a metric for a case; KeyError with a reason if it is not there."""
-        rows = self.frame[(self.frame["case"] == case) & (self.frame["metric"] == metric)]
-        if not rows.empty and not pd.isna(rows["value"].iloc[0]):
-            return float(rows["value"].iloc[0])
+        found = self._first_values.get((case, metric))
+        if found is not None and not math.isnan(found):
+            return found
         if case in self.failed_cases:  # static facts of a case that did not launch are still known
             raise KeyError(f"case {case} did not run: {self.failed_cases[case]}")
         if case in self.unmeasured:
             raise KeyError(f"case {case} ran, but ncu's report ended before it")
-        if not rows.empty:
+        if found is not None:
             raise KeyError(f"ncu reported {metric} as n/a for case {case}")
-        if not (self.frame["case"] == case).any():
+        if case not in self._cases:
             raise KeyError(f"case {case} was not measured")
         raise KeyError(f"no {_describe_metric(metric)} for case {case}")
+
+    @functools.cached_property
+    def _first_values(self) -> dict[tuple[str, str], float]:
+        """Each case and metric's first value in the frame (a claim reads many: one pass, then lookups)."""
+        values: dict[tuple[str, str], float] = {}
+        for case, metric, value in zip(
+            self.frame["case"], self.frame["metric"], self.frame["value"], strict=True
+        ):
+            values.setdefault((case, metric), math.nan if value is None else float(value))
+        return values
+
+    @functools.cached_property
+    def _cases(self) -> frozenset[str]:
+        return frozenset(self.frame["case"])
 
     def of_prefix(self, prefix: str) -> Measurements:
         """The measurements of the cases named prefix + name, under their names without the prefix."""
@@ -45,7 +61,8 @@ class Measurements:
         def strip(names: Iterable[str]) -> list[str]:
             return [name.removeprefix(prefix) for name in names if name.startswith(prefix)]
 
-        rows = self.frame.loc[self.frame["case"].map(lambda case: str(case).startswith(prefix)).astype(bool)]
+        mask = [str(case).startswith(prefix) for case in self.frame["case"]]
+        rows = self.frame.loc[pd.Series(mask, index=self.frame.index, dtype=bool)]
         return Measurements(
             frame=rows.assign(case=strip(rows["case"])).reset_index(drop=True),
             failed_cases={
@@ -56,13 +73,16 @@ class Measurements:
 
     def combined(self, other: Measurements) -> Measurements:
         frames = pd.concat([self.frame, other.frame], ignore_index=True)
-        # astype(bool): an empty mask would otherwise be taken for a list of columns
-        static = frames["metric"].map(lambda m: str(m).startswith((SASS_PREFIX, STATIC_PREFIX))).astype(bool)
-        measured = set(frames.loc[~static, "case"])
+        unmeasured = (*self.unmeasured, *other.unmeasured)
+        if unmeasured:  # a case that one part left unmeasured and the other measured is measured
+            measured = {
+                case
+                for case, metric in zip(frames["case"], frames["metric"], strict=True)
+                if not str(metric).startswith((SASS_PREFIX, STATIC_PREFIX))
+            }
+            unmeasured = tuple(c for c in unmeasured if c not in measured)
         return Measurements(
-            frame=frames,
-            failed_cases={**self.failed_cases, **other.failed_cases},
-            unmeasured=tuple(c for c in (*self.unmeasured, *other.unmeasured) if c not in measured),
+            frame=frames, failed_cases={**self.failed_cases, **other.failed_cases}, unmeasured=unmeasured
         )
 
     @classmethod

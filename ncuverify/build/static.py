@@ -204,14 +204,20 @@ def measurement_rows(
 
     cases maps case -> kernel name; facts maps kernel name -> its static facts.
     """
-    rows = []
     patterns = sorted(set(patterns))
+    per_kernel: dict[str, list[tuple[str, float, str]]] = {}  # many cases launch one kernel: read once
+    rows = []
     for case, kernel in cases.items():
-        kernel_facts = facts[kernel]
-        for name, value in kernel_facts.metrics().items():
-            rows.append((case, kernel, name, float(value), STATIC_METRICS[name].unit))
-        for pattern in patterns:
-            count = kernel_facts.count(pattern)
-            if count is not None:
-                rows.append((case, kernel, SASS_PREFIX + pattern, float(count), "instruction"))
+        if kernel not in per_kernel:
+            per_kernel[kernel] = _kernel_rows(facts[kernel], patterns)
+        rows += [(case, kernel, metric, value, unit) for metric, value, unit in per_kernel[kernel]]
     return pd.DataFrame(rows, columns=["case", "kernel", "metric", "value", "unit"])
+
+
+def _kernel_rows(kernel_facts: StaticFacts, patterns: list[str]) -> list[tuple[str, float, str]]:
+    rows = [(name, float(value), STATIC_METRICS[name].unit) for name, value in kernel_facts.metrics().items()]
+    for pattern in patterns:
+        count = kernel_facts.count(pattern)
+        if count is not None:
+            rows.append((SASS_PREFIX + pattern, float(count), "instruction"))
+    return rows
