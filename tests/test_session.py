@@ -279,3 +279,63 @@ def test_a_step_is_explained_from_a_pass_that_runs_the_steps_before_it(tmp_path:
         ("reduce#2", "global"),
         ("after", "global"),
     ]
+
+
+OVERLAP_FILE = """kernels:
+  copy: {file: copy.cu, entry: copy}
+cases:
+  a: &launch
+    kernel: copy
+    grid: 1
+    block: 32
+    args: [{buffer: float32, count: 32}, {buffer: float32, count: 32}, {int32: 32}]
+  b: *launch
+  timed:
+    kernel: copy
+    grid: 1
+    block: 32
+    args: [{buffer: float32, count: 32}, {buffer: float32, count: 32, name: out}, {int32: 32}]
+claims:
+"""
+
+
+def overlap_check(tmp_path: Path, monkeypatch, per_gpu: int) -> tuple[list, list[dict]]:
+    """Three cases that ncu profiles in three processes (their metrics cost too many passes together;
+    timed reads a buffer back), each process taking 1 s: the verdicts, and each process's notes."""
+    from sweep_files import KERNEL, claim
+
+    folder = tmp_path / str(per_gpu)
+    folder.mkdir()
+    (folder / "copy.cu").write_text(KERNEL)
+    (folder / ".ncuverify-root").touch()
+    metrics = {"a": "dram__bytes_read.sum", "b": "dram__bytes_write.sum", "timed": "gpu__time_duration.sum"}
+    claims = "".join(claim(case, case, metric) for case, metric in metrics.items())
+    (folder / "overlap.yaml").write_text(OVERLAP_FILE + claims)
+    monkeypatch.setenv("FAKE_NCU_NOTES", str(folder / "notes.jsonl"))
+    monkeypatch.setenv("FAKE_NCU_SLEEP", "1")
+    passes = PassCounts()
+    for first, second in [("a", "b"), ("a", "timed"), ("b", "timed")]:
+        passes.remember(frozenset({metrics[first], metrics[second]}), 1000)
+    environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(FAKE_NCU), None, gpu_count=1)
+    options = CheckOptions(
+        cache=COMPILE_CACHE,
+        ncu=NcuOptions(executable=str(FAKE_NCU), processes_per_gpu=per_gpu),
+        passes=passes,
+        explain=False,
+    )
+    [result] = check_files([folder / "overlap.yaml"], options, environment)
+    notes = [json.loads(line) for line in (folder / "notes.jsonl").read_text().splitlines()]
+    return [(c.claim.id, c.verdict, c.measured) for c in result.claims], [n for n in notes if "cases" in n]
+
+
+def test_two_ncu_processes_run_at_once_on_a_gpu_and_one_that_reads_back_runs_alone(tmp_path, monkeypatch):
+    verdicts, processes = overlap_check(tmp_path, monkeypatch, 2)
+    by_case = {p["cases"][0].rsplit("::", 1)[1]: p for p in processes}
+    assert sorted(by_case) == ["a", "b", "timed"] and all(len(p["cases"]) == 1 for p in processes)
+    a, b, timed = by_case["a"], by_case["b"], by_case["timed"]
+    assert a["started"] < b["ended"] and b["started"] < a["ended"], "a and b were profiled at once"
+    assert timed["started"] >= max(a["ended"], b["ended"]), "timed had the GPU to itself"
+    one_at_a_time, processes = overlap_check(tmp_path, monkeypatch, 1)
+    ordered = sorted(processes, key=lambda p: p["started"])
+    assert all(later["started"] >= earlier["ended"] for earlier, later in zip(ordered, ordered[1:]))
+    assert one_at_a_time == verdicts

@@ -55,6 +55,14 @@ def check(
             callback=seconds,
         ),
     ] = 300.0,
+    processes_per_gpu: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=8,
+            help="ncu processes at once on one GPU: the next starts while one profiles (1: one after another)",
+        ),
+    ] = 2,
     save_profile: Annotated[
         Path | None,
         typer.Option(help="record the run's profile (ncu logs, runner status, provenance, cubins) in DIR"),
@@ -113,7 +121,7 @@ def check(
     the file that holds the traceback). The first in the order 4, 2, 1, 3 wins.
     """
     profiles = Profiles(save_profile, ncu_report, from_profile)
-    profiler = Profiler(ncu, clock_control, cache_control, case_timeout)
+    profiler = Profiler(ncu, clock_control, cache_control, case_timeout, processes_per_gpu)
     shares, chosen_gpus = shard_of(shard), gpus_of(gpus)
     paths = expand_paths(files)
     outputs = Outputs(json_file, junit_xml, markdown)

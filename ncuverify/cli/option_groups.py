@@ -48,12 +48,13 @@ class Profiles:
 
 @dataclass(frozen=True)
 class Profiler:
-    """--ncu, --clock-control, --cache-control, --case-timeout: how ncu is run."""
+    """--ncu, --clock-control, --cache-control, --case-timeout, --processes-per-gpu: how ncu is run."""
 
     executable: str
     clock_control: str
     cache_control: str
     case_timeout_s: float
+    processes_per_gpu: int = 2
 
     def __post_init__(self) -> None:
         if self.clock_control not in ("none", "base"):
@@ -67,6 +68,7 @@ class Profiler:
             clock_control=self.clock_control,
             cache_control=self.cache_control,
             case_timeout_s=self.case_timeout_s,
+            processes_per_gpu=self.processes_per_gpu,
         )
 
 

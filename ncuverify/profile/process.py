@@ -17,7 +17,7 @@ from ncuverify.profile.shown import shown_output
 from ncuverify.runner import Progress
 
 # How often a running process is looked at.
-_POLL_S = 0.2
+_POLL_S = 0.05
 
 
 def start(command: list[str], output_file: Path, device: int | None = None) -> subprocess.Popen[bytes]:

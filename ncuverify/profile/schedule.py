@@ -218,6 +218,8 @@ class Unit:
     gpu: int
     metrics: frozenset[str]
     cases: tuple[str, ...]
+    # reads results back from its kernels (in-kernel clocks): profiled with no other process on its GPU
+    alone: bool = False
 
 
 def spread(
@@ -228,6 +230,7 @@ def spread(
     the cases each profiled case stands for (a sequence's steps, in order)."""
     launches = {case.name: case.launches for case in cases}
     stands_for = {case.name: case.cases for case in cases}
+    pinned = {case.name for case in cases if case.pinned}
     load = dict.fromkeys(gpus, 0.0)
     members: dict[tuple[int, int], list[str]] = {}
     for index, group in enumerate(plan):
@@ -241,6 +244,7 @@ def spread(
             gpu,
             plan[index].metrics,
             tuple(c for n in plan[index].cases if n in members[gpu, index] for c in stands_for[n]),
+            any(n in pinned for n in members[gpu, index]),
         )
         for gpu in gpus
         for index in range(len(plan))

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 from ncuverify.measurements import Measurements
 from ncuverify.profile import schedule
@@ -26,6 +27,9 @@ from ncuverify.profile.recording import SEP
 from ncuverify.profile.run import Run, run_ncu
 from ncuverify.profile.shown import shown_output
 from ncuverify.runner import AFTER_FAILED_STEP, CaseStatus, PlannedCase
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
 
 RUNS = "runs"  # under the work folder: one folder per ncu process (plan, status, log, report)
 
@@ -54,25 +58,41 @@ def profile_files(
     stop = threading.Event()
     ncu = replace(settings.ncu, cancelled=stop.is_set)
 
-    def run_gpu(gpu: int) -> list[tuple[int, list[_Measured]]]:
-        return [(i, _run_unit(u, planned, work_dir / RUNS / f"{i}", ncu, settings)) for i, u in by_gpu[gpu]]
+    def run(numbered: tuple[int, schedule.Unit]) -> tuple[int, list[_Measured]]:
+        index, unit = numbered
+        return index, _run_unit(unit, planned, work_dir / RUNS / f"{index}", ncu, settings)
 
-    if len(by_gpu) == 1:
-        done = run_gpu(settings.gpus[0])
-    else:
-        with ThreadPoolExecutor(max_workers=len(by_gpu)) as pool:
-            futures = [pool.submit(run_gpu, gpu) for gpu in by_gpu]
-            try:
-                done = [item for future in futures for item in future.result()]
-            except BaseException:  # Ctrl-C or a failure: stop the other GPUs' processes too
-                stop.set()
-                raise
-    measured_runs = [item for _, unit_runs in sorted(done, key=lambda item: item[0]) for item in unit_runs]
+    def run_gpu(gpu: int) -> list[tuple[int, list[_Measured]]]:
+        """The GPU's units, several processes at once; a unit that must be alone, after them."""
+        together = [numbered for numbered in by_gpu[gpu] if not numbered[1].alone]
+        alone = [numbered for numbered in by_gpu[gpu] if numbered[1].alone]
+        return [*_at_once(run, together, ncu.processes_per_gpu, stop), *map(run, alone)]
+
+    done = _at_once(run_gpu, list(by_gpu), len(by_gpu), stop)
+    measured_runs = [
+        item
+        for _, unit_runs in sorted((i for gpu in done for i in gpu), key=lambda item: item[0])
+        for item in unit_runs
+    ]
     measured = Measurements.empty()
     for _, part in measured_runs:
         measured = measured.combined(part)
     _learn_passes(passes, measured, units)
     return [run for run, _ in measured_runs], measured
+
+
+def _at_once(call: Callable[[_T], _R], items: Sequence[_T], workers: int, stop: threading.Event) -> list[_R]:
+    """call on each item, up to workers at a time, the results in the items' order. On Ctrl-C or a
+    failure, stop is set: the ncu processes still running are stopped too."""
+    if workers <= 1 or len(items) <= 1:
+        return [call(item) for item in items]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(call, item) for item in items]
+        try:
+            return [future.result() for future in futures]
+        except BaseException:
+            stop.set()
+            raise
 
 
 # A run and its measurements: parsed once, to find the cases to run again and to judge.
