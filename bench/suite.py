@@ -1,13 +1,15 @@
 """Benchmark: how long the expectation suite takes, ncuverify against the floor ncu itself sets.
 
     python bench/suite.py            # the parts that need no GPU: compile cold and warm, replay
-    python bench/suite.py --gpu      # and, on a GPU machine: ncuverify, the raw-ncu floor, one ncu per case
+    python bench/suite.py --gpu      # and, on a GPU machine: ncuverify cold and warm, the floor, naive
 
-Prints a Markdown table (seconds of wall time). The raw-ncu floor is one `ncu --csv` process over
-ncuverify's own runner launching every case of the suite, asking for the union of the metrics: what
-ncu needs for the same kernels and metrics, with nothing of ncuverify around it. "One ncu per case" is
-what a naive wrapper does (timed on a sample of the cases and scaled). On a machine with two GPUs it
-also times `--gpus 0,1` and says whether its verdicts equal the one-GPU run's. Not a test: timings
+Prints a Markdown table (seconds of wall time). On a GPU: ncuverify from a cold cache (nothing compiled,
+ncu's passes guessed) and warm; warm again with one ncu process at a time, whose verdicts must equal;
+the model floor, one process start plus every launch with the passes ncu took for it (repeats, which
+only time, one pass each), from this run's own pass counts (`profiler__replayer_passes`) and the
+measured start and per-pass costs; raw ncu (one `ncu --csv` over ncuverify's runner and every case,
+asking for the union of the metrics); one ncu per case (a naive wrapper, timed on a sample and
+scaled); and the ratios. On a machine with two GPUs it also times `--gpus 0,1`. Not a test: timings
 belong here, not in the test suite.
 """
 
@@ -59,41 +61,90 @@ def cpu_rows(cache: Path) -> list[tuple[str, float]]:
     ]
 
 
-def gpu_rows(cache: Path, scratch: Path, naive_sample: int) -> list[tuple[str, float]]:
-    env = {**os.environ, "NCUVERIFY_CACHE_DIR": str(cache)}
+def gpu_rows(scratch: Path, naive_sample: int) -> list[tuple[str, float]]:
+    env = {**os.environ, "NCUVERIFY_CACHE_DIR": str(scratch / "gpu-cache")}  # cold: a cache of its own
     saved = scratch / "saved"
-    one_json, two_json = scratch / "one.json", scratch / "two.json"
-    # The first run guesses ncu's passes per metric set (the cache is new); the second knows them.
-    first = timed(ncuverify("check", "expectations/", "--save-profile", str(scratch / "first")), env)
-    whole = timed(
-        ncuverify("check", "expectations/", "--save-profile", str(saved), "--json", str(one_json)), env
+    jsons = {name: scratch / f"{name}.json" for name in ("cold", "warm", "serial", "two")}
+    # Cold: nothing compiled, ncu's passes per metric set unknown (guessed); warm: both known.
+    cold = timed(ncuverify("check", "expectations/", "--json", str(jsons["cold"])), env)
+    warm = timed(
+        ncuverify("check", "expectations/", "--save-profile", str(saved), "--json", str(jsons["warm"])), env
+    )
+    serial = timed(
+        ncuverify("check", "expectations/", "--processes-per-gpu", "1", "--json", str(jsons["serial"])), env
     )
     plans = [json.loads(p.read_text()) for p in sorted(saved.glob("runs/*/0/plan.json"))]
     commands = json.loads((saved / "commands.json").read_text())
     metrics = sorted({m for c in commands for m in c[c.index("--metrics") + 1].split(",")})
     cases = [case for plan in plans for case in plan["cases"]]
-    floor = timed(_ncu(scratch / "floor", cases, metrics), env)
+    raw_folder = scratch / "raw"
+    raw = timed(_ncu(raw_folder, cases, metrics), env)
     # One ncu per case costs about the same for every case (ncu's start dominates): time a fixed sample
     # spread over the suite and scale it to every case.
     step = max(1, len(cases) // naive_sample)
     sample = cases[::step][:naive_sample]
-    naive = sum(timed(_ncu(scratch / f"case{i}", [case], metrics), env) for i, case in enumerate(sample))
+    per_case = [timed(_ncu(scratch / f"case{i}", [case], metrics), env) for i, case in enumerate(sample)]
+    naive = sum(per_case) * len(cases) / len(sample)
+    start_s = sorted(per_case)[len(per_case) // 2]  # one process around one launch: mostly its start
+    raw_passes = sum(_launch_passes(raw_folder / "ncu.log"))
+    pass_s = max(0.0, raw - start_s) / max(1, raw_passes)
+    runs = [plan.parent for plan in sorted(saved.glob("runs/*/*/plan.json"))]
+    own_passes = sum(_own_passes(run) for run in runs)
+    floor = start_s + own_passes * pass_s
+    same = {
+        name: _verdicts(path) == _verdicts(jsons["warm"]) for name, path in jsons.items() if path.exists()
+    }
     rows = [
-        (f"ncuverify check expectations/ ({len(cases)} cases, one GPU), first run: passes guessed", first),
-        ("ncuverify check expectations/, again: passes known from the first run", whole),
-        ("raw ncu: one process, every case, the union of the metrics (the floor)", floor),
+        (
+            f"ncuverify check expectations/ ({len(cases)} cases, one GPU), cold: nothing compiled, passes guessed",
+            cold,
+        ),
+        ("ncuverify check expectations/, warm: compiled, passes known", warm),
+        (
+            f"the same, one ncu process at a time (verdicts identical: {same['serial']}; cold's: {same['cold']})",
+            serial,
+        ),
+        (
+            f"model floor: one start ({start_s:.2f} s) and {own_passes} launch-passes ({pass_s * 1000:.0f} ms each):"
+            " each launch's own passes, repeats once",
+            floor,
+        ),
+        (f"raw ncu: one process, every case, the union of the metrics ({raw_passes} launch-passes)", raw),
         (
             f"one ncu process per case (a naive wrapper; {len(sample)} cases timed, scaled to {len(cases)})",
-            naive * len(cases) / len(sample),
+            naive,
         ),
+        ("ratio: warm / model floor", warm / floor),
+        ("ratio: one ncu per case / warm", naive / warm),
     ]
     if _gpu_count() >= 2:
-        two = timed(ncuverify("check", "expectations/", "--gpus", "0,1", "--json", str(two_json)), env)
-        same = _verdicts(one_json) == _verdicts(two_json)
+        two = timed(ncuverify("check", "expectations/", "--gpus", "0,1", "--json", str(jsons["two"])), env)
+        same_two = _verdicts(jsons["two"]) == _verdicts(jsons["warm"])
         rows.append(
-            (f"ncuverify check expectations/ on two GPUs (verdicts identical to one GPU: {same})", two)
+            (f"ncuverify check expectations/ on two GPUs (verdicts identical to one GPU: {same_two})", two)
         )
     return rows
+
+
+def _launch_passes(log: Path) -> list[int]:
+    """The replay passes of each launch in an ncu log, in launch order."""
+    from ncuverify.profile.table import parse_csv
+
+    table = parse_csv(log.read_text(errors="replace"))
+    passes = table[table["metric"] == "profiler__replayer_passes"].sort_values("launch")
+    return [int(value) for value in passes["value"]]
+
+
+def _own_passes(run: Path) -> int:
+    """A process's launch-passes as the floor counts them: each case's first launch with the passes ncu
+    took for it, its further launches (repeats, for time only) one pass each."""
+    plan = json.loads((run / "plan.json").read_text())
+    passes = iter(_launch_passes(run / "ncu.log"))
+    total = 0
+    for case in plan["cases"]:
+        launches = [next(passes, 1) for _ in range(case["repeat"])]
+        total += launches[0] + len(launches) - 1
+    return total
 
 
 def _verdicts(path: Path) -> list[tuple[str, str, str]]:
@@ -128,7 +179,7 @@ def main() -> None:
         cache = Path(scratch) / "cache"
         rows = cpu_rows(cache)
         if arguments.gpu:
-            rows += gpu_rows(cache, Path(scratch), arguments.naive_sample)
+            rows += gpu_rows(Path(scratch), arguments.naive_sample)
     print(f"ncuverify suite benchmark, {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores\n")
     print("| what | seconds |\n| --- | --- |")
     for what, seconds in rows:
