@@ -4,7 +4,7 @@
     python bench/suite.py --gpu      # and, on a GPU machine: ncuverify cold and warm, the floor, naive
 
 Prints a Markdown table (seconds of wall time). On a GPU: ncuverify from a cold cache (nothing compiled,
-ncu's passes guessed) and warm; warm again with one ncu process at a time, whose verdicts must equal;
+ncu's passes guessed) and warm; warm again with two ncu processes at once, its verdicts compared;
 the model floor, one process start plus every launch with the passes ncu took for it (repeats, which
 only time, one pass each), from this run's own pass counts (`profiler__replayer_passes`) and the
 measured start and per-pass costs; raw ncu (one `ncu --csv` over ncuverify's runner and every case,
@@ -64,14 +64,15 @@ def cpu_rows(cache: Path) -> list[tuple[str, float]]:
 def gpu_rows(scratch: Path, naive_sample: int) -> list[tuple[str, float]]:
     env = {**os.environ, "NCUVERIFY_CACHE_DIR": str(scratch / "gpu-cache")}  # cold: a cache of its own
     saved = scratch / "saved"
-    jsons = {name: scratch / f"{name}.json" for name in ("cold", "warm", "serial", "two")}
+    jsons = {name: scratch / f"{name}.json" for name in ("cold", "warm", "overlapped", "two")}
     # Cold: nothing compiled, ncu's passes per metric set unknown (guessed); warm: both known.
     cold = timed(ncuverify("check", "expectations/", "--json", str(jsons["cold"])), env)
     warm = timed(
         ncuverify("check", "expectations/", "--save-profile", str(saved), "--json", str(jsons["warm"])), env
     )
-    serial = timed(
-        ncuverify("check", "expectations/", "--processes-per-gpu", "1", "--json", str(jsons["serial"])), env
+    overlapped = timed(
+        ncuverify("check", "expectations/", "--processes-per-gpu", "2", "--json", str(jsons["overlapped"])),
+        env,
     )
     plans = [json.loads(p.read_text()) for p in sorted(saved.glob("runs/*/0/plan.json"))]
     commands = json.loads((saved / "commands.json").read_text())
@@ -101,8 +102,8 @@ def gpu_rows(scratch: Path, naive_sample: int) -> list[tuple[str, float]]:
         ),
         ("ncuverify check expectations/, warm: compiled, passes known", warm),
         (
-            f"the same, one ncu process at a time (verdicts identical: {same['serial']}; cold's: {same['cold']})",
-            serial,
+            f"the same, two ncu processes at once (verdicts identical: {same['overlapped']}; cold's: {same['cold']})",
+            overlapped,
         ),
         (
             f"model floor: one start ({start_s:.2f} s) and {own_passes} launch-passes ({pass_s * 1000:.0f} ms each):"
@@ -124,6 +125,18 @@ def gpu_rows(scratch: Path, naive_sample: int) -> list[tuple[str, float]]:
             (f"ncuverify check expectations/ on two GPUs (verdicts identical to one GPU: {same_two})", two)
         )
     return rows
+
+
+def _differences(jsons: dict[str, Path]) -> None:
+    """Each claim whose verdict differs from the warm run's, on stderr: what a speed-up must not change."""
+    warm = {(path, claim): verdict for path, claim, verdict in _verdicts(jsons["warm"])}
+    for name, path in jsons.items():
+        if path.exists() and name != "warm":
+            for file, claim, verdict in _verdicts(path):
+                if warm.get((file, claim)) != verdict:
+                    print(
+                        f"{name}: {file} {claim}: {verdict}, warm: {warm.get((file, claim))}", file=sys.stderr
+                    )
 
 
 def _launch_passes(log: Path) -> list[int]:

@@ -1,5 +1,6 @@
 """A whole run's profile: every file's cases in few ncu processes, over the GPUs, within the case timeout."""
 
+import itertools
 import json
 from pathlib import Path
 
@@ -337,5 +338,5 @@ def test_two_ncu_processes_run_at_once_on_a_gpu_and_one_that_reads_back_runs_alo
     assert timed["started"] >= max(a["ended"], b["ended"]), "timed had the GPU to itself"
     one_at_a_time, processes = overlap_check(tmp_path, monkeypatch, 1)
     ordered = sorted(processes, key=lambda p: p["started"])
-    assert all(later["started"] >= earlier["ended"] for earlier, later in zip(ordered, ordered[1:]))
+    assert all(later["started"] >= earlier["ended"] for earlier, later in itertools.pairwise(ordered))
     assert one_at_a_time == verdicts

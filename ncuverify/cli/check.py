@@ -60,9 +60,9 @@ def check(
         typer.Option(
             min=1,
             max=8,
-            help="ncu processes at once on one GPU: the next starts while one profiles (1: one after another)",
+            help="ncu processes at once on one GPU: with 2, the next starts while one profiles",
         ),
-    ] = 2,
+    ] = 1,
     save_profile: Annotated[
         Path | None,
         typer.Option(help="record the run's profile (ncu logs, runner status, provenance, cubins) in DIR"),

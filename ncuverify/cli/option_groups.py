@@ -54,7 +54,7 @@ class Profiler:
     clock_control: str
     cache_control: str
     case_timeout_s: float
-    processes_per_gpu: int = 2
+    processes_per_gpu: int = 1
 
     def __post_init__(self) -> None:
         if self.clock_control not in ("none", "base"):

@@ -17,9 +17,9 @@ class NcuOptions:
     clock_control: str = "none"
     cache_control: str = "all"
     case_timeout_s: float = 300.0  # one case, with all of ncu's replays of it
-    # ncu processes at once on one GPU: the next starts (ncu, Python, CUDA, fills) while one profiles;
-    # ncu takes the profiled launches of a GPU one at a time
-    processes_per_gpu: int = 2
+    # ncu processes at once on one GPU: with 2, the next starts (ncu, Python, CUDA, fills) while one
+    # profiles. One by default: on the H200 two at once saved no time on the suite, and changed verdicts
+    processes_per_gpu: int = 1
     on_case: Callable[[str], None] | None = None  # told the name of each case as it starts
     cancelled: Callable[[], bool] | None = None  # asked while ncu runs; True stops it (another GPU failed)
 
