@@ -56,10 +56,9 @@ def snapshot(results: Sequence[FileResult]) -> dict[str, Any]:
         if result.measurements is None:
             continue
         cases = files.setdefault(result.key, {})
-        for row in result.measurements.frame.itertuples(index=False):
-            value = cast(float, row.value)  # the table's values are floats, NaN where ncu said n/a
-            if math.isfinite(value):
-                cases.setdefault(str(row.case), {})[str(row.metric)] = float(value)
+        for case, _, metric, value, _ in result.measurements.rows:
+            if math.isfinite(value):  # NaN where ncu said n/a
+                cases.setdefault(case, {})[metric] = value
     provenance = next((r.provenance for r in results if r.provenance is not None), None)
     return {
         "ncuverify": __version__,

@@ -53,8 +53,10 @@ def set_measurements(by_key: dict[str, dict[str, BuiltKernel]], patterns: Iterab
         set_case(key, label): set_case(key, label) for key, kernels in by_key.items() for label in kernels
     }
     facts = {set_case(key, label): k.facts for key, kernels in by_key.items() for label, k in kernels.items()}
-    frame = static_rows(cases, facts, patterns)
     symbols = {
         set_case(key, label): k.symbol for key, kernels in by_key.items() for label, k in kernels.items()
     }
-    return Measurements(frame=frame.assign(kernel=frame["case"].map(symbols)))
+    rows = static_rows(cases, facts, patterns)
+    return Measurements(
+        tuple((case, symbols[case], metric, value, unit) for case, _, metric, value, unit in rows)
+    )

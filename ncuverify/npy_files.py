@@ -8,11 +8,13 @@ import hashlib
 import io
 import math
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ncuverify.errors import InputError
 from ncuverify.files import CannotRead, NotRegular, TooLarge, read_plain
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MAX_NPY_BYTES = 2**30  # a buffer's file; also bounded by the buffer's own size
 MAX_HEADER_BYTES = 10000  # numpy's own default bound on a header
@@ -20,9 +22,13 @@ _MAGIC = b"\x93NUMPY"
 _PLAIN_KINDS = "biuf"  # booleans, integers, floats: no objects, texts, records, dates
 
 
-def read_npy(path: Path, dtype: np.dtype, count: int) -> tuple[np.ndarray, str]:
+def read_npy(path: Path, dtype_of: str | np.dtype, count: int) -> tuple[np.ndarray, str]:
     """The file's values (flat, in C order) and the sha256 of its bytes; InputError saying what is
-    wrong where the file is not a plain array of dtype with at most count values."""
+    wrong where the file is not a plain array of the dtype (or the dtype named) with at most count
+    values."""
+    import numpy as np  # here: loading a file that has no .npy fill needs no numpy
+
+    dtype = np.dtype(dtype_of)
     data = _read(path, MAX_HEADER_BYTES + 16 + count * dtype.itemsize)
     stream = io.BytesIO(data)
     shape, fortran_order, found = _header(stream)
@@ -59,6 +65,8 @@ def _read(path: Path, limit: int) -> bytes:
 
 def _header(stream: io.BytesIO) -> tuple[tuple[int, ...], bool, np.dtype]:
     """The shape, order and dtype a .npy header declares, parsed without evaluating code."""
+    import numpy as np
+
     if stream.read(len(_MAGIC)) != _MAGIC:
         raise InputError("not a .npy file (no \\x93NUMPY magic at its start)")
     version = stream.read(2)

@@ -69,16 +69,14 @@ def _allowed(change: Change, result: FileResult) -> Change:
 def _symbol(result: FileResult, case: str) -> str:
     if result.measurements is None:
         return ""
-    frame = result.measurements.frame
-    kernels = frame.loc[frame["case"] == case, "kernel"]
-    return str(kernels.iloc[0]) if not kernels.empty else ""
+    return next((kernel for named, kernel, *_ in result.measurements.rows if named == case), "")
 
 
 def _moves(baseline: dict[str, Any], result: FileResult) -> list[KernelMove]:
     before = {case for case in baselines.recorded(baseline["files"], result) if of_set_case(case)}
     if result.measurements is None:
         return []  # the file was not measured: nothing is known of its kernels
-    now = {str(case) for case in result.measurements.frame["case"] if of_set_case(str(case))}
+    now = {case for case in result.measurements.cases if of_set_case(case)}
     return [KernelMove(result.key, case, True) for case in sorted(now - before)] + [
         KernelMove(result.key, case, False) for case in sorted(before - now)
     ]

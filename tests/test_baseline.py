@@ -216,7 +216,7 @@ def test_values_json_cannot_hold_are_not_saved(results, tmp_path: Path):
     (result,) = results
     frame = result.measurements.frame.copy()
     frame.loc[0, "value"] = math.inf
-    saved = baseline.snapshot([replace(result, measurements=Measurements(frame=frame))])
+    saved = baseline.snapshot([replace(result, measurements=Measurements.of_frame(frame))])
     row = frame.iloc[0]
     assert row["metric"] not in saved["files"]["tests/data/sample.yaml"].get(row["case"], {})
 

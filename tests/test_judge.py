@@ -69,8 +69,8 @@ def claim(metric: str, case: str | None = "a", **expect) -> Claim:
     )
 
 
-MEASURED = Measurements(
-    frame=pd.DataFrame(
+MEASURED = Measurements.of_frame(
+    pd.DataFrame(
         {
             "case": ["a", "a", "b", "a"],
             "kernel": ["k", "k", "k", "k"],

@@ -23,7 +23,7 @@ def result_of(tmp_path: Path, facts: dict[str, dict[str, float]], allow=()) -> F
     spec = spec_of(tmp_path, allow)
     rows = [(f"gemms[{k}]", f"_Z{k}", m, v, "") for k, values in facts.items() for m, v in values.items()]
     frame = pd.DataFrame(rows, columns=MEASUREMENT_COLUMNS)
-    return FileResult(spec.path, [], measurements=Measurements(frame=frame), spec=spec, key="k.yaml")
+    return FileResult(spec.path, [], measurements=Measurements.of_frame(frame), spec=spec, key="k.yaml")
 
 
 def baseline_of(facts):

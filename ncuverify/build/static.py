@@ -4,11 +4,10 @@
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-
-import pandas as pd
 
 from ncuverify.build.reports import (
     Instruction,
@@ -39,7 +38,12 @@ class StaticFacts:
         """How many instructions match the SASS pattern; None without a disassembly."""
         if self.sass is None:
             return None
-        return sum(1 for instruction in self.sass if sass_matches(pattern, instruction.mnemonic))
+        return sum(n for mnemonic, n in self._mnemonics.items() if sass_matches(pattern, mnemonic))
+
+    @functools.cached_property
+    def _mnemonics(self) -> Counter[str]:
+        """Each mnemonic with its instructions' count: a pattern is matched once per mnemonic."""
+        return Counter(instruction.mnemonic for instruction in self.sass or ())
 
     def discrepancies(self) -> list[str]:
         """Where ptxas's report and the cubin's resource table disagree (they should not)."""
@@ -199,7 +203,7 @@ def static_facts(
 
 def measurement_rows(
     cases: dict[str, str], facts: dict[str, StaticFacts], patterns: Iterable[str]
-) -> pd.DataFrame:
+) -> list[tuple[str, str, str, float, str]]:
     """Rows like the profiler's (case, kernel, metric, value, unit) for every case's kernel.
 
     cases maps case -> kernel name; facts maps kernel name -> its static facts.
@@ -211,7 +215,7 @@ def measurement_rows(
         if kernel not in per_kernel:
             per_kernel[kernel] = _kernel_rows(facts[kernel], patterns)
         rows += [(case, kernel, metric, value, unit) for metric, value, unit in per_kernel[kernel]]
-    return pd.DataFrame(rows, columns=["case", "kernel", "metric", "value", "unit"])
+    return rows
 
 
 def _kernel_rows(kernel_facts: StaticFacts, patterns: list[str]) -> list[tuple[str, float, str]]:

@@ -5,12 +5,12 @@ the document, naming the field, where one is not what check --json writes there.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 from pydantic import ValidationError
 
 from ncuverify.errors import ExitCode, InputError
@@ -19,7 +19,7 @@ from ncuverify.export import fields
 from ncuverify.export.fields import Malformed, shown
 from ncuverify.export.run_identity import MAX_SHARDS, ShardOf
 from ncuverify.files import parse_json
-from ncuverify.measurements import MEASUREMENT_COLUMNS, Measurements
+from ncuverify.measurements import MEASUREMENT_COLUMNS, Measurements, Row
 from ncuverify.provenance import Provenance
 from ncuverify.results import ClaimResult, FileResult, KernelOutcome, KernelVerdict, Verdict
 from ncuverify.spec import Claim
@@ -197,19 +197,17 @@ def _claim(record: Mapping[str, Any], where: str) -> Claim:
 
 
 def _measurements(value: Any, where: str) -> Measurements:
-    rows = []
+    rows: list[Row] = []
     for index, item in enumerate(fields.json_list(value, where)):
         at = f"{where}[{index}]"
         record = fields.json_object(item, at, set(MEASUREMENT_COLUMNS))
-        rows.append(
-            [fields.text(record[column], f"{at}.{column}") for column in ("case", "kernel", "metric")]
-            + [
-                fields.optional(fields.finite, record["value"], f"{at}.value"),
-                fields.text(record["unit"], f"{at}.unit"),
-            ]
+        case, kernel, metric = (
+            fields.text(record[column], f"{at}.{column}") for column in ("case", "kernel", "metric")
         )
-    frame = pd.DataFrame(rows, columns=MEASUREMENT_COLUMNS).astype({"value": float})
-    return Measurements(frame=frame)
+        value = fields.optional(fields.finite, record["value"], f"{at}.value")
+        unit = fields.text(record["unit"], f"{at}.unit")
+        rows.append((case, kernel, metric, math.nan if value is None else float(value), unit))
+    return Measurements(tuple(rows))
 
 
 def _explanation(value: Any, where: str) -> Explanation:

@@ -7,9 +7,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import asdict
-from typing import Any, cast
-
-import pandas as pd
+from typing import Any
 
 from ncuverify import __version__
 from ncuverify.errors import ExitCode
@@ -25,8 +23,10 @@ def _number(value: float | None) -> float | None:
 
 
 def _label(value: Any) -> str:
-    """A table's text cell for JSON: pandas' missing values as ""."""
-    return value if isinstance(value, str) else "" if value is None or pd.isna(value) else str(value)
+    """A table's text cell for JSON: a missing value (None, NaN) as ""."""
+    if isinstance(value, str):
+        return value
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
 
 
 def claim_record(result: ClaimResult) -> dict[str, Any]:
@@ -64,14 +64,14 @@ def _per_kernel(result: ClaimResult) -> list[dict[str, Any]]:
 def file_record(result: FileResult) -> dict[str, Any]:
     measurements = []
     if result.measurements is not None:
-        for row in result.measurements.frame.itertuples(index=False):
+        for case, kernel, metric, value, unit in result.measurements.rows:
             measurements.append(
                 {
-                    "case": _label(row.case),
-                    "kernel": _label(row.kernel),
-                    "metric": _label(row.metric),
-                    "value": _number(cast(float, row.value)),
-                    "unit": _label(row.unit),
+                    "case": _label(case),
+                    "kernel": _label(kernel),
+                    "metric": _label(metric),
+                    "value": _number(value),
+                    "unit": _label(unit),
                 }
             )
     return {

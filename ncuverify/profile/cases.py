@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from ncuverify.errors import EnvironmentProblem
 from ncuverify.measurements import MEASUREMENT_COLUMNS, Measurements
 from ncuverify.profile.shown import shown_name, shown_output
 from ncuverify.runner import CaseStatus
+
+if TYPE_CHECKING:  # pandas is imported where a table is made: a static check needs none
+    import pandas as pd
 
 
 def measurements(table: pd.DataFrame, status: Sequence[CaseStatus], symbols: dict[str, str]) -> Measurements:
@@ -20,6 +22,8 @@ def measurements(table: pd.DataFrame, status: Sequence[CaseStatus], symbols: dic
     of its own kernel: a row for a launch that failed is passed over, any other surprise is refused.
     Cases that ran but have no row (ncu stopped early) are listed as unmeasured.
     """
+    import pandas as pd
+
     expected = [(s.case, _symbol(s.case, symbols), s.launch_count) for s in status if s.ok]
     failed = {s.case: str(s.error) for s in status if not s.ok}
     failed_kernels = {symbols[case] for case in failed if case in symbols}
@@ -47,7 +51,7 @@ def measurements(table: pd.DataFrame, status: Sequence[CaseStatus], symbols: dic
         [medians.reset_index()[MEASUREMENT_COLUMNS], _read_back(status, symbols)], ignore_index=True
     )
     unmeasured = tuple(dict.fromkeys(case for case, _, _ in expected[position:]))
-    return Measurements(frame=frame, failed_cases=failed, unmeasured=unmeasured)
+    return Measurements.of_frame(frame, failed, unmeasured)
 
 
 def _symbol(case: str, symbols: dict[str, str]) -> str:
@@ -58,6 +62,8 @@ def _symbol(case: str, symbols: dict[str, str]) -> str:
 
 def _read_back(status: Sequence[CaseStatus], symbols: dict[str, str]) -> pd.DataFrame:
     """What the runner read back from named buffers, as rows like ncu's."""
+    import pandas as pd
+
     rows = [
         (s.case, symbols[s.case], metric, value, "")
         for s in status

@@ -39,7 +39,7 @@ def measurements_by_file(
 def by_file(measured: Measurements, keys: Sequence[str]) -> dict[str, Measurements]:
     """A run's measurements split per file, with the file's own case names; a file of which no case
     was measured, failed or left unmeasured is left out."""
-    cases = {*measured.frame["case"].astype(str), *measured.failed_cases, *measured.unmeasured}
+    cases = {*measured.cases, *measured.failed_cases, *measured.unmeasured}
     return {
         key: measured.of_prefix(qualified(key, ""))
         for key in keys

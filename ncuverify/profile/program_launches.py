@@ -3,13 +3,16 @@
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from ncuverify.measurements import MEASUREMENT_COLUMNS, Measurements
 from ncuverify.profile.shown import shown_name
 from ncuverify.profile.table import parse_csv
 from ncuverify.runner import CaseStatus
 from ncuverify.spec.programs import ProgramCase, each_name
+
+if TYPE_CHECKING:  # pandas is imported where a table is made: a static check needs none
+    import pandas as pd
 
 NO_LAUNCH = "ncu profiled no launch that the case selects"
 
@@ -32,13 +35,13 @@ def selected_launches(table: pd.DataFrame, case: ProgramCase) -> tuple[list[int]
 def program_measurements(status: CaseStatus, report: str, case: ProgramCase) -> Measurements:
     """The case's values from the report of its own ncu process (status.case names it)."""
     if not status.ok:
-        return Measurements(frame=Measurements.empty().frame, failed_cases={status.case: str(status.error)})
+        return Measurements(failed_cases={status.case: str(status.error)})
     table = parse_csv(report)
     launches, problem = selected_launches(table, case)
     if problem is not None:
-        return Measurements(frame=Measurements.empty().frame, failed_cases={status.case: problem})
+        return Measurements(failed_cases={status.case: problem})
     rows = table[table["launch"].isin(launches)]
-    return Measurements(frame=_combined(rows, launches, status.case, case.combine))
+    return Measurements.of_frame(_combined(rows, launches, status.case, case.combine))
 
 
 def _combined(rows: pd.DataFrame, launches: list[int], name: str, combine: str) -> pd.DataFrame:

@@ -52,9 +52,7 @@ def profile_programs(
     measured = Measurements.empty()
     for number, planned in enumerate(planned_programs(files)):
         if not allowed:
-            measured = measured.combined(
-                Measurements(Measurements.empty().frame, {planned.name: NOT_ALLOWED})
-            )
+            measured = measured.combined(Measurements(failed_cases={planned.name: NOT_ALLOWED}))
             continue
         run = run_program(planned, work_dir / PROGRAM_RUNS / str(number), ncu, device)
         runs.append(run)

@@ -3,13 +3,15 @@ or the details page (long). Copes with the `==PROF==` preamble, thousands separa
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from ncuverify.errors import EnvironmentProblem
 from ncuverify.ncu_numbers import parse_number
 from ncuverify.ncu_pages import Quoting, UnreadablePage, read_page
 from ncuverify.profile.shown import shown_name
+
+if TYPE_CHECKING:  # pandas is imported where a table is made: a static check needs none
+    import pandas as pd
 
 # ncu's fixed columns in CSV output; every other column of the raw page is a metric.
 _NCU_COLUMNS = {
@@ -36,6 +38,8 @@ def parse_csv(text: str) -> pd.DataFrame:
 
     Whatever the text, the result is a table or EnvironmentProblem("ncu's CSV could not be read (...)").
     """
+    import pandas as pd
+
     try:
         rows = read_page(text, Quoting.TABLE, header='"ID"')
     except UnreadablePage as error:
@@ -69,6 +73,9 @@ def _check_table(header: list[str], records: list[list[str]]) -> None:
 
 def _parse_raw(header: list[str], records: list[list[str]]) -> pd.DataFrame:
     """The raw page: one row per launch, one column per metric, the units in a row of their own."""
+    import numpy as np
+    import pandas as pd
+
     id_at, kernel_at = header.index("ID"), header.index("Kernel Name")
     units = records[0] if records and records[0][id_at] == "" else None
     launches = records[1:] if units is not None else records
@@ -91,6 +98,9 @@ def _parse_raw(header: list[str], records: list[list[str]]) -> pd.DataFrame:
 
 def _parse_details(header: list[str], records: list[list[str]]) -> pd.DataFrame:
     """The details page: one row per launch and metric."""
+    import numpy as np
+    import pandas as pd
+
     missing = [name for name in _DETAILS_COLUMNS if name not in header]
     if missing:
         raise _unreadable(f"no {missing[0]!r} column")

@@ -4,13 +4,15 @@ It loads the cubins through cuda-python, allocates and fills each case's buffers
 kernel once, synchronizes and checks every call. It prints nothing on stdout (ncu's report is read from
 its own log file, but a quiet runner keeps any console clean) and records each case's outcome in the
 plan's status file, rewritten after every case so that a crash loses nothing already launched.
+
+The package itself holds what the profile stage reads of the runner (its plan, statuses, progress);
+what launches (`run`, `case`, `fills`, `launch`: numpy, cuda.core) is imported by the runner alone.
 """
 
-from ncuverify.runner.fills import RANDOM_INT_LIMIT, host_contents
 from ncuverify.runner.plan import Plan, PlannedCase, steps_up_to
 from ncuverify.runner.progress import PROGRESS_FILE, Progress
-from ncuverify.runner.run import AFTER_FAILED_STEP, run_plan
 from ncuverify.runner.status import (
+    AFTER_FAILED_STEP,
     CUDA_DID_NOT_START,
     MAX_LAUNCHES,
     READBACK_PREFIX,
@@ -25,16 +27,13 @@ __all__ = [
     "CUDA_DID_NOT_START",
     "MAX_LAUNCHES",
     "PROGRESS_FILE",
-    "RANDOM_INT_LIMIT",
     "READBACK_PREFIX",
     "CaseStatus",
     "Plan",
     "PlannedCase",
     "Progress",
     "StatusError",
-    "host_contents",
     "read_statuses",
-    "run_plan",
     "statuses_json",
     "steps_up_to",
 ]

@@ -12,7 +12,7 @@ from ncuverify.runner.case import Launcher, SequenceBuffers, run_case
 from ncuverify.runner.launch import CudaLauncher
 from ncuverify.runner.plan import Plan
 from ncuverify.runner.progress import PROGRESS_FILE, ProgressWriter, write_atomically
-from ncuverify.runner.status import CUDA_DID_NOT_START, CaseStatus, statuses_json
+from ncuverify.runner.status import AFTER_FAILED_STEP, CUDA_DID_NOT_START, CaseStatus, statuses_json
 
 
 def run_plan(plan: Plan, start: Callable[[int], Launcher] = CudaLauncher) -> list[CaseStatus]:
@@ -62,10 +62,6 @@ def run_plan(plan: Plan, start: Callable[[int], Launcher] = CudaLauncher) -> lis
         _release(shared, launcher)
     progress.write(status[-1].case if status else None, running=False, done=True)
     return status
-
-
-# Why a step of a sequence did not run: one before it failed, and it would read what that one left.
-AFTER_FAILED_STEP = "not run: an earlier step of its sequence failed"
 
 
 def _release(shared: SequenceBuffers, launcher: Launcher) -> None:

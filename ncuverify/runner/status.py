@@ -12,6 +12,8 @@ from typing import Any
 READBACK_PREFIX = "buffer__"
 # How a case's error begins where CUDA itself could not start (no driver, no device): not the case's fault.
 CUDA_DID_NOT_START = "CUDA could not start"
+# Why a step of a sequence did not run: one before it failed, and it would read what that one left.
+AFTER_FAILED_STEP = "not run: an earlier step of its sequence failed"
 # Far above any case's repeat: a bound on what a damaged status can make its reader expect.
 MAX_LAUNCHES = 10_000
 

@@ -8,8 +8,6 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ncuverify.errors import InputError
 from ncuverify.layout import layout_to_plan, struct_layout
 from ncuverify.npy_files import read_npy
@@ -36,7 +34,7 @@ def npy_problems(
             yield (where, f"no such file: {arg.fill.npy} (looked in {folder})")
         else:
             try:
-                read_npy(resolved, np.dtype(arg.buffer), arg.count)
+                read_npy(resolved, arg.buffer, arg.count)
             except InputError as error:
                 yield (where, f"{arg.fill.npy}: {error}")
 
@@ -49,7 +47,7 @@ def planned_arguments(args: Sequence[Argument], folder: Path) -> list[dict[str, 
         dumped = arg.model_dump(exclude_none=True)
         if isinstance(arg, BufferArg) and isinstance(arg.fill, NpyFill):
             path = npy_file(folder, arg.fill)
-            _, digest = read_npy(path, np.dtype(arg.buffer), arg.count)
+            _, digest = read_npy(path, arg.buffer, arg.count)
             dumped["fill"] = {"npy": str(path), "sha256": digest}
         if isinstance(arg, StructArg):
             dumped["layout"] = layout_to_plan(struct_layout(arg))

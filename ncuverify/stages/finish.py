@@ -49,7 +49,7 @@ def finish_file(prepared: Prepared, profiled: Profiled) -> FileResult:
             )
         elif prepared.key.name in profiled.measured:
             measured = prepared.static.combined(profiled.measured[prepared.key.name])
-            programs, cases = prepared.spec.content.programs, set(measured.frame["case"].astype(str))
+            programs, cases = prepared.spec.content.programs, set(measured.cases)
             results += judge(claims_per_launch(prepared.waiting, programs, cases), measured, prepared.arch)
         else:
             results += skip_all(prepared.waiting, profiled.problem or "not profiled")

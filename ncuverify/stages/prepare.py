@@ -107,7 +107,7 @@ def static_measurements(spec: Spec, builds: dict[str, KernelBuild], claims: list
     """The static facts of every case's kernel, as measurements, with the SASS counts the claims ask for."""
     cases = {name: case.kernel for name, case in spec.content.cases.items()}
     facts = {name: build.facts for name, build in builds.items()}
-    return Measurements(frame=static_rows(cases, facts, patterns_of(claims)))
+    return Measurements(tuple(static_rows(cases, facts, patterns_of(claims))))
 
 
 def patterns_of(claims: list[Claim]) -> list[str]:
