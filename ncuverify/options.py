@@ -5,7 +5,7 @@ pytest plugin)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +36,8 @@ class CheckOptions:
     gpus: tuple[int, ...] | None = None  # profile on these GPUs; None: the first
     explain: bool = True  # profile failing memory claims again for ncu's rules and source lines
     shard: tuple[int, int] | None = None  # (K, N): judge only the K-th of N shares of the claims
+    # judge only these claims of each file (by its resolved path; a file not named: all of its claims)
+    claims: Mapping[Path, frozenset[str]] | None = None
     on_progress: Callable[[str], None] | None = None  # told what the run is doing, a line at a time
     allow_programs: bool = False  # run the commands of program cases (code the expectation file names)
 

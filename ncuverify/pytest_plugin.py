@@ -10,6 +10,7 @@ ini values `ncuverify_allow_include` and `ncuverify_compile_timeout` set the bui
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,10 @@ from ncuverify.text import one_line, printable
 _RESULTS = pytest.StashKey[dict[Path, FileResult]]()
 _FILES = pytest.StashKey[list[Path]]()  # every expectation file collected, in order
 _LIMITS = pytest.StashKey[BuildLimits]()  # the ini file's build limits, checked as pytest starts
+# The claims each file's selected items name (after -k, -m and node ids): only they are checked.
+_SELECTED = pytest.StashKey[dict[Path, frozenset[str]]]()
+_COLLECTED = pytest.StashKey[dict[Path, set[str]]]()  # every claim collected, by file
+_NARROWED = pytest.StashKey[dict[Path, frozenset[str]]]()  # the files of which only some are selected
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -71,6 +76,20 @@ def _seconds(text: str) -> float:
         ) from None
 
 
+@pytest.hookimpl(trylast=True)  # after -k and -m have deselected what they do
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    selected: dict[Path, set[str]] = {}
+    for item in items:
+        if isinstance(item, ClaimItem):
+            selected.setdefault(item.path.resolve(), set()).add(item.name)
+    collected = config.stash.get(_COLLECTED, {})
+    config.stash[_SELECTED] = {path: frozenset(names) for path, names in selected.items()}
+    # a file whose every claim is selected is checked whole, as the command line checks it
+    config.stash[_NARROWED] = {
+        path: frozenset(names) for path, names in selected.items() if names != collected.get(path)
+    }
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if file_path.suffix not in (".yaml", ".yml"):
         return None
@@ -86,6 +105,8 @@ class ExpectationFile(pytest.File):
         except InputError as error:
             raise self.CollectError(printable(str(error))) from None
         self.config.stash.setdefault(_FILES, []).append(self.path)
+        collected = self.config.stash.setdefault(_COLLECTED, {})
+        collected[self.path.resolve()] = {claim.id for claim in spec.content.claims}
         for claim in spec.content.claims:
             yield ClaimItem.from_parent(self, name=claim.id)
 
@@ -131,8 +152,10 @@ class ClaimItem(pytest.Item):
 
 
 def _file_result(config: pytest.Config, path: Path) -> FileResult:
-    """The file's results: every collected file is checked on the first call, in one run."""
+    """The file's results: every file with a selected claim is checked on the first call, in one run,
+    for its selected claims only."""
     if _RESULTS not in config.stash:
+        selected = config.stash.get(_SELECTED, None)
         from_profile = config.getoption("ncuverify_from_profile")
         run = options.for_run(
             arch=config.getoption("ncuverify_arch"),
@@ -141,5 +164,9 @@ def _file_result(config: pytest.Config, path: Path) -> FileResult:
             build=config.stash[_LIMITS],
         )
         files = config.stash.get(_FILES, [])
+        if selected is not None:
+            files = [path for path in files if path.resolve() in selected]
+            narrowed = config.stash.get(_NARROWED, {})
+            run = replace(run, claims=narrowed) if narrowed else run
         config.stash[_RESULTS] = dict(zip(files, pipeline.check_files(files, run), strict=True))
     return config.stash[_RESULTS][path]

@@ -3,6 +3,7 @@
 import shutil
 from importlib.metadata import entry_points
 
+import pandas  # noqa: F401  # before pytester's runs, which forget the modules a run imports: numpy imports once
 from conftest import DATA, FIXTURES
 
 
@@ -97,3 +98,23 @@ def test_failure_messages_show_markup_and_escape_sequences_as_text(pytester):
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*source: [[]blink[]]doc[[]/blink[]] §1: a[[]i[]] :smile: \\x1b[[]2J"])
     assert "\x1b" not in result.stdout.str() and folder.is_dir()
+
+
+def test_k_checks_only_the_files_and_the_claims_it_selects(pytester, monkeypatch):
+    from ncuverify.stages import prepare
+
+    folder = sandbox(pytester)
+    shutil.copy(DATA / "static.yaml", folder / "static.yaml")
+    real_prepare = prepare.prepare_file
+    prepared_claims = []
+
+    def noting_claims(path, key, options, environment):
+        prepared = real_prepare(path, key, options, environment)
+        prepared_claims.append((path.name, sorted(claim.id for claim in prepared.spec.content.claims)))
+        return prepared
+
+    monkeypatch.setattr(prepare, "prepare_file", noting_claims)
+    arguments = ("expectations", "--ncuverify-from-profile", str(FIXTURES), "-k", "contiguous_four_sectors")
+    result = run_pytest(pytester, *arguments)
+    result.assert_outcomes(passed=1)
+    assert prepared_claims == [("sample.yaml", ["contiguous_four_sectors"])], "static.yaml is not checked"

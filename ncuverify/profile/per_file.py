@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ncuverify.errors import EnvironmentProblem, InputError
-from ncuverify.measurements import Measurements
+from ncuverify.measurements import Measurements, Row
 from ncuverify.profile.cases import measurements
 from ncuverify.profile.plan import FileCases, qualified
+from ncuverify.profile.recording import SEP
 from ncuverify.profile.run import Run
 from ncuverify.profile.table import parse_csv
 
@@ -39,12 +40,20 @@ def measurements_by_file(
 def by_file(measured: Measurements, keys: Sequence[str]) -> dict[str, Measurements]:
     """A run's measurements split per file, with the file's own case names; a file of which no case
     was measured, failed or left unmeasured is left out."""
-    cases = {*measured.cases, *measured.failed_cases, *measured.unmeasured}
-    return {
-        key: measured.of_prefix(qualified(key, ""))
-        for key in keys
-        if any(case.startswith(qualified(key, "")) for case in cases)
-    }
+    wanted = set(keys)
+    rows: dict[str, list[Row]] = {}  # each file's rows, in one pass over the run's
+    for row in measured.rows:
+        key, _, case = row[0].rpartition(SEP)  # a case's own name holds no SEP; a file's key may
+        if key in wanted:
+            rows.setdefault(key, []).append((case, *row[1:]))
+    found = {}
+    for key in keys:
+        prefix = qualified(key, "")
+        failed = {k.removeprefix(prefix): v for k, v in measured.failed_cases.items() if k.startswith(prefix)}
+        unmeasured = tuple(c.removeprefix(prefix) for c in measured.unmeasured if c.startswith(prefix))
+        if key in rows or failed or unmeasured:
+            found[key] = Measurements(tuple(rows.get(key, ())), failed, unmeasured)
+    return found
 
 
 def symbols_of(files: Sequence[FileCases]) -> dict[str, str]:

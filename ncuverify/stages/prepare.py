@@ -23,6 +23,7 @@ from ncuverify.profile import recording
 from ncuverify.results import FileKey, FileResult
 from ncuverify.spec import Claim, Spec, load, share_of
 from ncuverify.spec.digests import case_digests
+from ncuverify.spec.shares import with_claims
 from ncuverify.stages.progress import say
 from ncuverify.stages.values import Prepared
 
@@ -37,6 +38,8 @@ def prepare_file(
         spec = load(path)
         if options.shard is not None:
             spec = share_of(spec, *options.shard)
+        if options.claims is not None and path.resolve() in options.claims:
+            spec = with_claims(spec, options.claims[path.resolve()])
         from_profile = options.from_profile
         provenance = recording.load_provenance(from_profile, key) if from_profile else None
         arch = provenance.arch if provenance else target_arch(spec, options, environment)
