@@ -2,35 +2,42 @@
 
 from __future__ import annotations
 
+import math
+import statistics
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ncuverify.errors import EnvironmentProblem
-from ncuverify.measurements import MEASUREMENT_COLUMNS, Measurements
+from ncuverify.measurements import Measurements, Row
 from ncuverify.profile.shown import shown_name, shown_output
+from ncuverify.profile.table import TIDY_COLUMNS, LaunchRow
 from ncuverify.runner import CaseStatus
 
-if TYPE_CHECKING:  # pandas is imported where a table is made: a static check needs none
+if TYPE_CHECKING:
     import pandas as pd
 
 
-def measurements(table: pd.DataFrame, status: Sequence[CaseStatus], symbols: dict[str, str]) -> Measurements:
+def measurements(
+    table: pd.DataFrame | Sequence[LaunchRow], status: Sequence[CaseStatus], symbols: dict[str, str]
+) -> Measurements:
     """Give each profiled launch its case: the cases that ran, in order, each as many times as it was
     launched; a case launched more than once gets the median of its launches.
 
-    symbols maps case -> the mangled kernel name it launches. A launch is only ever given to a case
-    of its own kernel: a row for a launch that failed is passed over, any other surprise is refused.
-    Cases that ran but have no row (ncu stopped early) are listed as unmeasured.
+    table is parse_csv's, or its rows (tidy_rows). symbols maps case -> the mangled kernel name it
+    launches. A launch is only ever given to a case of its own kernel: a row for a launch that failed
+    is passed over, any other surprise is refused. Cases that ran but have no row (ncu stopped early)
+    are listed as unmeasured.
     """
-    import pandas as pd
-
+    rows = _launch_rows(table)
     expected = [(s.case, _symbol(s.case, symbols), s.launch_count) for s in status if s.ok]
     failed = {s.case: str(s.error) for s in status if not s.ok}
     failed_kernels = {symbols[case] for case in failed if case in symbols}
     case_of_launch: dict[int, str] = {}
     position, left = 0, expected[0][2] if expected else 0
-    launches = table.drop_duplicates("launch").sort_values("launch")
-    for launch, kernel in zip(launches["launch"], launches["kernel"], strict=True):
+    kernels: dict[int, str] = {}  # each launch's kernel, as its first row names it
+    for launch, kernel, *_ in rows:
+        kernels.setdefault(launch, kernel)
+    for launch, kernel in sorted(kernels.items()):
         if position < len(expected) and kernel == expected[position][1]:
             case_of_launch[launch] = expected[position][0]
             left -= 1
@@ -42,16 +49,33 @@ def measurements(table: pd.DataFrame, status: Sequence[CaseStatus], symbols: dic
             raise EnvironmentProblem(
                 f"launch {launch} ran {shown_output(str(kernel), 200)}, expected {wanted}: is another profiler or kernel filter in the way?"
             )
-    frame = table[table["launch"].isin(case_of_launch)]
-    frame = frame.assign(case=frame["launch"].map(case_of_launch))
-    medians = frame.groupby(["case", "kernel", "metric"], sort=False).agg(
-        value=("value", "median"), unit=("unit", "first")
-    )
-    frame = pd.concat(
-        [medians.reset_index()[MEASUREMENT_COLUMNS], _read_back(status, symbols)], ignore_index=True
-    )
+    launched: dict[tuple[str, str, str], tuple[list[float], str]] = {}  # in the order of their first rows
+    for launch, kernel, metric, value, unit in rows:
+        if launch in case_of_launch:
+            values, _ = launched.setdefault((case_of_launch[launch], kernel, metric), ([], unit))
+            values.append(value)
+    medians = [
+        (case, kernel, metric, _median(values), unit)
+        for (case, kernel, metric), (values, unit) in launched.items()
+    ]
     unmeasured = tuple(dict.fromkeys(case for case, _, _ in expected[position:]))
-    return Measurements.of_frame(frame, failed, unmeasured)
+    return Measurements((*medians, *_read_back(status, symbols)), failed, unmeasured)
+
+
+def _launch_rows(table: pd.DataFrame | Sequence[LaunchRow]) -> Sequence[LaunchRow]:
+    if isinstance(table, Sequence):
+        return table
+    columns = [table[name] for name in TIDY_COLUMNS]
+    return [
+        (int(launch), str(kernel), str(metric), float(value), str(unit))
+        for launch, kernel, metric, value, unit in zip(*columns, strict=True)
+    ]
+
+
+def _median(values: list[float]) -> float:
+    """The median of the launches' values that are numbers (as pandas takes it); NaN if none is."""
+    numbers = [value for value in values if not math.isnan(value)]
+    return statistics.median(numbers) if numbers else math.nan
 
 
 def _symbol(case: str, symbols: dict[str, str]) -> str:
@@ -60,14 +84,11 @@ def _symbol(case: str, symbols: dict[str, str]) -> str:
     return symbols[case]
 
 
-def _read_back(status: Sequence[CaseStatus], symbols: dict[str, str]) -> pd.DataFrame:
+def _read_back(status: Sequence[CaseStatus], symbols: dict[str, str]) -> list[Row]:
     """What the runner read back from named buffers, as rows like ncu's."""
-    import pandas as pd
-
-    rows = [
-        (s.case, symbols[s.case], metric, value, "")
+    return [
+        (s.case, symbols[s.case], metric, float(value), "")
         for s in status
         if s.ok
         for metric, value in (s.values or {}).items()
     ]
-    return pd.DataFrame(rows, columns=MEASUREMENT_COLUMNS)

@@ -11,13 +11,13 @@ from ncuverify.profile.cases import measurements
 from ncuverify.profile.plan import FileCases, qualified
 from ncuverify.profile.recording import SEP
 from ncuverify.profile.run import Run
-from ncuverify.profile.table import parse_csv
+from ncuverify.profile.table import tidy_rows
 
 
 def run_measurements(run: Run, symbols: dict[str, str]) -> Measurements:
     """A run's measurements; each case's kernel comes from the status (the runner writes it) or symbols."""
     known = {s.case: s.kernel for s in run.cases if s.kernel}
-    return measurements(parse_csv(run.report), run.cases, {**symbols, **known})
+    return measurements(tidy_rows(run.report), run.cases, {**symbols, **known})
 
 
 def measurements_by_file(

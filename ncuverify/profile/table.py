@@ -33,6 +33,10 @@ TIDY_COLUMNS = ["launch", "kernel", "metric", "value", "unit"]
 _DETAILS_COLUMNS = ("Metric Name", "Metric Unit", "Metric Value")
 
 
+# One launch's value of one metric, as the tidy table holds it.
+LaunchRow = tuple[int, str, str, float, str]
+
+
 def parse_csv(text: str) -> pd.DataFrame:
     """ncu CSV (raw or details page) -> one row per launch and metric: launch, kernel, metric, value, unit.
 
@@ -40,12 +44,18 @@ def parse_csv(text: str) -> pd.DataFrame:
     """
     import pandas as pd
 
+    frame = pd.DataFrame(tidy_rows(text), columns=TIDY_COLUMNS)
+    return frame.astype({"launch": "int64", "value": "float64"})
+
+
+def tidy_rows(text: str) -> list[LaunchRow]:
+    """parse_csv's rows as plain tuples (what the profile stage reads: no DataFrame needed)."""
     try:
         rows = read_page(text, Quoting.TABLE, header='"ID"')
     except UnreadablePage as error:
         raise _unreadable(str(error)) from None
     if not rows:
-        return pd.DataFrame(columns=TIDY_COLUMNS)
+        return []
     header, records = rows[0], rows[1:]
     _check_table(header, records)
     if "Metric Name" in header:
@@ -71,50 +81,37 @@ def _check_table(header: list[str], records: list[list[str]]) -> None:
             raise _unreadable(f"row {number} has {len(record)} fields, the header {len(header)}")
 
 
-def _parse_raw(header: list[str], records: list[list[str]]) -> pd.DataFrame:
+def _parse_raw(header: list[str], records: list[list[str]]) -> list[LaunchRow]:
     """The raw page: one row per launch, one column per metric, the units in a row of their own."""
-    import numpy as np
-    import pandas as pd
-
     id_at, kernel_at = header.index("ID"), header.index("Kernel Name")
     units = records[0] if records and records[0][id_at] == "" else None
     launches = records[1:] if units is not None else records
     ids = [_launch_id(record[id_at]) for record in launches]
     metric_columns = [i for i, name in enumerate(header) if name not in _NCU_COLUMNS]
     # Metric by metric, each over every launch (the order the table has always had).
-    return pd.DataFrame(
-        {
-            "launch": np.array([launch for _ in metric_columns for launch in ids], dtype=np.int64),
-            "kernel": [record[kernel_at] for _ in metric_columns for record in launches],
-            "metric": [header[i] for i in metric_columns for _ in launches],
-            "value": np.array(
-                [parse_number(record[i]) for i in metric_columns for record in launches], dtype=np.float64
-            ),
-            "unit": [units[i] if units is not None else "" for i in metric_columns for _ in launches],
-        },
-        columns=TIDY_COLUMNS,
-    )
+    return [
+        (launch, record[kernel_at], header[i], parse_number(record[i]), units[i] if units is not None else "")
+        for i in metric_columns
+        for launch, record in zip(ids, launches, strict=True)
+    ]
 
 
-def _parse_details(header: list[str], records: list[list[str]]) -> pd.DataFrame:
+def _parse_details(header: list[str], records: list[list[str]]) -> list[LaunchRow]:
     """The details page: one row per launch and metric."""
-    import numpy as np
-    import pandas as pd
-
     missing = [name for name in _DETAILS_COLUMNS if name not in header]
     if missing:
         raise _unreadable(f"no {missing[0]!r} column")
     at = {name: header.index(name) for name in ("ID", "Kernel Name", *_DETAILS_COLUMNS)}
-    return pd.DataFrame(
-        {
-            "launch": np.array([_launch_id(r[at["ID"]]) for r in records], dtype=np.int64),
-            "kernel": [r[at["Kernel Name"]] for r in records],
-            "metric": [r[at["Metric Name"]] for r in records],
-            "value": np.array([parse_number(r[at["Metric Value"]]) for r in records], dtype=np.float64),
-            "unit": [r[at["Metric Unit"]] for r in records],
-        },
-        columns=TIDY_COLUMNS,
-    )
+    return [
+        (
+            _launch_id(r[at["ID"]]),
+            r[at["Kernel Name"]],
+            r[at["Metric Name"]],
+            parse_number(r[at["Metric Value"]]),
+            r[at["Metric Unit"]],
+        )
+        for r in records
+    ]
 
 
 def _launch_id(text: str) -> int:
