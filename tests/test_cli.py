@@ -253,3 +253,20 @@ def test_a_file_of_program_cases_only_lints_without_an_architecture(no_gpu, tmp_
     )
     result = invoke_command("lint", str(tmp_path / "p.yaml"))
     assert (result.exit_code, result.stdout.strip()) == (0, f"{tmp_path / 'p.yaml'}: sound (0 kernels built)")
+
+
+def test_version_says_the_installed_version():
+    from importlib.metadata import version
+
+    result = invoke_command("--version")
+    assert result.exit_code == 0 and result.output.strip() == f"ncuverify {version('ncuverify')}"
+
+
+def test_every_command_takes_h_for_its_help():
+    for command in (["check"], ["baseline", "save"], ["cache"]):
+        result = invoke_command(*command, "-h")
+        assert result.exit_code == 0, result.output
+        assert f"Usage: root {' '.join(command)} [OPTIONS]" in " ".join(
+            result.output.split()
+        )  # root: under CliRunner
+    assert "Usage: root [OPTIONS] COMMAND" in " ".join(invoke_command("-h").output.split())

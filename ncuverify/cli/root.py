@@ -4,11 +4,12 @@ line and its exit code, the commands registered on it, and `main`, the entry poi
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
+from ncuverify import __version__
 from ncuverify.cli import audit, baseline, build, cache, check, init, merge, schema
 from ncuverify.cli.terminal import console, say_internal_error
 from ncuverify.errors import ExitCode, InputError
@@ -42,11 +43,25 @@ app = typer.Typer(
     # Typer's own traceback shows local variables, which may hold secrets; _Guarded shows none.
     pretty_exceptions_enable=False,
     help="Check quantitative claims about CUDA kernels against Nsight Compute measurements.",
+    context_settings={"help_option_names": ["-h", "--help"]},  # every command takes -h too
 )
 
 
+def _version(asked: bool) -> None:
+    if asked:
+        print(f"ncuverify {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="print ncuverify's version and exit"
+        ),
+    ] = False,
+) -> None:
     """ncuverify: claims about CUDA kernels, checked on the hardware."""
 
 
