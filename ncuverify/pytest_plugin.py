@@ -10,6 +10,7 @@ ini values `ncuverify_allow_include` and `ncuverify_compile_timeout` set the bui
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -91,11 +92,32 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """An expectation file: any YAML file given with --ncuverify; else a YAML file in a folder named
+    `expectations` that is one (see is_expectation_file). Other YAML is left alone."""
     if file_path.suffix not in (".yaml", ".yml"):
         return None
-    if not (parent.config.getoption("ncuverify") or file_path.parent.name == "expectations"):
+    asked = parent.config.getoption("ncuverify")
+    if not asked and (file_path.parent.name != "expectations" or not is_expectation_file(file_path)):
         return None
     return ExpectationFile.from_parent(parent, path=file_path)
+
+
+# What is read of a YAML file to tell whether it is an expectation file: its start, where the schema
+# comment and, in every file ncuverify writes, the top-level keys are.
+_SNIFF_BYTES = 64 * 1024
+_TOP_LEVEL_KEY = re.compile(rb"^(kernels|cases|claims)\s*:", re.MULTILINE)
+
+
+def is_expectation_file(path: Path) -> bool:
+    """Whether a YAML file says it is an expectation file: it points editors at ncuverify's schema, or
+    has a top-level key of one (kernels, cases, claims). A file that cannot be read is left to
+    collection, which says why."""
+    try:
+        with path.open("rb") as file:
+            start = file.read(_SNIFF_BYTES)
+    except OSError:
+        return True
+    return b"expectations.schema.json" in start.split(b"\n", 1)[0] or _TOP_LEVEL_KEY.search(start) is not None
 
 
 class ExpectationFile(pytest.File):

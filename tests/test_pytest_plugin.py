@@ -118,3 +118,19 @@ def test_k_checks_only_the_files_and_the_claims_it_selects(pytester, monkeypatch
     result = run_pytest(pytester, *arguments)
     result.assert_outcomes(passed=1)
     assert prepared_claims == [("sample.yaml", ["contiguous_four_sectors"])], "static.yaml is not checked"
+
+
+def test_yaml_in_an_expectations_folder_that_is_no_expectation_file_is_left_alone(pytester):
+    folder = sandbox(pytester)
+    (folder / "workflow.yaml").write_text("name: ci\non: [push]\njobs: {test: {runs-on: ubuntu-latest}}\n")
+    (folder / "commented.yml").write_text(
+        "# yaml-language-server: $schema=../schema/expectations.schema.json\n"
+    )
+    arguments = ("expectations", "--ncuverify-from-profile", str(FIXTURES), "--continue-on-collection-errors")
+    result = run_pytest(pytester, *arguments)
+    result.assert_outcomes(passed=8, errors=1)  # sample.yaml's claims; commented.yml says it is one
+    assert "workflow.yaml" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["*commented.yml*"])
+    # asked for with --ncuverify, any YAML file given is collected
+    result = run_pytest(pytester, "--ncuverify", str(folder / "workflow.yaml"))
+    result.assert_outcomes(errors=1)
