@@ -161,6 +161,9 @@ def summary(results: Sequence[FileResult], seconds: float) -> str:
             text += f", {counts[verdict]} {verdict.value}"
     if counts[Verdict.OTHER_ARCH]:
         text += f", {counts[Verdict.OTHER_ARCH]} for other architectures"
+    set_aside = sum(r.set_aside for r in results)
+    if set_aside:
+        text += f", {set_aside} on the profiler set aside (--static-only)"
     if bad_files:
         text += f", {bad_files} file{'s' if bad_files > 1 else ''} with input errors"
     failed_files = sum(1 for r in results if r.internal_error)
@@ -182,7 +185,8 @@ def print_file(console: Console, result: FileResult, verbose: bool) -> None:
         console.print(line_text(f"{result.path}: not run: {result.not_run}", "yellow"), soft_wrap=True)
         return
     if not result.claims:
-        console.print(line_text(f"{result.path}: no claims to check"), soft_wrap=True)
+        aside = f" ({result.set_aside} on the profiler set aside: --static-only)" if result.set_aside else ""
+        console.print(line_text(f"{result.path}: no claims to check{aside}"), soft_wrap=True)
         return
     reasons = {r.reason for r in result.claims}
     if all(r.verdict is Verdict.SKIPPED for r in result.claims) and len(reasons) == 1 and not verbose:

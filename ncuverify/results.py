@@ -115,6 +115,7 @@ class FileResult:
     not_run: str | None = None  # why the file was not checked (the run was interrupted)
     explanations: dict[str, Explanation] = field(default_factory=dict)  # claim id -> what ncu says
     key: str = ""  # the file's identity (file_key); "" for the one its path has here
+    set_aside: int = 0  # claims on the profiler that --static-only left out
 
     def __post_init__(self) -> None:
         if not self.key:  # frozen: set once, as the dataclass itself sets its fields

@@ -270,3 +270,15 @@ def test_every_command_takes_h_for_its_help():
             result.output.split()
         )  # root: under CliRunner
     assert "Usage: root [OPTIONS] COMMAND" in " ".join(invoke_command("-h").output.split())
+
+
+def test_static_only_says_how_many_claims_it_set_aside(no_gpu):
+    result = invoke("--static-only", str(DATA / "static.yaml"), str(DATA / "sample.yaml"))
+    assert result.exit_code == ExitCode.OK, result.output
+    # static.yaml has one claim on the profiler, sample.yaml eight; none of them is judged or counted
+    assert (
+        "static.yaml: 6 passed, 0 failed, 0 errors, 0 skipped, 1 on the profiler set aside (--static-only)"
+        in result.stdout
+    )
+    assert "sample.yaml: no claims to check (8 on the profiler set aside: --static-only)" in result.stdout
+    assert "ncuverify: 6 passed, 0 failed, 0 errors, 0 skipped, 9 on the profiler set aside" in result.stdout

@@ -22,6 +22,7 @@ def not_finished(prepared: Prepared, internal_error: str) -> FileResult:
         warnings=prepared.warnings,
         spec=prepared.spec,
         key=prepared.key.name,
+        set_aside=prepared.set_aside,
     )
 
 
@@ -64,6 +65,7 @@ def finish_file(prepared: Prepared, profiled: Profiled) -> FileResult:
         measurements=measured,
         spec=prepared.spec,
         key=prepared.key.name,
+        set_aside=prepared.set_aside,
     )
 
 

@@ -56,6 +56,7 @@ def prepare_file(
     applicable = [claim for claim in spec.content.claims if applies_to(claim, arch)]
     judged = other_arch([claim for claim in spec.content.claims if claim not in applicable], arch)
     static_claims, profiler_claims = split_claims(applicable)
+    set_aside = len(profiler_claims) if options.static_only else 0
     if options.static_only:
         profiler_claims = []
     if builds is None:
@@ -86,7 +87,9 @@ def prepare_file(
             f"case {name} changed since it was recorded (its launch, arguments or program): its figures may be stale"
             for name in recording.changed_since(provenance.cases, case_digests(spec), key.name)
         ]
-    return Prepared(key, path, spec, arch, builds, judged, profiler_claims, static, started, warnings)
+    return Prepared(
+        key, path, spec, arch, builds, judged, profiler_claims, static, started, warnings, set_aside
+    )
 
 
 def not_prepared(path: Path, key: FileKey, internal_error: str) -> FileResult:

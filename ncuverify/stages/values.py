@@ -26,6 +26,7 @@ class Prepared:
     static: Measurements
     started: float
     warnings: list[str] = field(default_factory=list)
+    set_aside: int = 0  # profiler claims left out by --static-only
 
 
 @dataclass(frozen=True)
