@@ -72,8 +72,13 @@ def test_the_shards_of_a_whole_run_merge_into_the_whole_run(whole, thirds, tmp_p
     merged, warnings = export.merge(given)
     assert warnings == []
     assert verdicts(merged) == verdicts([whole]) and len(merged[0].claims) == 8
-    # Every measurement of every shard is kept.
-    assert len(merged[0].measurements.frame) == sum(len(s.results[0].measurements.frame) for s in given)
+    # Every measurement of the shards, each case's metric once (each shard holds every case's static facts).
+    rows = [row for s in given for row in s.results[0].measurements.rows]
+    assert {row[:3] for row in merged[0].measurements.rows} == {row[:3] for row in rows}
+    assert len(merged[0].measurements.rows) == len({row[:3] for row in rows}) < len(rows)
+    # The run took as long as its longest shard, not their sum.
+    assert merged[0].seconds == max(s.results[0].seconds for s in given)
+    assert export.run_seconds(given) == max(s.results[0].seconds for s in given)
 
 
 def test_an_incomplete_run_is_refused(thirds, tmp_path: Path):

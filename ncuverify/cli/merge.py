@@ -42,7 +42,7 @@ def merge(
     print_warnings(shown_on, warnings)
     code = exit_code(merged)
     written = write_results(shown_on, merged, code, outputs.by_option(), _merged_identity(shards, partial))
-    shown = report.print_run(shown_on, merged, sum(r.seconds for r in merged), verbose)
+    shown = report.print_run(shown_on, merged, export.run_seconds(shards), verbose)
     raise typer.Exit(int(worst(code, written, shown)))
 
 

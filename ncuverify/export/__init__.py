@@ -7,7 +7,7 @@ from ncuverify.export.markdown import to_markdown
 from ncuverify.export.reading import from_json
 from ncuverify.export.results_json import claim_record, file_record, to_json
 from ncuverify.export.run_identity import MAX_SHARDS, ShardOf, suite_digest
-from ncuverify.export.shards import MAX_RESULT_BYTES, Shard, merge, read_shard
+from ncuverify.export.shards import MAX_RESULT_BYTES, Shard, merge, read_shard, run_seconds
 
 __all__ = [
     "MAX_RESULT_BYTES",
@@ -19,6 +19,7 @@ __all__ = [
     "from_json",
     "merge",
     "read_shard",
+    "run_seconds",
     "suite_digest",
     "to_json",
     "to_junit",

@@ -11,7 +11,7 @@ from ncuverify.errors import InputError
 from ncuverify.export.reading import NOT_A_RESULT, read_document
 from ncuverify.export.run_identity import ShardOf
 from ncuverify.files import read_json
-from ncuverify.measurements import Measurements
+from ncuverify.measurements import Measurements, Row
 from ncuverify.results import FileResult
 from ncuverify.text import one_line
 
@@ -148,7 +148,7 @@ def _both_results(known: FileResult, result: FileResult) -> FileResult:
         input_error=known.input_error or result.input_error,
         internal_error=known.internal_error or result.internal_error,
         not_run=known.not_run if result.not_run is None else result.not_run,
-        seconds=known.seconds + result.seconds,
+        seconds=max(known.seconds, result.seconds),  # the shards ran side by side
         provenance=known.provenance or result.provenance,
         warnings=[*known.warnings, *result.warnings],
         measurements=_both(known.measurements, result.measurements),
@@ -157,6 +157,17 @@ def _both_results(known: FileResult, result: FileResult) -> FileResult:
 
 
 def _both(first: Measurements | None, second: Measurements | None) -> Measurements | None:
+    """Both shards' measurements, each case's metric once (every shard measured the static facts of
+    every case; the first shard's value is kept)."""
     if first is None or second is None:
         return first or second
-    return first.combined(second)
+    combined = first.combined(second)
+    kept: dict[tuple[str, str, str], Row] = {}
+    for row in combined.rows:
+        kept.setdefault(row[:3], row)
+    return replace(combined, rows=tuple(kept.values()))
+
+
+def run_seconds(shards: Sequence[Shard]) -> float:
+    """How long the run took: its longest shard (each about as long as its longest file)."""
+    return max((result.seconds for shard in shards for result in shard.results), default=0.0)
