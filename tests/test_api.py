@@ -18,6 +18,8 @@ def test_check_returns_dataframes_of_a_recording():
         & (measurements["metric"] == "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
     ]
     assert stride1["value"].tolist() == [8192]
+    assert measurements["value"].dtype == "float64", "numbers, whatever the measurements' sources"
+    assert measurements["value"].sum() > 0
     assert "Results(1 files" in repr(results)
 
 
