@@ -36,6 +36,7 @@ class CheckOptions:
     gpus: tuple[int, ...] | None = None  # profile on these GPUs; None: the first
     explain: bool = True  # profile failing memory claims again for ncu's rules and source lines
     shard: tuple[int, int] | None = None  # (K, N): judge only the K-th of N shares of the claims
+    allow_stale: bool = False  # judge recorded figures of kernels or cases that changed since (else: error)
     # judge only these claims of each file (by its resolved path; a file not named: all of its claims)
     claims: Mapping[Path, frozenset[str]] | None = None
     on_progress: Callable[[str], None] | None = None  # told what the run is doing, a line at a time
@@ -56,6 +57,7 @@ def for_run(
     explain: bool = True,
     shard: tuple[int, int] | None = None,
     allow_programs: bool = False,
+    allow_stale: bool = False,
 ) -> CheckOptions:
     """A run's options as `ncuverify check` makes them: compiled through the compile cache and with
     ncu's passes per metric set remembered in its folder, unless cache is False (then every kernel is
@@ -75,6 +77,7 @@ def for_run(
         explain=explain,
         shard=shard,
         allow_programs=allow_programs,
+        allow_stale=allow_stale,
     )
 
 

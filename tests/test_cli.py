@@ -5,7 +5,7 @@ import re
 import cli_invoke
 import pytest
 from cli_invoke import NO_GPU, invoke, invoke_command
-from conftest import COMPILE_CACHE, DATA
+from conftest import COMPILE_CACHE, DATA, FIXTURES
 
 from ncuverify import pipeline
 from ncuverify.environment import Environment
@@ -282,3 +282,24 @@ def test_static_only_says_how_many_claims_it_set_aside(no_gpu):
     )
     assert "sample.yaml: no claims to check (8 on the profiler set aside: --static-only)" in result.stdout
     assert "ncuverify: 6 passed, 0 failed, 0 errors, 0 skipped, 9 on the profiler set aside" in result.stdout
+
+
+def test_a_replay_of_a_kernel_that_changed_since_the_recording_is_stale_unless_allowed(tmp_path):
+    changed = tmp_path / "sample.yaml"
+    edited = (
+        (DATA / "sample.yaml")
+        .read_text()
+        .replace("out[i] = factor * in[i];", "out[i] = factor * in[i] + 0.0f;")
+    )
+    changed.write_text(edited)
+    result = invoke(str(changed), "--from-profile", str(FIXTURES))
+    assert result.exit_code == ExitCode.CLAIM_FAILED, result.stdout
+    # the one claim on kernel scale's case is an error; the claims on the other kernels are judged
+    assert "sample.yaml: 7 passed, 0 failed, 1 errors, 0 skipped" in result.stdout
+    assert (
+        "error scale_2d_blocks_store_coalesced: stale: kernel scale changed since the recording; its recorded"
+        " figures are not today's (check --allow-stale judges them anyway)" in " ".join(result.stdout.split())
+    )
+    allowed = invoke(str(changed), "--from-profile", str(FIXTURES), "--allow-stale")
+    assert allowed.exit_code == ExitCode.OK and "8 passed, 0 failed" in allowed.stdout
+    assert "warning: kernel scale changed since it was recorded" in allowed.stdout

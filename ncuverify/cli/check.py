@@ -79,6 +79,13 @@ def check(
         typer.Option(help="profile the cases of failed memory claims again for ncu's rules and source lines"),
     ] = True,
     from_profile: FromProfile = None,
+    allow_stale: Annotated[
+        bool,
+        typer.Option(
+            "--allow-stale",
+            help="with --from-profile: judge the recorded figures of kernels and cases that changed since",
+        ),
+    ] = False,
     static_only: Annotated[
         bool, typer.Option("--static-only", help="judge only the claims on static facts (no GPU needed)")
     ] = False,
@@ -146,6 +153,7 @@ def check(
         explain=explain,
         shard=shares,
         allow_programs=allow_programs,
+        allow_stale=allow_stale,
     )
     shown_on = console()
     print_pass_warnings(shown_on, run)

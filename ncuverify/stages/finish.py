@@ -4,11 +4,12 @@ why), its verdicts in the order of its claims."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from ncuverify.judge import judge, skip_all
-from ncuverify.results import ClaimResult, FileResult
+from ncuverify.results import ClaimResult, FileResult, Verdict
 from ncuverify.spec import Spec
-from ncuverify.spec.programs import EACH_SEP, claims_per_launch
+from ncuverify.spec.programs import EACH_SEP, claims_per_launch, launch_of
 from ncuverify.stages.values import Prepared, Profiled
 
 
@@ -51,7 +52,8 @@ def finish_file(prepared: Prepared, profiled: Profiled) -> FileResult:
         elif prepared.key.name in profiled.measured:
             measured = prepared.static.combined(profiled.measured[prepared.key.name])
             programs, cases = prepared.spec.content.programs, set(measured.cases)
-            results += judge(claims_per_launch(prepared.waiting, programs, cases), measured, prepared.arch)
+            judged = judge(claims_per_launch(prepared.waiting, programs, cases), measured, prepared.arch)
+            results += [stale(result, prepared.stale) for result in judged]
         else:
             results += skip_all(prepared.waiting, profiled.problem or "not profiled")
     return FileResult(
@@ -67,6 +69,19 @@ def finish_file(prepared: Prepared, profiled: Profiled) -> FileResult:
         key=prepared.key.name,
         set_aside=prepared.set_aside,
     )
+
+
+def stale(result: ClaimResult, stale_cases: dict[str, str]) -> ClaimResult:
+    """A claim judged on recorded figures of a case that changed since: an error, saying why (the
+    figures are not today's kernel's), not a verdict on them."""
+    cases = [ref.case for ref in result.claim.metric_refs()] + [result.claim.control or ""]
+    # a case by its name (a step of a sequence, reduce#2, is one); a program's launch, add#2, by add's
+    named = [name for case in cases for name in (case, launch_of(case)[0]) if name in stale_cases]
+    why = stale_cases[named[0]] if named else None
+    if why is None:
+        return result
+    reason = f"stale: {why}; its recorded figures are not today's (check --allow-stale judges them anyway)"
+    return replace(result, verdict=Verdict.ERROR, reason=reason)
 
 
 def _in_file_order(spec: Spec, results: list[ClaimResult]) -> list[ClaimResult]:

@@ -77,19 +77,33 @@ def prepare_file(
     warnings = build_warnings(builds) + [
         warning for kernel_set in sets.values() for warning in kernel_set.warnings
     ]
+    stale: dict[str, str] = {}
     if provenance is not None:
         digests = {name: build.source_digest for name, build in builds.items()}
+        kernels = recording.changed_since(provenance.kernels, digests, key.name)
+        cases = recording.changed_since(provenance.cases, case_digests(spec), key.name)
         warnings += [
-            f"kernel {name} changed since it was recorded: its figures may be stale"
-            for name in recording.changed_since(provenance.kernels, digests, key.name)
+            f"kernel {name} changed since it was recorded: its figures may be stale" for name in kernels
         ]
         warnings += [
             f"case {name} changed since it was recorded (its launch, arguments or program): its figures may be stale"
-            for name in recording.changed_since(provenance.cases, case_digests(spec), key.name)
+            for name in cases
         ]
+        if not options.allow_stale:
+            stale = stale_cases(spec, kernels, cases)
     return Prepared(
-        key, path, spec, arch, builds, judged, profiler_claims, static, started, warnings, set_aside
+        key, path, spec, arch, builds, judged, profiler_claims, static, started, warnings, set_aside, stale
     )
+
+
+def stale_cases(spec: Spec, kernels: list[str], cases: list[str]) -> dict[str, str]:
+    """Each case whose recorded figures are stale, and why: its kernel, or its launch, changed."""
+    stale = {
+        name: f"kernel {case.kernel} changed since the recording"
+        for name, case in spec.content.cases.items()
+        if case.kernel in kernels
+    }
+    return {**stale, **{name: f"case {name} changed since the recording" for name in cases}}
 
 
 def not_prepared(path: Path, key: FileKey, internal_error: str) -> FileResult:

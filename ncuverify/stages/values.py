@@ -27,6 +27,8 @@ class Prepared:
     started: float
     warnings: list[str] = field(default_factory=list)
     set_aside: int = 0  # profiler claims left out by --static-only
+    # replayed cases whose kernel or launch changed since the recording -> why; their claims are stale
+    stale: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
