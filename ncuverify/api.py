@@ -13,7 +13,7 @@ from ncuverify import options, pipeline
 from ncuverify.errors import ExitCode
 from ncuverify.profile import NcuOptions
 from ncuverify.results import FileResult, exit_code
-from ncuverify.spec import expand_paths
+from ncuverify.spec import Citation, expand_paths
 
 
 @dataclass(frozen=True)
@@ -43,11 +43,8 @@ class Results:
                 "reason": r.reason,
                 "control": r.claim.control,
                 "control_measured": r.control_measured,
-                "document": r.claim.cite.document,
-                "section": r.claim.cite.section,
-                "figure": r.claim.cite.figure,
-                "document_value": r.claim.cite.value,
-                "document_holds": r.claim.cite.holds,
+                **_cited(r.claim.cite),
+                "why": r.claim.why,
             }
             for result in self.files
             for r in result.claims
@@ -71,6 +68,17 @@ class Results:
         return f"Results({len(self.files)} files, {counts}, exit code {int(self.exit_code)})"
 
 
+def _cited(cite: Citation | None) -> dict[str, object]:
+    """The document columns of a claim's row: None where it cites no document."""
+    return {
+        "document": cite.document if cite else None,
+        "section": cite.section if cite else None,
+        "figure": cite.figure if cite else None,
+        "document_value": cite.value if cite else None,
+        "document_holds": cite.holds if cite else None,
+    }
+
+
 _CLAIM_COLUMNS = [
     "file",
     "id",
@@ -87,6 +95,7 @@ _CLAIM_COLUMNS = [
     "figure",
     "document_value",
     "document_holds",
+    "why",
 ]
 
 

@@ -51,14 +51,17 @@ class AuditRow:
 def verdict_of(result: ClaimResult) -> str:
     """The document's standing: settled by a passing claim, else why it is not settled."""
     if result.verdict is Verdict.PASSED:
-        return {"yes": HOLDS, "approximately": APPROXIMATELY, "no": DOES_NOT_HOLD}[result.claim.cite.holds]
+        holds = result.claim.cite.holds if result.claim.cite is not None else "yes"
+        return {"yes": HOLDS, "approximately": APPROXIMATELY, "no": DOES_NOT_HOLD}[holds]
     if result.verdict in (Verdict.SKIPPED, Verdict.OTHER_ARCH):
         return NOT_MEASURED
     return UNSETTLED  # the claim failed, erred or passed against its xfail: the expectation needs work
 
 
 def row(result: ClaimResult) -> AuditRow:
+    """The row of a claim that cites a document."""
     claim = result.claim
+    assert claim.cite is not None, "audit_rows passes only claims that cite a document"
     figure = claim.cite.figure + (
         f" ({format_number(claim.cite.value)})" if claim.cite.value is not None else ""
     )
@@ -73,7 +76,10 @@ def row(result: ClaimResult) -> AuditRow:
 
 
 def audit_rows(results: Sequence[FileResult]) -> list[AuditRow]:
-    return in_order([row(claim_result) for result in results for claim_result in result.claims])
+    """A row per claim that cites a document (a claim of one's own, with no document, is none)."""
+    return in_order(
+        [row(claim_result) for result in results for claim_result in result.claims if claim_result.claim.cite]
+    )
 
 
 def in_order(rows: Sequence[AuditRow]) -> list[AuditRow]:

@@ -155,11 +155,8 @@ class ClaimItem(pytest.Item):
         if verdict is Verdict.XFAILED:
             pytest.xfail(reason)
         if verdict is not Verdict.PASSED:
-            cite = claim_result.claim.cite
-            lines = [
-                f"{verdict.value}: {claim_result.claim.metric}: {reason}",
-                f"source: {cite.document} §{cite.section}: {cite.figure}",
-            ]
+            source = claim_result.claim.source_line()
+            lines = [f"{verdict.value}: {claim_result.claim.metric}: {reason}", *([source] if source else [])]
             if self.name in result.explanations:
                 lines += claim_lines(self.name, result.explanations[self.name])
             raise ClaimFailed("\n".join(one_line(line) for line in lines))

@@ -24,6 +24,7 @@ from ncuverify.judge_sets import kernel_line, short_tally, shown_outcomes, tally
 from ncuverify.lint import build_warnings
 from ncuverify.ratchet import KernelMove
 from ncuverify.results import ClaimResult, FileResult, KernelVerdict, Verdict
+from ncuverify.spec import Claim
 from ncuverify.text import one_line, printable
 
 VERDICT_STYLE = {
@@ -50,10 +51,13 @@ def block_text(text: object, style: str = "") -> Text:
 
 
 def document_column(result: ClaimResult) -> Text:
-    """Whether the document's own figure holds, and by how much the hardware differs from it."""
+    """Whether the document's own figure holds, and by how much the hardware differs from it; "-" for
+    a claim that cites none, or that did not pass (the figure's standing is then not known)."""
     cite = result.claim.cite
+    if cite is None:
+        return Text("-")
     if cite.holds == "yes":
-        return Text("holds", style="green")
+        return Text("holds", style="green") if result.verdict is Verdict.PASSED else Text("-")
     text = "wrong" if cite.holds == "no" else "approximately"
     if cite.value is not None:
         text += f": says {format_number(cite.value)}"
@@ -63,6 +67,10 @@ def document_column(result: ClaimResult) -> Text:
 
 
 def claims_table(result: FileResult, verbose: bool) -> Table:
+    """The file's claims, a row each; the document columns only where a claim cites one, the source
+    column where a claim cites one or says why."""
+    cites = any(r.claim.cite is not None for r in result.claims)
+    sources = cites or any(r.claim.why for r in result.claims)
     table = Table(title=line_text(result.path), title_justify="left", show_lines=verbose, expand=False)
     table.add_column("claim", overflow="fold")
     table.add_column("case")
@@ -70,8 +78,10 @@ def claims_table(result: FileResult, verbose: bool) -> Table:
     table.add_column("expected", no_wrap=True)
     table.add_column("measured", justify="right", no_wrap=True)
     table.add_column("verdict", no_wrap=True)
-    table.add_column("document")
-    table.add_column("source", overflow="fold")
+    if cites:
+        table.add_column("document")
+    if sources:
+        table.add_column("source" if cites else "why", overflow="fold")
     for claim_result in result.claims:
         claim = claim_result.claim
         measured = format_number(claim_result.measured) if claim_result.measured is not None else "-"
@@ -80,20 +90,28 @@ def claims_table(result: FileResult, verbose: bool) -> Table:
         if claim_result.control_measured is not None:
             control = one_line(f"control {claim.control}: {format_number(claim_result.control_measured)}")
             measured += f"\n{control}"
-        source = one_line(f"{claim.cite.document} §{claim.cite.section}")
-        if verbose:
-            source += f"\n“{one_line(claim.cite.figure)}”"
-        table.add_row(
+        cells = [
             line_text(claim.id),
             line_text(claim.case or claim.kernels or "-"),
             line_text(claim.metric),
             line_text(describe(claim.expect)),
             Text(measured),
             Text(claim_result.verdict.value, style=VERDICT_STYLE[claim_result.verdict]),
-            document_column(claim_result),
-            Text(source),
-        )
+        ]
+        if cites:
+            cells.append(document_column(claim_result))
+        if sources:
+            cells.append(Text(_source(claim, verbose)))
+        table.add_row(*cells)
     return table
+
+
+def _source(claim: Claim, verbose: bool) -> str:
+    """The document and section a claim cites (with verbose, its figure too), else its why."""
+    if claim.cite is None:
+        return one_line(claim.why or "-")
+    source = one_line(f"{claim.cite.document} §{claim.cite.section}")
+    return source + f"\n“{one_line(claim.cite.figure)}”" if verbose else source
 
 
 def reason_lines(result: FileResult, verbose: bool) -> list[Text]:

@@ -93,3 +93,24 @@ def test_results_that_ncuverify_failed_on_are_in_every_output(tmp_path: Path):
     assert "`f.yaml`: internal error\n\n- ncuverify failed on f.yaml: see /tmp/t.txt" in markdown
     (case,) = ElementTree.fromstring(export.to_junit([failed]))[0]
     assert case.get("name") == "internal" and case[0].tag == "error"
+
+
+def test_a_claim_of_ones_own_is_written_and_read_back_with_its_why(sample):
+    from dataclasses import replace
+
+    from ncuverify.results import Verdict
+
+    own = sample.claims[0].claim.model_copy(update={"cite": None, "why": "two blocks per SM stay resident"})
+    failed = replace(sample.claims[0], claim=own, verdict=Verdict.FAILED, reason="measured 5, expected == 4")
+    result = replace(sample, claims=[failed])
+    (record,) = json.loads(export.to_json([result]))["files"]
+    assert (record["claims"][0]["cite"], record["claims"][0]["why"]) == (
+        None,
+        "two blocks per SM stay resident",
+    )
+    (back,) = export.from_json(export.to_json([result]))
+    assert back.claims[0].claim == own
+    # a failure says why the claim is made, where a cited one names its document
+    assert "why: two blocks per SM stay resident" in export.to_junit([result])
+    assert own.source_line() == "why: two blocks per SM stay resident"
+    assert own.model_copy(update={"why": None}).source_line() == ""

@@ -105,7 +105,10 @@ def test_unknown_key_names_line_and_suggests(tmp_path):
             lambda c: c["cases"]["stride1"].update(repeat=0),
             "cases.stride1.repeat: Input should be greater than or equal to 1",
         ),
-        (lambda c: c["claims"][0].pop("cite"), "claims[0].cite: missing: 'cite' is required"),
+        (
+            lambda c: c["claims"][0]["cite"].pop("figure"),
+            "claims[0].cite.figure: missing: 'figure' is required",
+        ),
         (lambda c: c["kernels"]["scale"].update(file="scale.cu"), "give exactly one of 'file'"),
         (
             lambda c: c["kernels"]["scale"].update(max_registers=300),

@@ -238,3 +238,37 @@ def test_a_file_that_cannot_be_rendered_shows_its_internal_error_and_the_others_
     )
     assert found and "TypeError: cannot render" in Path(found[1]).read_text()
     assert "ncuverify: 3 passed" in text  # the run's summary still counts every file
+
+
+def own_claim(claim_id: str, why: str | None = None) -> Claim:
+    """A claim of one's own: no document, perhaps a why."""
+    return Claim(id=claim_id, case="a", metric="m.sum", expect=Expectation(equals=4), why=why)
+
+
+def header(text: str) -> list[str]:
+    line = next(line for line in text.splitlines() if "claim" in line and "verdict" in line)
+    return [cell.strip() for cell in line.strip("┃│ ").split("┃")]
+
+
+def test_a_file_of_claims_of_ones_own_shows_no_document_columns():
+    results = [
+        ClaimResult(own_claim("regs", "keeps two blocks per SM resident"), Verdict.PASSED, 4.0),
+        ClaimResult(own_claim("bare"), Verdict.FAILED, 5.0, "measured 5, expected == 4"),
+    ]
+    text = rendered(FileResult(Path("mine.yaml"), results))
+    assert header(text) == ["claim", "case", "metric", "expected", "measured", "verdict", "why"]
+    assert "keeps two blocks per SM resident" in text and "holds" not in text
+    plain = rendered(FileResult(Path("mine.yaml"), results[1:]))
+    assert header(plain) == ["claim", "case", "metric", "expected", "measured", "verdict"]
+
+
+def test_a_failed_claim_never_says_its_document_holds():
+    results = [
+        ClaimResult(claim("ok"), Verdict.PASSED, 4.0),
+        ClaimResult(claim("bad"), Verdict.FAILED, 5.0, "measured 5, expected == 4"),
+        ClaimResult(own_claim("mine", "my reason"), Verdict.PASSED, 4.0),
+    ]
+    text = rendered(FileResult(Path("f.yaml"), results))
+    rows = {line.split("│")[1].strip(): line for line in text.splitlines() if line.startswith("│")}
+    assert "holds" in rows["ok"] and "holds" not in rows["bad"]
+    assert header(text)[-2:] == ["document", "source"] and "my reason" in rows["mine"]

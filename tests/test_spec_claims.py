@@ -134,3 +134,17 @@ def test_an_allow_list_loads(tmp_path):
         "static__registers_per_thread"
     )
     assert first.covers_growth("static__stack_frame_bytes")
+
+
+def test_a_claim_of_ones_own_cites_no_document_and_may_say_why(tmp_path):
+    case = {"kernel": "one", "grid": 1, "block": 32, "args": [{"buffer": "float32", "count": 32}]}
+    path = _file(tmp_path, [{"case": "c", "metric": "launch__registers_per_thread"}], cases={"c": case})
+    text = path.read_text().replace("  cite:\n    document: d\n    section: '1'\n    figure: f\n", "")
+    path.write_text(text.rstrip("\n") + "\n  why: two blocks per SM stay resident\n")
+    [claim] = load(path).content.claims
+    assert (claim.cite, claim.why) == (None, "two blocks per SM stay resident")
+    path.write_text(text)  # neither cite nor why: a bare claim is one too
+    assert load(path).content.claims[0].cite is None
+    # a figure the hardware does not bear out still needs its note
+    holds_no = {"case": "c", "metric": "launch__registers_per_thread", "cite": {**CITE, "holds": "no"}}
+    assert "needs a 'note'" in _refused(_file(tmp_path, [holds_no], cases={"c": case}))

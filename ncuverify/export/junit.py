@@ -76,8 +76,8 @@ def _message(result: ClaimResult) -> str:
 
 
 def _details(result: ClaimResult, explanation: Explanation | None = None) -> str:
-    cite = result.claim.cite
-    lines = [_message(result), f"source: {cite.document} §{cite.section}: {cite.figure}"]
+    source = result.claim.source_line()
+    lines = [_message(result), *([source] if source else [])]
     if result.claim.note:
         lines.append(f"note: {result.claim.note}")
     lines += [kernel_line(result.claim, outcome) for outcome in shown_outcomes(result)]

@@ -140,12 +140,13 @@ _CLAIM_KEYS = {*_CLAIM_FIELDS, "expected", "measured", "verdict", "reason", "con
 # a claim over kernels (absent from claims on a case and from older versions' files)
 _SET_FIELDS = ("kernels", "match")
 _SET_KEYS = {*_SET_FIELDS, "per_kernel"}
+_LATER_FIELDS = ("why",)  # absent from older versions' files
 _VERDICTS = {verdict.value: verdict for verdict in Verdict}
 _KERNEL_VERDICTS = {verdict.value: verdict for verdict in KernelVerdict}
 
 
 def _claim_result(value: Any, where: str) -> ClaimResult:
-    record = fields.json_object(value, where, _CLAIM_KEYS, _SET_KEYS)
+    record = fields.json_object(value, where, _CLAIM_KEYS, {*_SET_KEYS, *_LATER_FIELDS})
     verdict = record["verdict"]
     if not isinstance(verdict, str) or verdict not in _VERDICTS:
         raise Malformed(f"{where}.verdict", f"{shown(verdict)} is not a verdict")
@@ -180,7 +181,9 @@ def _kernel_outcome(value: Any, where: str) -> KernelOutcome:
 
 def _claim(record: Mapping[str, Any], where: str) -> Claim:
     """The claim as the expectation file's schema has it, validated as strictly as JSON allows."""
-    given = {k: record.get(k) for k in (*_CLAIM_FIELDS, *_SET_FIELDS) if record.get(k) is not None}
+    given = {
+        k: record.get(k) for k in (*_CLAIM_FIELDS, *_SET_FIELDS, *_LATER_FIELDS) if record.get(k) is not None
+    }
     fields.no_infinities(given, where, depth=0)
     try:
         return Claim.model_validate_json(json.dumps(given), strict=True)

@@ -109,8 +109,7 @@ def _claims(kernel: StarterKernel, starter: Starter) -> list[str]:
             f"    case: {scalar(kernel.key)}",
             f"    metric: {claim.metric}",
             f"    expect: {{{claim.relation}: {number}}}",
-            f"    cite: {{document: {scalar('ncuverify init')}, section: {scalar(recorded)},"
-            f" figure: {scalar(f'{number} {claim.figure}')}, value: {number}}}",
+            f"    why: {scalar(f'{number} {claim.figure}, {recorded} by ncuverify init')}",
         ]
     return lines
 

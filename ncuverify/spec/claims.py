@@ -104,7 +104,10 @@ class Claim(StrictModel):
         description="a metric name, a measure, or an expression over them"
     )
     expect: Expectation
-    cite: Citation
+    cite: Citation | None = Field(None, description="the document, section and figure the claim checks")
+    why: Text | None = Field(
+        None, description="what the claim protects, in your own words: a claim of your own needs no document"
+    )
     note: Text | None = Field(None, description="why the assertion differs from the document")
     control: CaseName | None = Field(None, description="a case on which the same assertion must fail")
     xfail: ExpectedFailure | None = None
@@ -134,11 +137,18 @@ class Claim(StrictModel):
 
     @model_validator(mode="after")
     def _note_when_document_is_wrong(self) -> Claim:
-        if self.cite.holds != "yes" and not self.note:
+        if self.cite is not None and self.cite.holds != "yes" and not self.note:
             raise ValueError(
                 f"a claim whose document figure does not hold (cite.holds: {self.cite.holds}) needs a 'note'"
             )
         return self
+
+    def source_line(self) -> str:
+        """Where the claim comes from, as a failure shows it: the document cited, else its why ("" for
+        a claim with neither)."""
+        if self.cite is not None:
+            return f"source: {self.cite.document} §{self.cite.section}: {self.cite.figure}"
+        return f"why: {self.why}" if self.why else ""
 
     @functools.cached_property
     def expression(self) -> expression.Expr:
