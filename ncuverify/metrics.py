@@ -90,3 +90,16 @@ def unknown(names: set[str], arch: str, ncu: str | None = None) -> dict[str, str
         close = difflib.get_close_matches(base, bases, n=1, cutoff=0.8) if wanted else []
         problems[name] = close[0] + name[len(base) :] if close else ""
     return problems
+
+
+def unchecked(arch: str, ncu: str | None = None) -> str | None:
+    """Why metric names cannot be checked for arch here (None where they can): no list ships for its
+    chip and there is no ncu to ask for one."""
+    chip = CHIPS.get(arch)
+    if chip is None:
+        return f"ncuverify does not know which chip {arch} is, so it has no list of ncu's metrics for it"
+    if _listed(chip, ncu) is None:
+        shipped = ", ".join(sorted(SHIPPED))
+        asked = f"{ncu} --query-metrics gave none" if ncu else "no ncu here to ask for one"
+        return f"no list of ncu's metrics for {chip} ({arch}): ncuverify ships {shipped}'s, and {asked}"
+    return None

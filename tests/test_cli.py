@@ -303,3 +303,15 @@ def test_a_replay_of_a_kernel_that_changed_since_the_recording_is_stale_unless_a
     allowed = invoke(str(changed), "--from-profile", str(FIXTURES), "--allow-stale")
     assert allowed.exit_code == ExitCode.OK and "8 passed, 0 failed" in allowed.stdout
     assert "warning: kernel scale changed since it was recorded" in allowed.stdout
+
+
+def test_lint_says_when_it_could_not_check_the_metric_names(no_gpu):
+    # no list ships for sm_80's chip, and there is no ncu here to ask
+    result = invoke_command("lint", "--arch", "sm_80", str(DATA / "sample.yaml"))
+    assert result.exit_code == ExitCode.OK, result.output
+    assert (
+        "metric names not checked: no list of ncu's metrics for ga100 (sm_80): ncuverify ships gh100's"
+        in (" ".join(result.output.split()))
+    )
+    checked = invoke_command("lint", "--arch", "sm_90", str(DATA / "sample.yaml"))
+    assert checked.exit_code == ExitCode.OK and "not checked" not in checked.output

@@ -21,6 +21,7 @@ from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.internal import internal_error_line
 from ncuverify.lint import build_file, build_warnings, listed_builds
+from ncuverify.metrics import unchecked
 from ncuverify.report import block_text, line_text
 from ncuverify.results import worst
 from ncuverify.spec import expand_paths
@@ -121,7 +122,12 @@ def lint(
             shown_on.print(block_text(built), soft_wrap=True)
             return ExitCode.BAD_INPUT
         shown_on.print(line_text(f"{path}: sound ({len(built)} kernels built)", "green"), soft_wrap=True)
-        print_warnings(shown_on, build_warnings(built))
+        not_checked = sorted(
+            {reason for b in built.values() if (reason := unchecked(b.arch, environment.ncu))}
+        )
+        print_warnings(
+            shown_on, [*build_warnings(built), *(f"metric names not checked: {r}" for r in not_checked)]
+        )
         return ExitCode.OK
 
     raise typer.Exit(int(_each_file(shown_on, paths, lint_one)))
