@@ -8,6 +8,7 @@ ncu: each reaches rich only as a Text (a plain string would be read as markup: `
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
@@ -243,8 +244,24 @@ def print_files(console: Console, results: Sequence[FileResult], verbose: bool) 
     return status
 
 
-def print_run(console: Console, results: Sequence[FileResult], seconds: float, verbose: bool) -> ExitCode:
-    """Every file's report (see print_files), then the run's summary."""
+def print_run(
+    console: Console, results: Sequence[FileResult], seconds: float, verbose: bool, quiet: bool = False
+) -> ExitCode:
+    """Every file's report (see print_files), then the run's summary. Quiet: only the files that could
+    not be checked (input errors, ncuverify's own, not run), then the summary."""
+    if quiet:
+        for result in results:
+            if (
+                result.input_error is not None
+                or result.internal_error is not None
+                or result.not_run is not None
+            ):
+                print_file(console, replace(result, claims=[]), verbose)
+        console.print(
+            line_text(f"ncuverify: {summary(results, seconds)} ({len(results)} files)", "bold"),
+            soft_wrap=True,
+        )
+        return ExitCode.OK
     status = print_files(console, results, verbose)
     if len(results) > 1:
         line = f"ncuverify: {summary(results, seconds)} ({len(results)} files)"

@@ -315,3 +315,18 @@ def test_lint_says_when_it_could_not_check_the_metric_names(no_gpu):
     )
     checked = invoke_command("lint", "--arch", "sm_90", str(DATA / "sample.yaml"))
     assert checked.exit_code == ExitCode.OK and "not checked" not in checked.output
+
+
+def test_quiet_prints_the_summary_alone_and_the_files_that_could_not_be_checked(no_gpu, tmp_path):
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("kernels: {}\n")
+    result = invoke("-q", "--static-only", str(DATA / "static.yaml"), str(broken))
+    assert result.exit_code == ExitCode.BAD_INPUT
+    lines = [line for line in result.stdout.splitlines() if line.strip()]
+    assert lines[0] == f"{broken}: input error" and lines[-1].startswith("ncuverify: 6 passed, 0 failed")
+    assert "static_registers" not in result.stdout and "┃" not in result.stdout, "no table"
+    replayed = invoke("--quiet", str(DATA / "sample.yaml"), "--from-profile", str(FIXTURES))
+    assert replayed.exit_code == ExitCode.OK
+    assert [line for line in replayed.stdout.splitlines() if line.strip()] == [
+        line for line in replayed.stdout.splitlines() if line.startswith("ncuverify: 8 passed")
+    ]

@@ -32,6 +32,7 @@ from ncuverify.cli.params import (
     JunitXml,
     Ncu,
     NoCache,
+    Quiet,
     Verbose,
     seconds,
 )
@@ -44,6 +45,7 @@ from ncuverify.spec import expand_paths
 def check(
     files: Files,
     verbose: Verbose = False,
+    quiet: Quiet = False,
     arch: Arch = None,
     ncu: Ncu = "ncu",
     clock_control: Annotated[str, typer.Option(help="ncu --clock-control: none or base")] = "none",
@@ -162,7 +164,7 @@ def check(
     changes, code = _compared(comparison, results, exit_code(results))
     results = ratchet.with_stale_warnings(results, changes.changes if changes is not None else None)
     written = write_results(shown_on, results, code, outputs.by_option(), _run_identity(shares, paths))
-    shown = report.print_run(shown_on, results, time.monotonic() - started, verbose)
+    shown = report.print_run(shown_on, results, time.monotonic() - started, verbose, quiet)
     if changes is not None:
         report.print_changes(shown_on, changes.changes, changes.moves)
     raise typer.Exit(int(worst(code, written, shown)))

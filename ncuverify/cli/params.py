@@ -60,4 +60,10 @@ CompileTimeout = Annotated[
     float, typer.Option(help="stop compiling one kernel source after this many seconds", callback=seconds)
 ]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="show the documents' figures and notes")]
+Quiet = Annotated[
+    bool,
+    typer.Option(
+        "--quiet", "-q", help="print the run's summary alone (and the files that could not be checked)"
+    ),
+]
 JunitXml = Annotated[Path | None, typer.Option(help="write one JUnit test case per claim")]
