@@ -30,8 +30,9 @@ print(sorted(name for name in ("pandas", "numpy") if name in sys.modules))
     ],
     ids=["static", "replay"],
 )
-def test_a_check_imports_neither_pandas_nor_numpy(path, how):
-    program = CHECK.format(cache=str(COMPILE_CACHE), path=str(path), how=how)
-    completed = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+def test_a_check_imports_neither_pandas_nor_numpy(path, how, tmp_path):
+    program = CHECK.format(cache=str(COMPILE_CACHE.folder), path=str(path), how=how)
+    completed = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, cwd=tmp_path)
+    assert list(tmp_path.iterdir()) == [], "the check wrote nothing where it ran"
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == "[]"
