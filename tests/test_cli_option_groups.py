@@ -2,6 +2,7 @@
 
 import cli_invoke
 import pytest
+import typer
 from cli_invoke import invoke, invoke_command
 from conftest import DATA
 from hypothesis import given, settings
@@ -9,6 +10,7 @@ from hypothesis import strategies as st
 
 from ncuverify import pipeline
 from ncuverify.build import BuildLimits
+from ncuverify.cli import option_groups
 from ncuverify.errors import ExitCode, InputError
 
 no_gpu = cli_invoke.no_gpu
@@ -121,3 +123,34 @@ def test_a_damaged_pass_count_file_is_a_warning_on_the_run(no_gpu, monkeypatch, 
     assert line.startswith(f"warning: {damaged}: ignored (") and line.endswith(
         "the replay passes are guessed"
     )
+
+
+@pytest.mark.parametrize(
+    ("environment", "share"),
+    [
+        ({"CI_NODE_INDEX": "2", "CI_NODE_TOTAL": "4"}, (2, 4)),  # GitLab counts from 1
+        ({"BUILDKITE_PARALLEL_JOB": "0", "BUILDKITE_PARALLEL_JOB_COUNT": "3"}, (1, 3)),  # from 0
+        ({"CIRCLE_NODE_INDEX": "4", "CIRCLE_NODE_TOTAL": "5"}, (5, 5)),
+    ],
+    ids=["gitlab", "buildkite", "circleci"],
+)
+def test_shard_auto_takes_the_share_the_ci_job_names(environment, share):
+    assert option_groups.shard_of("auto", environment) == share
+
+
+@pytest.mark.parametrize(
+    ("environment", "message"),
+    [
+        ({}, "auto: no parallel job's variables are set (GitLab's CI_NODE_INDEX and CI_NODE_TOTAL;"),
+        ({"CI_NODE_INDEX": "0", "CI_NODE_TOTAL": "4"}, "make no share K/N with 1 <= K <= N"),
+        (
+            {"CIRCLE_NODE_INDEX": "x", "CIRCLE_NODE_TOTAL": "2"},
+            "CIRCLE_NODE_INDEX='x' and CIRCLE_NODE_TOTAL='2' are not numbers",
+        ),
+    ],
+    ids=["none", "out_of_range", "not_numbers"],
+)
+def test_shard_auto_without_a_ci_share_is_a_usage_error_saying_what_it_read(environment, message):
+    with pytest.raises(typer.BadParameter) as error:
+        option_groups.shard_of("auto", environment)
+    assert message in str(error.value)

@@ -93,7 +93,10 @@ def check(
     ] = False,
     no_cache: NoCache = False,
     shard: Annotated[
-        str | None, typer.Option(help="K/N: judge only the K-th of N deterministic shares of the claims")
+        str | None,
+        typer.Option(
+            help="K/N: judge only the K-th of N deterministic shares of the claims; auto: the CI job's own"
+        ),
     ] = None,
     json_file: Annotated[
         Path | None, typer.Option("--json", help="write every claim, measurement and provenance as JSON")
