@@ -13,7 +13,7 @@ from ncuverify.processes import group_ended
 from ncuverify.profile import NcuOptions
 from ncuverify.profile.plan import case_metrics, qualified
 from ncuverify.profile.schedule import PassCounts
-from ncuverify.results import Verdict, exit_code, file_key
+from ncuverify.results import FileResult, Verdict, exit_code, file_key
 from ncuverify.spec import load
 from ncuverify.stages.prepare import split_claims
 
@@ -216,32 +216,38 @@ claims:
 """
 
 
+def checked_with_fake_ncu(folder: Path, text: str, monkeypatch, **options) -> tuple[FileResult, list[dict]]:
+    """An expectation file of copy kernels written in folder and checked with the stand-in ncu (options:
+    CheckOptions' own, ncu's executable already the stand-in): its result, and each ncu process's notes."""
+    from sweep_files import KERNEL
+
+    folder.mkdir(exist_ok=True)
+    (folder / "copy.cu").write_text(KERNEL)
+    (folder / ".ncuverify-root").touch()
+    (folder / "checked.yaml").write_text(text)
+    monkeypatch.setenv("FAKE_NCU_NOTES", str(folder / "notes.jsonl"))
+    environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(FAKE_NCU), None, gpu_count=1)
+    run = CheckOptions(**{"cache": COMPILE_CACHE, "ncu": NcuOptions(executable=str(FAKE_NCU)), **options})
+    [result] = check_files([folder / "checked.yaml"], run, environment)
+    notes = [json.loads(line) for line in (folder / "notes.jsonl").read_text().splitlines()]
+    return result, [note for note in notes if "cases" in note]
+
+
 def sequence_check(
     tmp_path: Path, monkeypatch, faulting: str, metric: str = "dram__bytes_read.sum", explain: bool = False
 ) -> tuple[dict, list[list[str]]]:
     """A sequence between two cases, checked with a stand-in ncu under which `faulting` faults: each
     claim's verdict and reason, and the cases of each ncu process."""
-    from sweep_files import KERNEL, claim
+    from sweep_files import claim
 
-    (tmp_path / "copy.cu").write_text(KERNEL)
-    (tmp_path / ".ncuverify-root").touch()
     claims = "".join(
-        claim(name, case, "dram__bytes_read.sum")
-        for name, case in [("b", "before"), ("r", "reduce#2"), ("a", "after")]
+        claim(name, case, metric) for name, case in [("b", "before"), ("r", "reduce#2"), ("a", "after")]
     )
-    (tmp_path / "seq.yaml").write_text(SEQUENCE_FILE + claims)
-    monkeypatch.setenv("FAKE_NCU_NOTES", str(tmp_path / "notes.jsonl"))
     monkeypatch.setenv("FAKE_NCU_FAULT", faulting)
-    environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(FAKE_NCU), None, gpu_count=1)
-    options = CheckOptions(
-        cache=COMPILE_CACHE,
-        ncu=NcuOptions(executable=str(FAKE_NCU)),
-        explain=explain,
-        save_profile=tmp_path / "saved",
+    result, notes = checked_with_fake_ncu(
+        tmp_path, SEQUENCE_FILE + claims, monkeypatch, explain=explain, save_profile=tmp_path / "saved"
     )
-    [result] = check_files([tmp_path / "seq.yaml"], options, environment)
-    notes = [json.loads(line) for line in (tmp_path / "notes.jsonl").read_text().splitlines()]
-    processes = [[c.rsplit("::", 1)[1] for c in n["cases"]] for n in notes if "cases" in n]
+    processes = [[c.rsplit("::", 1)[1] for c in note["cases"]] for note in notes]
     return {c.claim.id: (c.verdict, c.reason) for c in result.claims}, processes
 
 
@@ -303,30 +309,23 @@ claims:
 def overlap_check(tmp_path: Path, monkeypatch, per_gpu: int) -> tuple[list, list[dict]]:
     """Three cases that ncu profiles in three processes (their metrics cost too many passes together;
     timed reads a buffer back), each process taking 1 s: the verdicts, and each process's notes."""
-    from sweep_files import KERNEL, claim
+    from sweep_files import claim
 
-    folder = tmp_path / str(per_gpu)
-    folder.mkdir()
-    (folder / "copy.cu").write_text(KERNEL)
-    (folder / ".ncuverify-root").touch()
     metrics = {"a": "dram__bytes_read.sum", "b": "dram__bytes_write.sum", "timed": "gpu__time_duration.sum"}
     claims = "".join(claim(case, case, metric) for case, metric in metrics.items())
-    (folder / "overlap.yaml").write_text(OVERLAP_FILE + claims)
-    monkeypatch.setenv("FAKE_NCU_NOTES", str(folder / "notes.jsonl"))
     monkeypatch.setenv("FAKE_NCU_SLEEP", "1")
     passes = PassCounts()
     for first, second in [("a", "b"), ("a", "timed"), ("b", "timed")]:
         passes.remember(frozenset({metrics[first], metrics[second]}), 1000)
-    environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(FAKE_NCU), None, gpu_count=1)
-    options = CheckOptions(
-        cache=COMPILE_CACHE,
+    result, notes = checked_with_fake_ncu(
+        tmp_path / str(per_gpu),
+        OVERLAP_FILE + claims,
+        monkeypatch,
         ncu=NcuOptions(executable=str(FAKE_NCU), processes_per_gpu=per_gpu),
         passes=passes,
         explain=False,
     )
-    [result] = check_files([folder / "overlap.yaml"], options, environment)
-    notes = [json.loads(line) for line in (folder / "notes.jsonl").read_text().splitlines()]
-    return [(c.claim.id, c.verdict, c.measured) for c in result.claims], [n for n in notes if "cases" in n]
+    return [(c.claim.id, c.verdict, c.measured) for c in result.claims], notes
 
 
 def test_two_ncu_processes_run_at_once_on_a_gpu_and_one_that_reads_back_runs_alone(tmp_path, monkeypatch):
