@@ -80,18 +80,6 @@ class Measurements:
             values.setdefault((case, metric), value)
         return values
 
-    def of_prefix(self, prefix: str) -> Measurements:
-        """The measurements of the cases named prefix + name, under their names without the prefix."""
-        return Measurements(
-            tuple(
-                (case.removeprefix(prefix), kernel, metric, value, unit)
-                for case, kernel, metric, value, unit in self.rows
-                if case.startswith(prefix)
-            ),
-            {k.removeprefix(prefix): v for k, v in self.failed_cases.items() if k.startswith(prefix)},
-            tuple(name.removeprefix(prefix) for name in self.unmeasured if name.startswith(prefix)),
-        )
-
     def combined(self, other: Measurements) -> Measurements:
         rows = self.rows + other.rows
         unmeasured = (*self.unmeasured, *other.unmeasured)

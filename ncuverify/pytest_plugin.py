@@ -32,7 +32,6 @@ _LIMITS = pytest.StashKey[BuildLimits]()  # the ini file's build limits, checked
 # The claims each file's selected items name (after -k, -m and node ids): only they are checked.
 _SELECTED = pytest.StashKey[dict[Path, frozenset[str]]]()
 _COLLECTED = pytest.StashKey[dict[Path, set[str]]]()  # every claim collected, by file
-_NARROWED = pytest.StashKey[dict[Path, frozenset[str]]]()  # the files of which only some are selected
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -83,12 +82,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if isinstance(item, ClaimItem):
             selected.setdefault(item.path.resolve(), set()).add(item.name)
-    collected = config.stash.get(_COLLECTED, {})
     config.stash[_SELECTED] = {path: frozenset(names) for path, names in selected.items()}
-    # a file whose every claim is selected is checked whole, as the command line checks it
-    config.stash[_NARROWED] = {
-        path: frozenset(names) for path, names in selected.items() if names != collected.get(path)
-    }
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -185,7 +179,9 @@ def _file_result(config: pytest.Config, path: Path) -> FileResult:
         files = config.stash.get(_FILES, [])
         if selected is not None:
             files = [path for path in files if path.resolve() in selected]
-            narrowed = config.stash.get(_NARROWED, {})
+            # a file whose every claim is selected is checked whole, as the command line checks it
+            collected = config.stash.get(_COLLECTED, {})
+            narrowed = {path: names for path, names in selected.items() if names != collected.get(path)}
             run = replace(run, claims=narrowed) if narrowed else run
         config.stash[_RESULTS] = dict(zip(files, pipeline.check_files(files, run), strict=True))
     return config.stash[_RESULTS][path]

@@ -250,20 +250,15 @@ def print_run(
     """Every file's report (see print_files), then the run's summary. Quiet: only the files that could
     not be checked (input errors, ncuverify's own, not run), then the summary."""
     if quiet:
-        for result in results:
-            if (
-                result.input_error is not None
-                or result.internal_error is not None
-                or result.not_run is not None
-            ):
-                print_file(console, replace(result, claims=[]), verbose)
-        console.print(
-            line_text(f"ncuverify: {summary(results, seconds)} ({len(results)} files)", "bold"),
-            soft_wrap=True,
-        )
-        return ExitCode.OK
-    status = print_files(console, results, verbose)
-    if len(results) > 1:
+        unchecked = [
+            r
+            for r in results
+            if r.input_error is not None or r.internal_error is not None or r.not_run is not None
+        ]
+        status = print_files(console, [replace(r, claims=[]) for r in unchecked], verbose)
+    else:
+        status = print_files(console, results, verbose)
+    if quiet or len(results) > 1:
         line = f"ncuverify: {summary(results, seconds)} ({len(results)} files)"
         console.print(line_text(line, "bold"), soft_wrap=True)
     return status

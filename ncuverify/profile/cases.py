@@ -5,30 +5,25 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from ncuverify.errors import EnvironmentProblem
 from ncuverify.measurements import Measurements, Row
 from ncuverify.profile.shown import shown_name, shown_output
-from ncuverify.profile.table import TIDY_COLUMNS, LaunchRow
+from ncuverify.profile.table import LaunchRow
 from ncuverify.runner import CaseStatus
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 
 def measurements(
-    table: pd.DataFrame | Sequence[LaunchRow], status: Sequence[CaseStatus], symbols: dict[str, str]
+    rows: Sequence[LaunchRow], status: Sequence[CaseStatus], symbols: dict[str, str]
 ) -> Measurements:
     """Give each profiled launch its case: the cases that ran, in order, each as many times as it was
     launched; a case launched more than once gets the median of its launches.
 
-    table is parse_csv's, or its rows (tidy_rows). symbols maps case -> the mangled kernel name it
-    launches. A launch is only ever given to a case of its own kernel: a row for a launch that failed
-    is passed over, any other surprise is refused. Cases that ran but have no row (ncu stopped early)
-    are listed as unmeasured.
+    rows are ncu's, as tidy_rows reads them. symbols maps case -> the mangled kernel name it launches.
+    A launch is only ever given to a case of its own kernel: a row for a launch that failed is passed
+    over, any other surprise is refused. Cases that ran but have no row (ncu stopped early) are listed
+    as unmeasured.
     """
-    rows = _launch_rows(table)
     expected = [(s.case, _symbol(s.case, symbols), s.launch_count) for s in status if s.ok]
     failed = {s.case: str(s.error) for s in status if not s.ok}
     failed_kernels = {symbols[case] for case in failed if case in symbols}
@@ -60,16 +55,6 @@ def measurements(
     ]
     unmeasured = tuple(dict.fromkeys(case for case, _, _ in expected[position:]))
     return Measurements((*medians, *_read_back(status, symbols)), failed, unmeasured)
-
-
-def _launch_rows(table: pd.DataFrame | Sequence[LaunchRow]) -> Sequence[LaunchRow]:
-    if isinstance(table, Sequence):
-        return table
-    columns = [table[name] for name in TIDY_COLUMNS]
-    return [
-        (int(launch), str(kernel), str(metric), float(value), str(unit))
-        for launch, kernel, metric, value, unit in zip(*columns, strict=True)
-    ]
 
 
 def _median(values: list[float]) -> float:

@@ -4,7 +4,7 @@ for the runner under qualified names (`<file key>::<case>`), their cubins writte
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from ncuverify.build import KernelBuild, is_static
@@ -70,10 +70,15 @@ def plan_cases(
                 write_file(cubin, file.builds[case.kernel].cubin)
                 written.add(cubin)
             full = qualified(file.key, name)
-            planned[full] = planned_case(full, case, file.builds[case.kernel], cubin, file.spec.path.parent)
             sequence = file.spec.content.sequence_of(name)
-            if sequence is not None:
-                planned[full] = replace(planned[full], sequence=qualified(file.key, sequence))
+            planned[full] = planned_case(
+                full,
+                case,
+                file.builds[case.kernel],
+                cubin,
+                file.spec.path.parent,
+                qualified(file.key, sequence) if sequence is not None else "",
+            )
         wanted += _profiled(file, runs)
     return planned, wanted
 
@@ -108,7 +113,7 @@ def _profiled(file: FileCases, runs: dict[str, set[str]]) -> list[schedule.Profi
 
 
 def planned_case(
-    name: str, case: CaseSpec, build: KernelBuild, cubin_path: Path, folder: Path = Path()
+    name: str, case: CaseSpec, build: KernelBuild, cubin_path: Path, folder: Path = Path(), sequence: str = ""
 ) -> PlannedCase:
     return PlannedCase(
         name=name,
@@ -119,6 +124,7 @@ def planned_case(
         shared_bytes=case.shared_bytes,
         args=planned_arguments(case.args, folder),  # a .npy fill by absolute path and digest
         repeat=case.repeat,
+        sequence=sequence,
     )
 
 

@@ -126,8 +126,8 @@ def run_case(
     """Launch the case; return what its named buffers held afterwards (median over launches). A step
     of a sequence takes the sequence's buffers (shared) and leaves its own there."""
     kernel = launcher.kernel(case.cubin, case.symbol, case.shared_bytes)
-    kept = shared is not None and bool(case.sequence)
-    allocations: list[Allocation] = shared.allocations if shared is not None and kept else []
+    pool = shared if case.sequence else None  # a step's buffers stay with its sequence
+    allocations: list[Allocation] = pool.allocations if pool is not None else []
     readbacks: list[_Readback] = []
     try:
         # Buffers first: a struct before its buffer in the list holds that buffer's address.
@@ -136,10 +136,10 @@ def run_case(
         for i, arg in enumerate(case.args):
             if "buffer" in arg:
                 buffers[i] = _buffer(launcher, arg, allocations, readbacks)
-                if shared is not None and kept and "name" in arg:
-                    shared.named[arg["name"]] = (buffers[i], readbacks[-1])
+                if pool is not None and "name" in arg:
+                    pool.named[arg["name"]] = (buffers[i], readbacks[-1])
             elif "use" in arg:
-                buffers[i] = _used(arg["use"], shared, readbacks)
+                buffers[i] = _used(arg["use"], pool, readbacks)
             if i in buffers and ("name" in arg or "use" in arg):
                 addresses[arg.get("name") or arg["use"]] = buffers[i].address
         args = [
@@ -154,7 +154,7 @@ def run_case(
             launcher.synchronize()
             per_launch.append({k: v for r in readbacks for k, v in r.statistics(launcher).items()})
     finally:
-        if not kept:
+        if pool is None:
             for allocation in allocations:
                 launcher.free(allocation)
     return {key: float(np.median([values[key] for values in per_launch])) for key in per_launch[0]}

@@ -27,9 +27,9 @@ class PlannedCase:
 def steps_up_to(cases: Sequence[PlannedCase], name: str) -> list[PlannedCase]:
     """The case named, after the steps of its sequence that come before it among cases: what running
     it again needs."""
-    case = next(c for c in cases if c.name == name)
-    before = cases[: list(cases).index(case)]
-    return [*(c for c in before if case.sequence and c.sequence == case.sequence), case]
+    at = next(index for index, c in enumerate(cases) if c.name == name)
+    case = cases[at]
+    return [*(c for c in cases[:at] if case.sequence and c.sequence == case.sequence), case]
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -104,18 +105,22 @@ class ExpectationFile(StrictModel):
     @model_validator(mode="after")
     def _steps_of_sequences(self) -> ExpectationFile:
         """A case named like a step (`reduce#2`) is one: only `steps` makes such names."""
-        steps = {step for names in self.sequences.values() for step in names}
         for name in self.cases:
-            if "#" in name and name not in steps:
+            if "#" in name and name not in self.step_of:
                 raise ValueError(
                     f"{name!r} is not an id: an id has only letters, digits and _ (CASE#N names a step of a"
                     " case written with steps)"
                 )
         return self
 
+    @functools.cached_property
+    def step_of(self) -> dict[str, str]:
+        """Each step's sequence, by the step's case name."""
+        return {step: name for name, steps in self.sequences.items() for step in steps}
+
     def sequence_of(self, case: str) -> str | None:
         """The sequence a case is a step of; None for a case of its own."""
-        return next((name for name, steps in self.sequences.items() if case in steps), None)
+        return self.step_of.get(case)
 
     def sequence_steps(self, case: str) -> list[str]:
         """The steps of the sequence that a case is a step of, in order, up to and with it ([case] for a

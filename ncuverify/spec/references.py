@@ -176,12 +176,17 @@ def _no_case(content: ExpectationFile, case: str, cases: Mapping[str, object]) -
 def _sequence_problems(content: ExpectationFile) -> Iterable[tuple[Location, str]]:
     """Each case's pointer fields and buffers; a step's `use` names a buffer an earlier step of its
     sequence made, and no step makes a buffer of a name an earlier one made."""
-    step_of = {step: name for name, steps in content.sequences.items() for step in steps}
     made: dict[str, set[str]] = {}  # per sequence, the buffers its steps made so far
+    pointed_by: dict[str, set[str]] = {}  # per sequence, the buffers its steps' pointer fields name
     for case_name, case in content.cases.items():
-        sequence = step_of.get(case_name)
+        sequence = content.sequence_of(case_name)
         earlier = made.setdefault(sequence, set()) if sequence is not None else set()
-        pointed = _pointed(content, sequence, case_name)
+        if sequence is None:
+            pointed = _pointed(content, [case_name])
+        else:
+            if sequence not in pointed_by:
+                pointed_by[sequence] = _pointed(content, content.sequences[sequence])
+            pointed = pointed_by[sequence]
         yield from _pointer_problems(case_name, case.args, pointed)
         for index, arg in enumerate(case.args):
             where = ("cases", case_name, "args", index)
@@ -205,10 +210,9 @@ def _sequence_problems(content: ExpectationFile) -> Iterable[tuple[Location, str
         earlier.update(a.name for a in case.args if isinstance(a, BufferArg) and a.name)
 
 
-def _pointed(content: ExpectationFile, sequence: str | None, case: str) -> set[str]:
-    """The buffers the pointer fields of a case name; of a step, those of every step of its sequence
+def _pointed(content: ExpectationFile, cases: Sequence[str]) -> set[str]:
+    """The buffers the pointer fields of these cases name: of a case, or of every step of a sequence
     (a buffer one step does not pass, a later one's struct may point to)."""
-    cases = content.sequences[sequence] if sequence is not None else [case]
     return {
         buffer
         for name in cases

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ncuverify.spec.programs import each_name, launch_of
+from ncuverify.spec.programs import each_name
 from ncuverify.spec.variables import VariableProblem
 from ncuverify.spec.yaml_reader import Location
 
@@ -31,12 +31,6 @@ def is_sequence(case: object) -> bool:
 def step_name(case: str, number: int) -> str:
     """`reduce#2`: the second step of the case reduce (numbered from 1)."""
     return each_name(case, number)
-
-
-def sequence_of(name: str) -> str | None:
-    """The sequence a case is a step of (`reduce#2`: reduce); None for a case of its own."""
-    base, number = launch_of(name)
-    return base if number is not None else None
 
 
 @dataclass(frozen=True)

@@ -77,10 +77,9 @@ def stale(result: ClaimResult, stale_cases: dict[str, str]) -> ClaimResult:
     cases = [ref.case for ref in result.claim.metric_refs()] + [result.claim.control or ""]
     # a case by its name (a step of a sequence, reduce#2, is one); a program's launch, add#2, by add's
     named = [name for case in cases for name in (case, launch_of(case)[0]) if name in stale_cases]
-    why = stale_cases[named[0]] if named else None
-    if why is None:
+    if not named:
         return result
-    reason = f"stale: {why}; its recorded figures are not today's (check --allow-stale judges them anyway)"
+    reason = f"stale: {stale_cases[named[0]]}; its recorded figures are not today's (check --allow-stale judges them anyway)"
     return replace(result, verdict=Verdict.ERROR, reason=reason)
 
 
