@@ -227,12 +227,17 @@ def _kind(value: Any, kinds: tuple[str, ...]) -> str | None:
     return None
 
 
+# The key that tells each kind of argument, and of struct field, apart (the tags of their unions).
+ARGUMENT_KINDS = ("buffer", "use", "struct", *SCALAR_TYPES)
+FIELD_KINDS = ("pointer", "array", "struct", *SCALAR_TYPES)
+
+
 def _argument_kind(value: Any) -> str | None:
-    return _kind(value, ("buffer", "use", "struct", *SCALAR_TYPES))
+    return _kind(value, ARGUMENT_KINDS)
 
 
 def _field_kind(value: Any) -> str | None:
-    return _kind(value, ("pointer", "array", "struct", *SCALAR_TYPES))
+    return _kind(value, FIELD_KINDS)
 
 
 _SCALARS = "({int32: 5}, {float32: 0.5}; also uint32, int64, uint64, float64, int8, uint8, int16, uint16, float16, bfloat16, bool)"

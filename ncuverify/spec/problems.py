@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ncuverify.spec.arguments import ArrayValues, BufferArg, StructArg
+from ncuverify.spec.arguments import ARGUMENT_KINDS, FIELD_KINDS, ArrayValues, BufferArg, StructArg, UseArg
 from ncuverify.spec.cases import CaseSpec
 from ncuverify.spec.claims import Citation, Claim, Expectation, ExpectedFailure
 from ncuverify.spec.expectation_file import ExpectationFile
@@ -30,6 +30,7 @@ _ALL_FIELDS = sorted(
             ProgramCase,
             ProgramSpec,
             BufferArg,
+            UseArg,
             StructArg,
             ArrayValues,
             Claim,
@@ -65,7 +66,7 @@ def pydantic_problems(error: ValidationError) -> Iterator[tuple[Location, str]]:
         yield where, message
 
 
-_UNION_TAGS = ("buffer", "struct", "pointer", "array", *SCALAR_TYPES)
+_UNION_TAGS = frozenset({*ARGUMENT_KINDS, *FIELD_KINDS})
 _TYPE_NAMES = ("str", "int", "float", "bool", "none")  # union members pydantic names in a location
 
 
