@@ -330,3 +330,10 @@ def test_quiet_prints_the_summary_alone_and_the_files_that_could_not_be_checked(
     assert [line for line in replayed.stdout.splitlines() if line.strip()] == [
         line for line in replayed.stdout.splitlines() if line.startswith("ncuverify: 8 passed")
     ]
+
+
+def test_processes_per_gpu_is_a_small_number_or_a_usage_error(no_gpu):
+    for given in ("0", "9", "two", "1e9"):
+        result = invoke("--processes-per-gpu", given, str(DATA / "static.yaml"))
+        assert result.exit_code == ExitCode.BAD_INPUT and "--processes-per-gpu" in result.output, given
+        assert "Traceback" not in result.output

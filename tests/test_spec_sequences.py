@@ -2,6 +2,7 @@
 claims name; a step passes an earlier step's buffer with {use: NAME}; problems are placed at the step
 written."""
 
+import pytest
 from sweep_files import claim, loaded, refused
 
 from ncuverify.spec import BufferArg, Int32Arg
@@ -163,4 +164,42 @@ def test_a_steps_digest_changes_with_the_steps_before_it(tmp_path):
     assert before["reduce#2"] != after["reduce#2"], "reduce#2 reads what reduce#1 wrote"
     assert isinstance(
         loaded(tmp_path, TWO_STEPS, claim("c", "reduce#2")).content.cases["reduce#1"].args[1], BufferArg
+    )
+
+
+@pytest.mark.parametrize(
+    ("steps", "message"),
+    [
+        ("    steps: 5\n", "cases.reduce.steps: steps is a list of 1 to 64 launches"),
+        (
+            "    steps: [1]\n",
+            "cases.reduce.steps[0]: a step is a launch: a mapping with kernel, grid, block and args",
+        ),
+        (
+            "    steps:\n" + "      - {kernel: copy, grid: 1, block: 32}\n" * 65,
+            "steps is a list of 1 to 64 launches",
+        ),
+        (
+            "    steps:\n      - {kernel: copy, grid: 1, block: 32, args: [{use: [partial]}]}\n",
+            "cases.reduce.steps[0].args[0].use: Input should be a valid string",
+        ),
+        (
+            "    steps:\n      - {kernel: copy, grid: 1, block: 32, steps: []}\n",
+            "steps belongs to the case, not to one of its steps",
+        ),
+    ],
+    ids=["not_a_list", "not_a_mapping", "too_many", "use_not_a_name", "nested"],
+)
+def test_hostile_steps_are_one_input_error_each(tmp_path, steps, message):
+    assert message in refused(tmp_path, "  reduce:\n" + steps, claim("c", "reduce#1"))
+
+
+def test_a_why_is_text_of_bounded_length(tmp_path):
+    plain = "  solo:\n    kernel: copy\n    grid: 1\n    block: 32\n    args: [{buffer: float32, count: 1}, {buffer: float32, count: 1}, {int32: 1}]\n"
+    assert "claims[0].why: Input should be a valid string" in refused(
+        tmp_path, plain, claim("c", "solo", extra="    why: [1]\n")
+    )
+    long = "    why: " + "x" * 5000 + "\n"
+    assert "a text is at most 4096 characters here" in refused(
+        tmp_path, plain, claim("c", "solo", extra=long)
     )
