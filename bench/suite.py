@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -95,6 +96,7 @@ def gpu_rows(scratch: Path, naive_sample: int) -> list[tuple[str, float]]:
     same = {
         name: _verdicts(path) == _verdicts(jsons["warm"]) for name, path in jsons.items() if path.exists()
     }
+    _differences(jsons)
     rows = [
         (
             f"ncuverify check expectations/ ({len(cases)} cases, one GPU), cold: nothing compiled, passes guessed",
@@ -137,6 +139,15 @@ def _differences(jsons: dict[str, Path]) -> None:
                     print(
                         f"{name}: {file} {claim}: {verdict}, warm: {warm.get((file, claim))}", file=sys.stderr
                     )
+
+
+def _keep(scratch: Path, folder: Path) -> None:
+    """The runs' JSON results and the warm run's saved profile, to study a verdict that differs."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for result in scratch.glob("*.json"):
+        shutil.copy(result, folder / result.name)
+    if (scratch / "saved").is_dir():
+        shutil.copytree(scratch / "saved", folder / "saved", dirs_exist_ok=True)
 
 
 def _launch_passes(log: Path) -> list[int]:
@@ -187,12 +198,17 @@ def main() -> None:
     parser.add_argument(
         "--naive-sample", type=int, default=24, help="cases timed one ncu each (scaled to the whole suite)"
     )
+    parser.add_argument(
+        "--keep", type=Path, help="copy the runs' JSON results and the warm run's profile into this folder"
+    )
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ncuverify-bench-") as scratch:
         cache = Path(scratch) / "cache"
         rows = cpu_rows(cache)
         if arguments.gpu:
             rows += gpu_rows(Path(scratch), arguments.naive_sample)
+        if arguments.keep:
+            _keep(Path(scratch), arguments.keep)
     print(f"ncuverify suite benchmark, {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores\n")
     print("| what | seconds |\n| --- | --- |")
     for what, seconds in rows:
