@@ -118,7 +118,7 @@ def test_the_outputs_are_written_though_the_report_cannot_be_shown(no_gpu, monke
             raise IndexError("cannot render")
         return real_table(result, verbose)
 
-    monkeypatch.setattr(report, "claims_table", broken_on_static)
+    monkeypatch.setattr(report.files, "claims_table", broken_on_static)
     out = tmp_path / "r.json"
     result = invoke(
         "--static-only", "-v", "--json", str(out), str(DATA / "static.yaml"), str(DATA / "shared.yaml")

@@ -224,7 +224,7 @@ def test_a_file_that_cannot_be_rendered_shows_its_internal_error_and_the_others_
             raise TypeError("cannot render \x1b[2J")
         return real_table(result, verbose)
 
-    monkeypatch.setattr(report, "claims_table", broken_on_b)
+    monkeypatch.setattr(report.files, "claims_table", broken_on_b)
     console = Console(record=True, width=220)
     files = [
         FileResult(Path(f"{name}.yaml"), [ClaimResult(claim("p"), Verdict.PASSED, 4.0)]) for name in "abc"

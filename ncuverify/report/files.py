@@ -1,0 +1,111 @@
+"""Each file's report and the run's summary line."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from rich.console import Console
+
+from ncuverify.errors import ExitCode
+from ncuverify.explain import claim_lines
+from ncuverify.internal import internal_error_line
+from ncuverify.report.claims import claims_table, reason_lines
+from ncuverify.report.text import block_text, line_text
+from ncuverify.results import FileResult, Verdict
+
+
+def summary(results: Sequence[FileResult], seconds: float) -> str:
+    counts = {verdict: sum(r.count(verdict) for r in results) for verdict in Verdict}
+    bad_files = sum(1 for r in results if r.input_error)
+    text = (
+        f"{counts[Verdict.PASSED]} passed, {counts[Verdict.FAILED]} failed, {counts[Verdict.ERROR]} errors, "
+        f"{counts[Verdict.SKIPPED]} skipped"
+    )
+    for verdict in (Verdict.XFAILED, Verdict.XPASSED):
+        if counts[verdict]:
+            text += f", {counts[verdict]} {verdict.value}"
+    if counts[Verdict.OTHER_ARCH]:
+        text += f", {counts[Verdict.OTHER_ARCH]} for other architectures"
+    set_aside = sum(r.set_aside for r in results)
+    if set_aside:
+        text += f", {set_aside} on the profiler set aside (--static-only)"
+    if bad_files:
+        text += f", {bad_files} file{'s' if bad_files > 1 else ''} with input errors"
+    failed_files = sum(1 for r in results if r.internal_error)
+    if failed_files:
+        text += f", {failed_files} file{'s' if failed_files > 1 else ''} with internal errors"
+    return f"{text} in {seconds:.1f} s"
+
+
+def print_file(console: Console, result: FileResult, verbose: bool) -> None:
+    if result.internal_error is not None:
+        console.print(line_text(f"{result.path}: {result.internal_error}", "bold red"), soft_wrap=True)
+        if not result.claims:
+            return
+    if result.input_error is not None:
+        console.print(line_text(f"{result.path}: input error", "bold red"), soft_wrap=True)
+        console.print(block_text(result.input_error), soft_wrap=True)
+        return
+    if result.not_run is not None:
+        console.print(line_text(f"{result.path}: not run: {result.not_run}", "yellow"), soft_wrap=True)
+        return
+    if not result.claims:
+        aside = f" ({result.set_aside} on the profiler set aside: --static-only)" if result.set_aside else ""
+        console.print(line_text(f"{result.path}: no claims to check{aside}"), soft_wrap=True)
+        return
+    reasons = {r.reason for r in result.claims}
+    if all(r.verdict is Verdict.SKIPPED for r in result.claims) and len(reasons) == 1 and not verbose:
+        # One cause for every claim (no GPU, no ncu): one line, not a table of the same words.
+        said = f"{result.path}: {len(result.claims)} claims not measured: {reasons.pop()}"
+        console.print(line_text(said, "yellow"), soft_wrap=True)
+        return
+    console.print(claims_table(result, verbose))
+    for line in reason_lines(result, verbose):
+        console.print(line, soft_wrap=True)
+    for claim_id, explanation in result.explanations.items():
+        heading, *body = claim_lines(claim_id, explanation)
+        console.print(line_text(heading, "bold"), soft_wrap=True)
+        for body_line in body:
+            console.print(line_text(body_line), soft_wrap=True)
+    for warning in result.warnings:
+        console.print(line_text(f"warning: {warning}", "bold yellow"), soft_wrap=True)
+    if result.provenance is not None and (verbose or result.replayed):
+        how = "replayed from a recording made" if result.replayed else "measured"
+        console.print(line_text(f"{how} on {result.provenance.describe()}"), soft_wrap=True)
+    console.print(line_text(f"{result.path.name}: {summary([result], result.seconds)}"), soft_wrap=True)
+
+
+def print_files(console: Console, results: Sequence[FileResult], verbose: bool) -> ExitCode:
+    """Each file's report. A file whose report cannot be rendered shows its internal error line
+    instead, and the other files are still shown: INTERNAL_ERROR then, else OK."""
+    status = ExitCode.OK
+    for result in results:
+        try:
+            print_file(console, result, verbose)
+        except Exception as error:  # a bug in rendering this file: the other files are still shown
+            console.print(
+                line_text(f"{result.path}: {internal_error_line(error)}", "bold red"), soft_wrap=True
+            )
+            status = ExitCode.INTERNAL_ERROR
+    return status
+
+
+def print_run(
+    console: Console, results: Sequence[FileResult], seconds: float, verbose: bool, quiet: bool = False
+) -> ExitCode:
+    """Every file's report (see print_files), then the run's summary. Quiet: only the files that could
+    not be checked (input errors, ncuverify's own, not run), then the summary."""
+    if quiet:
+        unchecked = [
+            r
+            for r in results
+            if r.input_error is not None or r.internal_error is not None or r.not_run is not None
+        ]
+        status = print_files(console, [replace(r, claims=[]) for r in unchecked], verbose)
+    else:
+        status = print_files(console, results, verbose)
+    if quiet or len(results) > 1:
+        line = f"ncuverify: {summary(results, seconds)} ({len(results)} files)"
+        console.print(line_text(line, "bold"), soft_wrap=True)
+    return status

@@ -1,0 +1,100 @@
+"""The tables beside the claims: each kernel's static facts (`build`) and what moved against a
+baseline."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ncuverify.baseline import Change
+from ncuverify.build import BUILD_COLUMNS, KernelBuild
+from ncuverify.judge import format_number
+from ncuverify.lint import build_warnings
+from ncuverify.ratchet import KernelMove
+from ncuverify.report.claims import SHOWN_KERNELS
+from ncuverify.report.text import block_text, line_text
+
+
+def print_build(console: Console, path: Path, built: dict[str, KernelBuild] | str) -> None:
+    """The static facts of each kernel of a file, or why it did not build."""
+    if isinstance(built, str):
+        console.print(line_text(f"{path}: input error", "bold red"), soft_wrap=True)
+        console.print(block_text(built), soft_wrap=True)
+        return
+    table = Table(title=line_text(path), title_justify="left")
+    for column in ("kernel", "entry", "arch", *(metric.label for metric in BUILD_COLUMNS)):
+        table.add_column(column, justify="right" if column not in ("kernel", "entry", "arch") else "left")
+    table.add_column("SASS mix", overflow="fold")
+    problems = []
+    for name, kernel in built.items():
+        facts = kernel.facts
+        metrics = facts.metrics()
+        mix = " ".join(f"{op}×{n}" for op, n in facts.mix().most_common(10)) or "-"
+        table.add_row(
+            line_text(name),
+            line_text(kernel.entry),
+            line_text(kernel.arch),
+            *(
+                Text(format_number(metrics[metric.name]) if metric.name in metrics else "-")
+                for metric in BUILD_COLUMNS
+            ),
+            line_text(mix),
+        )
+        problems += [f"{name}: {problem}" for problem in facts.discrepancies()]
+    console.print(table)
+    for problem in problems:
+        console.print(line_text(problem, "bold magenta"), soft_wrap=True)
+    for warning in build_warnings(built):
+        console.print(line_text(f"warning: {warning}", "bold yellow"), soft_wrap=True)
+
+
+def print_changes(console: Console, changes: Sequence[Change], moves: Sequence[KernelMove] = ()) -> None:
+    """What moved against the baseline beyond its tolerance (regressions first, then growths the
+    allow-list accepts, then improvements), and the kernels of sets added and removed since."""
+    print_moves(console, moves)
+    if not changes:
+        console.print(Text("baseline: no measure moved beyond its tolerance", style="green"))
+        return
+    table = Table(title="compared with the baseline", title_justify="left")
+    for column in ("file", "case", "measure", "baseline", "now", "change", ""):
+        table.add_column(column, justify="right" if column in ("baseline", "now", "change") else "left")
+    for change in sorted(changes, key=lambda c: (not c.worse, c.allowed is not None)):
+        ratio = change.ratio
+        moved = f"×{ratio:.3g}" if ratio is not None else f"+{format_number(change.after - change.before)}"
+        verdict = Text("worse", style="bold red") if change.worse else Text("better", style="green")
+        if change.allowed is not None:
+            verdict = line_text(f"allowed: {change.allowed}", "yellow")
+        table.add_row(
+            line_text(change.file),
+            line_text(change.case),
+            line_text(change.metric),
+            Text(format_number(change.before)),
+            Text(format_number(change.after)),
+            Text(moved),
+            verdict,
+        )
+    console.print(table)
+    worse = sum(1 for c in changes if c.worse and c.allowed is None)
+    allowed = sum(1 for c in changes if c.allowed is not None)
+    said = f"baseline: {worse} regressed, {len(changes) - worse - allowed} improved"
+    console.print(Text(said + (f", {allowed} grew as the allow-list accepts" if allowed else "")))
+
+
+def print_moves(console: Console, moves: Sequence[KernelMove]) -> None:
+    """Kernels of sets added or removed since the baseline (the first SHOWN_KERNELS of each): reported,
+    not failing."""
+    for added, word in ((True, "added"), (False, "removed")):
+        cases = [f"{move.file}: {move.case}" for move in moves if move.added is added]
+        if not cases:
+            continue
+        console.print(
+            line_text(f"baseline: {len(cases)} kernels {word} since (not a failure)"), soft_wrap=True
+        )
+        for case in cases[:SHOWN_KERNELS]:
+            console.print(line_text(f"  {case}"), soft_wrap=True)
+        if len(cases) > SHOWN_KERNELS:
+            console.print(Text(f"  and {len(cases) - SHOWN_KERNELS} more"))
