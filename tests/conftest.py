@@ -18,6 +18,9 @@ pytest_plugins = ["pytester", "build_projects"]
 # tests' own interpreter, not whatever python3 comes first on the PATH (a version manager's shim costs a
 # tenth of a second a start, and may lack ncuverify's dependencies).
 os.environ["PATH"] = os.pathsep.join((str(Path(sys.executable).parent), os.environ.get("PATH", "")))
+# The report is laid out for $COLUMNS, which pytest-xdist's workers set to 80: a test that shows a
+# width sets its own.
+os.environ.pop("COLUMNS", None)
 # The command line compiles through a cache in the user's folder; the tests keep theirs apart.
 os.environ.setdefault("NCUVERIFY_CACHE_DIR", tempfile.mkdtemp(prefix="ncuverify-test-cache-"))
 # The same cache for the in-process builds of the tests that do not test compiling or the cache itself:

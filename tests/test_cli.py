@@ -218,10 +218,10 @@ def test_markup_and_escape_sequences_from_a_file_show_literally(no_gpu, tmp_path
         "a[i].txt §[bold red]x[/]",
         "\\x1b[2Jcleared",
         "[link=https://example.com/x]",  # the cell folds the rest onto the next line
-        "note no_stack: \\x1b]0;owned\\x07 retitled, \\u202eevil",
+        "\\x1b]0;owned\\x07 retitled, \\u202eevil",  # a note
         "[blink]doc[/blink]",
         "a[i] :smile:",
-        "note no_spills: [bold red]forged[/] verdict \\x1b[31mred",
+        "[bold red]forged[/] verdict \\x1b[31mred",  # a note
     ):
         assert shown in text, shown
 

@@ -1,11 +1,14 @@
 """The root command: no traceback, ever; one line and the documented exit code."""
 
+import cli_invoke
 import pytest
 from cli_invoke import invoke, invoke_command, traceback_file
 from conftest import DATA
 
 from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode
+
+no_gpu = cli_invoke.no_gpu
 
 # --- no traceback, ever ---------------------------------------------------------------------------------
 
@@ -78,3 +81,33 @@ def test_ctrl_c_outside_the_run_exits_3(monkeypatch):
     result = invoke_command("lint", str(DATA / "static.yaml"))
     assert result.exit_code == ExitCode.NOT_MEASURABLE
     assert result.stderr.strip() == "interrupted"
+
+
+@pytest.mark.parametrize(
+    ("columns", "is_terminal", "width"),
+    [
+        ("80", False, 80),
+        ("200", True, 200),
+        (" 120 ", False, 120),
+        ("3", False, 40),  # too narrow to lay out: the narrowest width
+        ("99999999", False, 1000),
+        ("9" * 5000, False, 160),  # not a width (Python refuses to read 5000 digits quickly)
+        ("eighty", False, 160),
+        ("٨٠", False, 160),  # Arabic-Indic digits are not a width either
+        ("", True, None),
+        ("", False, 160),
+    ],
+)
+def test_the_report_is_laid_out_for_columns_or_the_terminal(columns, is_terminal, width):
+    from ncuverify.cli.terminal import output_width
+
+    assert output_width({"COLUMNS": columns}, is_terminal) == width
+
+
+def test_check_at_80_columns_cuts_no_id_and_prints_no_table(no_gpu, monkeypatch):
+    from conftest import FIXTURES
+
+    monkeypatch.setenv("COLUMNS", "80")
+    result = invoke("-v", "--from-profile", str(FIXTURES), str(DATA / "explain.yaml"))
+    assert "┃" not in result.stdout and "passed gather_one_request_per_warp\n" in result.stdout
+    assert "    metric    l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum /\n" in result.stdout

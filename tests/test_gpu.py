@@ -29,10 +29,15 @@ def run_check(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_sample_cli_exits_zero_and_prints_the_table(gpu_environment):
-    completed = run_check(str(DATA / "sample.yaml"))
+    completed = run_check("-v", str(DATA / "sample.yaml"))
     assert completed.returncode == ExitCode.OK, completed.stdout + completed.stderr
     assert "contiguous_four_sectors" in completed.stdout
     assert "8 passed, 0 failed, 0 errors, 0 skipped" in completed.stdout
+    quiet_by_default = run_check(str(DATA / "sample.yaml"))
+    assert quiet_by_default.stdout.splitlines() == [
+        f"{DATA / 'sample.yaml'}: 8 passed, 0 failed, 0 errors, 0 skipped in "
+        + quiet_by_default.stdout.split(" in ")[-1].strip()
+    ], "one line for a file whose claims all hold"
 
 
 def test_a_wrong_figure_fails_that_claim_and_exits_one(gpu_environment, tmp_path: Path):

@@ -124,14 +124,15 @@ def test_the_terminal_shows_one_line_per_claim_and_at_most_20_kernels_at_80_colu
     console = Console(record=True, width=80)
     report.print_file(console, result, verbose=False)
     text = console.export_text()
-    assert all(len(line) <= 80 for line in text.splitlines())
+    *claim_lines, file_line = text.splitlines()
+    assert all(len(line) <= 80 for line in claim_lines) and file_line.startswith(f"{result.path}: 0 passed")
     assert "30 of 300 fail" in text
     assert "failed regs: fails for 30 of 300 kernels, expected <= 128" in text
     shown = [
-        line for line in text.splitlines() if line.startswith("  static__registers_per_thread = 168 for")
+        line for line in text.splitlines() if line.startswith("    static__registers_per_thread = 168 for")
     ]
     assert len(shown) == 20
-    assert "  and 10 more" in text
+    assert "    and 10 more" in text
     assert "axpy_gemm<1>" not in text  # kernels that hold are counted, not listed
 
 

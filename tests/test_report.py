@@ -1,5 +1,6 @@
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from ncuverify import report
@@ -20,8 +21,8 @@ def claim(claim_id: str, holds: str = "yes", value: float | None = None) -> Clai
     )
 
 
-def rendered(*results: FileResult, verbose: bool = False) -> str:
-    console = Console(record=True, width=220)
+def rendered(*results: FileResult, verbose: bool = False, width: int = 220) -> str:
+    console = Console(record=True, width=width)
     report.print_run(console, list(results), 1.5, verbose)
     return console.export_text()
 
@@ -37,7 +38,7 @@ def test_every_verdict_renders_with_its_reason():
         ClaimResult(claim("xp"), Verdict.XPASSED, 4.0, "expected to fail (volta), but it holds"),
         ClaimResult(claim("o"), Verdict.OTHER_ARCH, reason="about sm_80; this run is for sm_90"),
     ]
-    text = rendered(FileResult(Path("f.yaml"), results))
+    text = rendered(FileResult(Path("f.yaml"), results), verbose=True)
     for verdict in ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "other_arch"):
         assert verdict in text
     assert "failed f: measured 5, expected == 4" in text
@@ -47,6 +48,39 @@ def test_every_verdict_renders_with_its_reason():
         "f.yaml: 1 passed, 1 failed, 1 errors, 2 skipped, 1 xfailed, 1 xpassed, 1 for other architectures in"
         in text
     )
+
+
+def test_by_default_a_file_is_one_line_and_what_needs_a_look_is_shown_in_full():
+    results = [
+        ClaimResult(claim("p"), Verdict.PASSED, 4.0),
+        ClaimResult(claim("f"), Verdict.FAILED, 5.0, "measured 5, expected == 4", control_measured=1.0),
+        ClaimResult(claim("e"), Verdict.ERROR, reason="case a did not run: CUDA_ERROR_ILLEGAL_ADDRESS"),
+        ClaimResult(claim("s1"), Verdict.SKIPPED, reason="no GPU"),
+        ClaimResult(claim("s2"), Verdict.SKIPPED, reason="no GPU"),
+        ClaimResult(claim("x"), Verdict.XFAILED, 5.0, "expected to fail: volta"),
+        ClaimResult(claim("xp"), Verdict.XPASSED, 4.0, "expected to fail (volta), but it holds"),
+        ClaimResult(claim("o"), Verdict.OTHER_ARCH, reason="about sm_80; this run is for sm_90"),
+    ]
+    lines = rendered(FileResult(Path("f.yaml"), results)).splitlines()
+    headings = [line for line in lines if not line.startswith(" ")]
+    assert headings == [
+        "failed f: measured 5, expected == 4",
+        "error e: case a did not run: CUDA_ERROR_ILLEGAL_ADDRESS",
+        "xpassed xp: expected to fail (volta), but it holds",
+        "skipped 2 claims: no GPU",
+        "f.yaml: 1 passed, 1 failed, 1 errors, 2 skipped, 1 xfailed, 1 xpassed, 1 for other architectures in 0.0 s",
+    ]
+    failed = lines[1 : lines.index(headings[1])]
+    assert [line.split()[0] for line in failed] == [
+        "case",
+        "metric",
+        "expected",
+        "measured",
+        "control",
+        "source",
+    ]
+    assert "    measured  5" in failed and "    expected  == 4" in failed
+    assert "┃" not in "\n".join(lines), "no table"
 
 
 def test_the_document_column_says_by_how_much_a_figure_is_off():
@@ -161,10 +195,12 @@ def hostile_result() -> FileResult:
     )
 
 
-def test_untrusted_text_is_shown_as_text():
-    console = Console(record=True, width=400)
+@pytest.mark.parametrize("width", [80, 1000], ids=["blocks", "table"])
+def test_untrusted_text_is_shown_as_text(width):
+    console = Console(record=True, width=width)
     assert report.print_run(console, [hostile_result()], 1.0, verbose=True) == 0
     text = console.export_text()
+    assert ("┃" in text) is (width == 1000)
     assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text
     for where in (
         "file",
@@ -185,10 +221,13 @@ def test_untrusted_text_is_shown_as_text():
     joined = " ".join(SHOWN.values())
     assert f"file {joined}.yaml".replace("//", "/") in text  # the table's title (a path: // is /)
     assert f"failed id {joined}: reason {joined}" in text
-    assert f"note id {joined}: note {joined}" in text
-    assert f"warning: warning {joined}" in text
+    if width == 1000:
+        assert f"note id {joined}: note {joined}" in text
+    assert f"warning: warning {joined}" in " ".join(line.strip() for line in text.splitlines())
     assert f"skipped s: skipped {joined}" in text
-    assert f"what ncu says about kernel {joined}" in text and f"rule {joined}" in text
+    assert f"what ncu says about kernel {joined}" in text
+    if width == 1000:
+        assert f"rule {joined}" in text
 
 
 def test_baseline_changes_from_a_hostile_baseline_are_text():
@@ -229,7 +268,7 @@ def test_a_file_that_cannot_be_rendered_shows_its_internal_error_and_the_others_
     files = [
         FileResult(Path(f"{name}.yaml"), [ClaimResult(claim("p"), Verdict.PASSED, 4.0)]) for name in "abc"
     ]
-    assert report.print_run(console, files, 1.0, verbose=False) == ExitCode.INTERNAL_ERROR
+    assert report.print_run(console, files, 1.0, verbose=True) == ExitCode.INTERNAL_ERROR
     text = console.export_text()
     assert "a.yaml: 1 passed" in text and "c.yaml: 1 passed" in text and "b.yaml: 1 passed" not in text
     line = next(line for line in text.splitlines() if line.startswith("b.yaml: internal error"))
@@ -255,10 +294,10 @@ def test_a_file_of_claims_of_ones_own_shows_no_document_columns():
         ClaimResult(own_claim("regs", "keeps two blocks per SM resident"), Verdict.PASSED, 4.0),
         ClaimResult(own_claim("bare"), Verdict.FAILED, 5.0, "measured 5, expected == 4"),
     ]
-    text = rendered(FileResult(Path("mine.yaml"), results))
+    text = rendered(FileResult(Path("mine.yaml"), results), verbose=True)
     assert header(text) == ["claim", "case", "metric", "expected", "measured", "verdict", "why"]
     assert "keeps two blocks per SM resident" in text and "holds" not in text
-    plain = rendered(FileResult(Path("mine.yaml"), results[1:]))
+    plain = rendered(FileResult(Path("mine.yaml"), results[1:]), verbose=True)
     assert header(plain) == ["claim", "case", "metric", "expected", "measured", "verdict"]
 
 
@@ -268,7 +307,37 @@ def test_a_failed_claim_never_says_its_document_holds():
         ClaimResult(claim("bad"), Verdict.FAILED, 5.0, "measured 5, expected == 4"),
         ClaimResult(own_claim("mine", "my reason"), Verdict.PASSED, 4.0),
     ]
-    text = rendered(FileResult(Path("f.yaml"), results))
+    text = rendered(FileResult(Path("f.yaml"), results), verbose=True)
     rows = {line.split("│")[1].strip(): line for line in text.splitlines() if line.startswith("│")}
     assert "holds" in rows["ok"] and "holds" not in rows["bad"]
     assert header(text)[-2:] == ["document", "source"] and "my reason" in rows["mine"]
+    blocks = rendered(FileResult(Path("f.yaml"), results), verbose=True, width=50)
+    assert "┃" not in blocks and blocks.count("    document  holds") == 1, "only the claim that passed"
+
+
+def test_at_80_columns_every_claim_is_a_block_that_cuts_no_name():
+    metric = (
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum / l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
+    )
+    long_id = "a_claim_id_of_sixty_characters_that_no_column_should_fold_ok"
+    named = Claim(id=long_id, case="a_case_with_a_long_name", metric=metric, expect=Expectation(equals=4))
+    results = [ClaimResult(named, Verdict.PASSED, 4.0), ClaimResult(claim("short"), Verdict.PASSED, 4.0)]
+    narrow = rendered(FileResult(Path("f.yaml"), results), verbose=True, width=80)
+    assert "┃" not in narrow and f"passed {long_id}\n" in narrow
+    assert "    metric    l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum /\n" in narrow
+    assert "              l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum\n" in narrow
+    assert all(len(line) <= 80 for line in narrow.splitlines())
+    one_name = metric.split(" / ")[0]
+    results[0] = ClaimResult(named.model_copy(update={"metric": one_name}), Verdict.PASSED, 4.0)
+    wide = rendered(FileResult(Path("f.yaml"), results), verbose=True, width=200)
+    assert "┃" in wide and f"│ {long_id} │" in wide and f"│ {one_name} │" in wide, "a table, whole"
+
+
+def test_a_word_longer_than_the_line_is_kept_whole():
+    from ncuverify.report.claims import field_lines, wrapped
+
+    assert wrapped("ab  cd ef", 5) == ["ab", "cd ef"]
+    assert wrapped("a " + "x" * 30 + " b", 10) == ["a", "x" * 30, "b"]
+    assert field_lines("metric", "a b", 40) == ["    metric    a b"]
+    assert field_lines("metric", "m" * 30 + " / b", 40) == ["    metric", "      " + "m" * 30 + " / b"]
+    assert field_lines("metric", "m" * 100, 40) == ["    metric", "      " + "m" * 100]

@@ -53,6 +53,7 @@ def test_a_swept_file_is_profiled_case_by_case_and_replays_to_the_same_verdicts(
         app,
         [
             "check",
+            "-v",
             "--from-profile",
             str(tmp_path / "saved"),
             "--json",

@@ -59,7 +59,14 @@ AllowInclude = Annotated[
 CompileTimeout = Annotated[
     float, typer.Option(help="stop compiling one kernel source after this many seconds", callback=seconds)
 ]
-Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="show the documents' figures and notes")]
+Verbose = Annotated[
+    bool,
+    typer.Option(
+        "--verbose",
+        "-v",
+        help="show every claim, with the documents' figures and notes (by default: the failures alone)",
+    ),
+]
 Quiet = Annotated[
     bool,
     typer.Option(

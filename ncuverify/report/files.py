@@ -1,4 +1,7 @@
-"""Each file's report and the run's summary line."""
+"""Each file's report and the run's summary line, at three levels of detail: quiet, the run's
+summary alone (and the files that could not be checked); by default, a line per file with every claim
+that failed, could not be evaluated or passed against its xfail in full; verbose, every claim, as a
+table where one fits the terminal, else as a block each."""
 
 from __future__ import annotations
 
@@ -6,13 +9,23 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from rich.console import Console
+from rich.text import Text
 
 from ncuverify.errors import ExitCode
-from ncuverify.explain import claim_lines
 from ncuverify.internal import internal_error_line
-from ncuverify.report.claims import claims_table, reason_lines
+from ncuverify.report.claims import (
+    claim_block,
+    claims_table,
+    explanation_lines,
+    kernel_lines,
+    reason_lines,
+    skipped_lines,
+    table_fits,
+    wrapped,
+)
 from ncuverify.report.text import block_text, line_text
 from ncuverify.results import FileResult, Verdict
+from ncuverify.text import one_line
 
 
 def summary(results: Sequence[FileResult], seconds: float) -> str:
@@ -60,20 +73,59 @@ def print_file(console: Console, result: FileResult, verbose: bool) -> None:
         said = f"{result.path}: {len(result.claims)} claims not measured: {reasons.pop()}"
         console.print(line_text(said, "yellow"), soft_wrap=True)
         return
-    console.print(claims_table(result, verbose))
-    for line in reason_lines(result, verbose):
-        console.print(line, soft_wrap=True)
-    for claim_id, explanation in result.explanations.items():
-        heading, *body = claim_lines(claim_id, explanation)
-        console.print(line_text(heading, "bold"), soft_wrap=True)
-        for body_line in body:
-            console.print(line_text(body_line), soft_wrap=True)
+    if verbose:
+        _print_every_claim(console, result)
+    else:
+        _print_failures(console, result)
     for warning in result.warnings:
-        console.print(line_text(f"warning: {warning}", "bold yellow"), soft_wrap=True)
-    if result.provenance is not None and (verbose or result.replayed):
+        _print_prose(console, f"warning: {warning}", "bold yellow")
+    if result.provenance is not None and verbose:
         how = "replayed from a recording made" if result.replayed else "measured"
-        console.print(line_text(f"{how} on {result.provenance.describe()}"), soft_wrap=True)
-    console.print(line_text(f"{result.path.name}: {summary([result], result.seconds)}"), soft_wrap=True)
+        _print_prose(console, f"{how} on {result.provenance.describe()}")
+    console.print(line_text(f"{result.path}: {summary([result], result.seconds)}"), soft_wrap=True)
+
+
+# What a run shows of a claim by default: what a reader must act on.
+SHOWN_BY_DEFAULT = (Verdict.FAILED, Verdict.ERROR, Verdict.XPASSED)
+
+
+def _print_failures(console: Console, result: FileResult) -> None:
+    """Each claim that needs a reader's eye in full, the kernels an allow-list excuses (with why), then
+    one line per cause of the skipped ones."""
+    for claim_result in result.claims:
+        if claim_result.verdict in SHOWN_BY_DEFAULT:
+            explanation = result.explanations.get(claim_result.claim.id)
+            _print_lines(console, claim_block(claim_result, explanation, console.width, verbose=False))
+        elif claim_result.kernels and claim_result.verdict is Verdict.PASSED:
+            _print_lines(console, kernel_lines(claim_result))
+    _print_lines(console, skipped_lines(result))
+
+
+def _print_every_claim(console: Console, result: FileResult) -> None:
+    """Every claim: a table where it fits the terminal whole (then the reasons and what ncu says), else
+    a block each."""
+    table = claims_table(result, verbose=True)
+    if not table_fits(console, table):
+        console.print(line_text(result.path, "bold"), soft_wrap=True)
+        for claim_result in result.claims:
+            explanation = result.explanations.get(claim_result.claim.id)
+            _print_lines(console, claim_block(claim_result, explanation, console.width, verbose=True))
+        return
+    console.print(table)
+    _print_lines(console, reason_lines(result, verbose=True))
+    for claim_id, explanation in result.explanations.items():
+        _print_lines(console, explanation_lines(claim_id, explanation, console.width))
+
+
+def _print_prose(console: Console, text: str, style: str = "") -> None:
+    """A sentence broken at spaces to the width, its further lines indented."""
+    first, *rest = wrapped(one_line(text), console.width - 2)
+    _print_lines(console, [Text(first, style), *(Text(f"  {line}", style) for line in rest)])
+
+
+def _print_lines(console: Console, lines: Sequence[Text]) -> None:
+    for line in lines:
+        console.print(line, soft_wrap=True)
 
 
 def print_files(console: Console, results: Sequence[FileResult], verbose: bool) -> ExitCode:
@@ -94,8 +146,9 @@ def print_files(console: Console, results: Sequence[FileResult], verbose: bool) 
 def print_run(
     console: Console, results: Sequence[FileResult], seconds: float, verbose: bool, quiet: bool = False
 ) -> ExitCode:
-    """Every file's report (see print_files), then the run's summary. Quiet: only the files that could
-    not be checked (input errors, ncuverify's own, not run), then the summary."""
+    """Every file's report (see print_files), where replayed figures come from (verbose says it of each
+    file), then the run's summary. Quiet: only the files that could not be checked (input errors,
+    ncuverify's own, not run), then the summary."""
     if quiet:
         unchecked = [
             r
@@ -105,6 +158,10 @@ def print_run(
         status = print_files(console, [replace(r, claims=[]) for r in unchecked], verbose)
     else:
         status = print_files(console, results, verbose)
+    if not quiet and not verbose:
+        recordings = {r.provenance.describe() for r in results if r.replayed and r.provenance is not None}
+        for described in sorted(recordings):
+            _print_prose(console, f"replayed from a recording made on {described}")
     if quiet or len(results) > 1:
         line = f"ncuverify: {summary(results, seconds)} ({len(results)} files)"
         console.print(line_text(line, "bold"), soft_wrap=True)
