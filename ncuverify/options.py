@@ -16,6 +16,7 @@ from ncuverify.cache import CompileCache
 from ncuverify.errors import InputError
 from ncuverify.folders import folder_to_read_problem
 from ncuverify.profile.schedule import PassCounts
+from ncuverify.spec import Spec
 from ncuverify.text import printable
 
 # The longest time limit an option may set: a week; anything longer is a typo or an attack.
@@ -39,6 +40,9 @@ class CheckOptions:
     allow_stale: bool = False  # judge recorded figures of kernels or cases that changed since (else: error)
     # judge only these claims of each file (by its resolved path; a file not named: all of its claims)
     claims: Mapping[Path, frozenset[str]] | None = None
+    # files already read (by their resolved paths), judged as read rather than read again: the pytest
+    # plugin's collection read them
+    loaded: Mapping[Path, Spec] | None = None
     on_progress: Callable[[str], None] | None = None  # told what the run is doing, a line at a time
     allow_programs: bool = False  # run the commands of program cases (code the expectation file names)
 

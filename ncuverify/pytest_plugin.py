@@ -23,7 +23,7 @@ from ncuverify.errors import InputError
 from ncuverify.explain import claim_lines
 from ncuverify.profile import NcuOptions
 from ncuverify.results import FileResult, Verdict
-from ncuverify.spec import load
+from ncuverify.spec import Spec, load
 from ncuverify.text import one_line, printable
 
 _RESULTS = pytest.StashKey[dict[Path, FileResult]]()
@@ -32,6 +32,7 @@ _LIMITS = pytest.StashKey[BuildLimits]()  # the ini file's build limits, checked
 # The claims each file's selected items name (after -k, -m and node ids): only they are checked.
 _SELECTED = pytest.StashKey[dict[Path, frozenset[str]]]()
 _COLLECTED = pytest.StashKey[dict[Path, set[str]]]()  # every claim collected, by file
+_LOADED = pytest.StashKey[dict[Path, Spec]]()  # every file collected, as read: checked as read
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -123,6 +124,7 @@ class ExpectationFile(pytest.File):
         self.config.stash.setdefault(_FILES, []).append(self.path)
         collected = self.config.stash.setdefault(_COLLECTED, {})
         collected[self.path.resolve()] = {claim.id for claim in spec.content.claims}
+        self.config.stash.setdefault(_LOADED, {})[self.path.resolve()] = spec
         for claim in spec.content.claims:
             yield ClaimItem.from_parent(self, name=claim.id)
 
@@ -176,6 +178,7 @@ def _file_result(config: pytest.Config, path: Path) -> FileResult:
             from_profile=Path(from_profile) if from_profile else None,
             build=config.stash[_LIMITS],
         )
+        run = replace(run, loaded=config.stash.get(_LOADED, {}))
         files = config.stash.get(_FILES, [])
         if selected is not None:
             files = [path for path in files if path.resolve() in selected]

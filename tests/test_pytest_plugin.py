@@ -120,6 +120,23 @@ def test_k_checks_only_the_files_and_the_claims_it_selects(pytester, monkeypatch
     assert prepared_claims == [("sample.yaml", ["contiguous_four_sectors"])], "static.yaml is not checked"
 
 
+def test_a_file_is_read_once_at_collection_and_checked_as_read(pytester, monkeypatch):
+    from ncuverify import pytest_plugin
+    from ncuverify.stages import prepare
+
+    sandbox(pytester)
+    reads = []
+
+    def counted(path):
+        reads.append(path.name)
+        return pytest_plugin.load(path)
+
+    monkeypatch.setattr(prepare, "load", counted)
+    result = run_pytest(pytester, "expectations", "--ncuverify-from-profile", str(FIXTURES))
+    result.assert_outcomes(passed=8)
+    assert reads == [], "the check took the file as collection read it"
+
+
 def test_yaml_in_an_expectations_folder_that_is_no_expectation_file_is_left_alone(pytester):
     folder = sandbox(pytester)
     (folder / "workflow.yaml").write_text("name: ci\non: [push]\njobs: {test: {runs-on: ubuntu-latest}}\n")

@@ -35,7 +35,7 @@ def prepare_file(
     started = time.monotonic()
     say(options, f"{path.name}: reading")
     try:
-        spec = load(path)
+        spec = _read(path, options)
         if options.shard is not None:
             spec = share_of(spec, *options.shard)
         if options.claims is not None and path.resolve() in options.claims:
@@ -54,7 +54,7 @@ def prepare_file(
     except InputError as error:
         return FileResult(path, [], input_error=str(error), seconds=time.monotonic() - started, key=key.name)
     applicable = [claim for claim in spec.content.claims if applies_to(claim, arch)]
-    judged = other_arch([claim for claim in spec.content.claims if claim not in applicable], arch)
+    judged = other_arch([claim for claim in spec.content.claims if not applies_to(claim, arch)], arch)
     static_claims, profiler_claims = split_claims(applicable)
     set_aside = len(profiler_claims) if options.static_only else 0
     if options.static_only:
@@ -68,7 +68,7 @@ def prepare_file(
     if by_key:
         static = static.combined(set_measurements(by_key, patterns_of(applicable)))
     over_kernels = [claim for claim in static_claims if claim.kernels is not None]
-    judged += judge([claim for claim in static_claims if claim not in over_kernels], static, arch)
+    judged += judge([claim for claim in static_claims if claim.kernels is None], static, arch)
     allow = spec.content.allow
     judged += [
         judge_over_kernels(claim, by_key.get(claim.kernels or "", {}), static, allow, arch)
@@ -96,6 +96,13 @@ def prepare_file(
     )
 
 
+def _read(path: Path, options: CheckOptions) -> Spec:
+    """The file as loaded, or as a caller that read it already gave it."""
+    if options.loaded is not None and (spec := options.loaded.get(path.resolve())) is not None:
+        return spec
+    return load(path)
+
+
 def stale_cases(spec: Spec, kernels: list[str], cases: list[str]) -> dict[str, str]:
     """Each case whose recorded figures are stale, and why: its kernel, or its launch, changed."""
     stale = {
@@ -119,8 +126,9 @@ def needs_sass(spec: Spec) -> bool:
 
 def split_claims(claims: list[Claim]) -> tuple[list[Claim], list[Claim]]:
     """Claims that read only static facts (no GPU needed), and the rest."""
-    static = [c for c in claims if all(is_static(ref) for ref in c.metric_refs())]
-    return static, [c for c in claims if c not in static]
+    reads_static = [all(is_static(ref) for ref in claim.metric_refs()) for claim in claims]
+    static = [claim for claim, only in zip(claims, reads_static, strict=True) if only]
+    return static, [claim for claim, only in zip(claims, reads_static, strict=True) if not only]
 
 
 def static_measurements(spec: Spec, builds: dict[str, KernelBuild], claims: list[Claim]) -> Measurements:
