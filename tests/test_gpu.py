@@ -390,3 +390,13 @@ def test_a_two_kernel_reduction_runs_as_one_case_of_two_steps(gpu_environment, t
     assert abs(beyond[0] - beyond[1]) < 1024, beyond
     replayed = run_check("--from-profile", str(saved), example)
     assert replayed.returncode == ExitCode.OK and "14 passed, 0 failed" in replayed.stdout, replayed.stdout
+
+
+def test_doctor_finds_everything_a_check_needs_and_profiles_a_trial(gpu_environment):
+    completed = subprocess.run(
+        [sys.executable, "-m", "ncuverify", "doctor"], capture_output=True, text=True, cwd=ROOT
+    )
+    assert completed.returncode == ExitCode.OK, completed.stdout + completed.stderr
+    assert re.search(r"^ok      GPU        0: .+ \(sm_\d+\)$", completed.stdout, re.MULTILINE)
+    assert "ok      trial      one kernel profiled, its counters read" in completed.stdout
+    assert completed.stdout.splitlines()[-1] == "doctor: check can profile here"

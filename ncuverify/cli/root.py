@@ -10,7 +10,7 @@ import typer
 from typer.core import TyperGroup
 
 from ncuverify import __version__
-from ncuverify.cli import audit, baseline, build, cache, check, init, merge, schema
+from ncuverify.cli import audit, baseline, build, cache, check, doctor, init, merge, schema
 from ncuverify.cli.terminal import console, say_internal_error
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.report import block_text
@@ -74,6 +74,7 @@ app.add_typer(cache.cache_app, name="cache")
 app.command()(merge.merge)
 app.command()(build.lint)
 app.command()(init.init)
+app.command("doctor")(doctor.doctor_command)
 app.command()(schema.schema)
 
 
