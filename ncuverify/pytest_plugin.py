@@ -3,14 +3,18 @@ named by file and claim id, with ncuverify's verdicts as pytest's outcomes.
 
 Files in a folder named `expectations` are collected; `--ncuverify` collects every YAML file given.
 The files are checked together, once per session, when the first claim runs: one profile of all of
-them, as `ncuverify check` makes, with its options (the compile cache, ncu's passes remembered). The
+them, as `ncuverify check` makes, with its options (the compile cache, ncu's passes remembered). Under
+pytest-xdist each worker checks a file when it runs the file's first claim, on a GPU of its own (worker
+K on GPU K, round the GPUs there are); `--dist loadfile` gives each file to one worker whole. The
 ini values `ncuverify_allow_include` and `ncuverify_compile_timeout` set the build limits, as
 `--allow-include` and `--compile-timeout` do.
 """
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,6 +23,7 @@ import pytest
 
 from ncuverify import options, pipeline
 from ncuverify.build import BuildLimits
+from ncuverify.environment import gpu_count
 from ncuverify.errors import InputError
 from ncuverify.explain import claim_lines
 from ncuverify.profile import NcuOptions
@@ -33,6 +38,7 @@ _LIMITS = pytest.StashKey[BuildLimits]()  # the ini file's build limits, checked
 _SELECTED = pytest.StashKey[dict[Path, frozenset[str]]]()
 _COLLECTED = pytest.StashKey[dict[Path, set[str]]]()  # every claim collected, by file
 _LOADED = pytest.StashKey[dict[Path, Spec]]()  # every file collected, as read: checked as read
+_RUN = pytest.StashKey[options.CheckOptions]()  # the session's run options, made once
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -167,24 +173,55 @@ class ClaimItem(pytest.Item):
 
 
 def _file_result(config: pytest.Config, path: Path) -> FileResult:
-    """The file's results: every file with a selected claim is checked on the first call, in one run,
-    for its selected claims only."""
-    if _RESULTS not in config.stash:
+    """The file's results: outside pytest-xdist every file with a selected claim is checked on the first
+    call, in one run; in a worker, each file on its own when the worker first needs it, on the
+    worker's GPU. Only the selected claims are checked."""
+    results = config.stash.setdefault(_RESULTS, {})
+    if path not in results:
+        worker = xdist_worker(os.environ)
+        files = config.stash.get(_FILES, []) if worker is None else [path]
+        if _RUN not in config.stash:
+            config.stash[_RUN] = _run_options(config, worker)
+        run = config.stash[_RUN]
         selected = config.stash.get(_SELECTED, None)
-        from_profile = config.getoption("ncuverify_from_profile")
-        run = options.for_run(
-            arch=config.getoption("ncuverify_arch"),
-            ncu=NcuOptions(executable=config.getoption("ncuverify_ncu")),
-            from_profile=Path(from_profile) if from_profile else None,
-            build=config.stash[_LIMITS],
-        )
-        run = replace(run, loaded=config.stash.get(_LOADED, {}))
-        files = config.stash.get(_FILES, [])
         if selected is not None:
-            files = [path for path in files if path.resolve() in selected]
+            files = [file for file in files if file.resolve() in selected]
             # a file whose every claim is selected is checked whole, as the command line checks it
             collected = config.stash.get(_COLLECTED, {})
-            narrowed = {path: names for path, names in selected.items() if names != collected.get(path)}
+            narrowed = {file: names for file, names in selected.items() if names != collected.get(file)}
             run = replace(run, claims=narrowed) if narrowed else run
-        config.stash[_RESULTS] = dict(zip(files, pipeline.check_files(files, run), strict=True))
-    return config.stash[_RESULTS][path]
+        results.update(zip(files, pipeline.check_files(files, run), strict=True))
+    return results[path]
+
+
+def _run_options(config: pytest.Config, worker: tuple[int, int] | None) -> options.CheckOptions:
+    from_profile = config.getoption("ncuverify_from_profile")
+    ncu = NcuOptions(executable=config.getoption("ncuverify_ncu"))
+    run = options.for_run(
+        arch=config.getoption("ncuverify_arch"),
+        ncu=ncu,
+        from_profile=Path(from_profile) if from_profile else None,
+        build=config.stash[_LIMITS],
+    )
+    gpus = worker_gpus(worker, gpu_count()) if worker is not None and not from_profile else None
+    return replace(run, loaded=config.stash.get(_LOADED, {}), gpus=gpus)
+
+
+# PYTEST_XDIST_WORKER names a worker gw0, gw1, ...; PYTEST_XDIST_WORKER_COUNT says how many there are.
+_WORKER = re.compile(r"gw([0-9]{1,4})")
+
+
+def xdist_worker(environ: Mapping[str, str]) -> tuple[int, int] | None:
+    """This pytest-xdist worker's index and the number of workers; None outside a worker (or where
+    the variables are not what pytest-xdist sets)."""
+    named = _WORKER.fullmatch(environ.get("PYTEST_XDIST_WORKER", ""))
+    count = environ.get("PYTEST_XDIST_WORKER_COUNT", "")
+    if named is None or not (count.isascii() and count.isdigit() and len(count) <= 4):
+        return None
+    index, workers = int(named.group(1)), int(count)
+    return (index, workers) if index < workers else None
+
+
+def worker_gpus(worker: tuple[int, int], gpus: int) -> tuple[int, ...] | None:
+    """The GPU a worker profiles on: worker K on GPU K, round the GPUs; None where there is none."""
+    return (worker[0] % gpus,) if gpus > 0 else None

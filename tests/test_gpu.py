@@ -400,3 +400,19 @@ def test_doctor_finds_everything_a_check_needs_and_profiles_a_trial(gpu_environm
     assert re.search(r"^ok      GPU        0: .+ \(sm_\d+\)$", completed.stdout, re.MULTILINE)
     assert "ok      trial      one kernel profiled, its counters read" in completed.stdout
     assert completed.stdout.splitlines()[-1] == "doctor: check can profile here"
+
+
+def test_xdist_workers_profile_and_give_the_verdicts_of_one_process(gpu_environment, tmp_path: Path):
+    """Two pytest-xdist workers, each checking its files on its own GPU (both on GPU 0 here, where there
+    is one), judge every claim as one process does."""
+    files = [str(DATA / "sample.yaml"), str(DATA / "static.yaml")]
+    command = [sys.executable, "-m", "pytest", "--ncuverify", *files, "-rA", "-p", "no:cacheprovider"]
+
+    def outcomes(*more: str) -> dict[str, str]:
+        done = subprocess.run([*command, *more], capture_output=True, text=True, cwd=tmp_path)
+        assert done.returncode == 0, done.stdout + done.stderr
+        words = [line.split(" ") for line in done.stdout.splitlines()]
+        return {w[1]: w[0] for w in words if len(w) > 1 and w[0] in ("PASSED", "FAILED") and "::" in w[1]}
+
+    alone = outcomes()
+    assert len(alone) >= 14 and outcomes("-n", "2", "--dist", "loadfile") == alone

@@ -151,3 +151,43 @@ def test_yaml_in_an_expectations_folder_that_is_no_expectation_file_is_left_alon
     # asked for with --ncuverify, any YAML file given is collected
     result = run_pytest(pytester, "--ncuverify", str(folder / "workflow.yaml"))
     result.assert_outcomes(errors=1)
+
+
+def test_an_xdist_worker_is_known_by_what_pytest_xdist_sets_and_nothing_else():
+    from ncuverify.pytest_plugin import worker_gpus, xdist_worker
+
+    assert xdist_worker({"PYTEST_XDIST_WORKER": "gw3", "PYTEST_XDIST_WORKER_COUNT": "4"}) == (3, 4)
+    for hostile in ({"PYTEST_XDIST_WORKER": "gw4", "PYTEST_XDIST_WORKER_COUNT": "4"},
+                    {"PYTEST_XDIST_WORKER": "gw1"},
+                    {"PYTEST_XDIST_WORKER": "gw1\n", "PYTEST_XDIST_WORKER_COUNT": "2"},
+                    {"PYTEST_XDIST_WORKER": "gw٣", "PYTEST_XDIST_WORKER_COUNT": "4"},
+                    {"PYTEST_XDIST_WORKER": "gw1", "PYTEST_XDIST_WORKER_COUNT": "9" * 5000},
+                    {}):  # fmt: skip
+        assert xdist_worker(hostile) is None, hostile
+    assert [worker_gpus((k, 4), 2) for k in range(4)] == [(0,), (1,), (0,), (1,)]
+    assert worker_gpus((0, 2), 0) is None, "no GPU: the default"
+
+
+def outcomes(result) -> dict[str, str]:
+    """Each claim's outcome, by node id, from pytest's -rA summary."""
+    found = {}
+    for line in result.outlines:
+        word, _, rest = line.partition(" ")
+        if word in ("PASSED", "FAILED", "SKIPPED", "XFAIL", "ERROR") and "::" in rest:
+            found[rest.split(" ")[0]] = word
+    return found
+
+
+def test_xdist_workers_give_the_verdicts_of_one_process(pytester):
+    folder = sandbox(
+        pytester,
+        (DATA / "sample.yaml").read_text().replace("expect: {equals: 32}", "expect: {equals: 33}", 1),
+    )
+    shutil.copy(DATA / "static.yaml", folder / "static.yaml")
+    arguments = ("expectations", "--ncuverify-from-profile", str(FIXTURES), "-rA", "-p", "no:cacheprovider")
+    installed = any(e.value.startswith("ncuverify") for e in entry_points(group="pytest11"))
+    arguments += () if installed else ("-p", "ncuverify.pytest_plugin")
+    alone = pytester.runpytest_subprocess(*arguments)
+    spread = pytester.runpytest_subprocess(*arguments, "-n", "2", "--dist", "loadfile")
+    assert outcomes(alone) and outcomes(spread) == outcomes(alone)
+    assert "FAILED" in outcomes(alone).values() and "2 workers" in spread.stdout.str()
