@@ -1,6 +1,7 @@
 """The options of a run: one factory, with the command line's defaults, for every caller."""
 
 import copy
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -81,7 +82,8 @@ def test_the_api_the_plugin_and_the_command_line_make_the_same_options(seen, pyt
         "--ncuverify-from-profile", str(FIXTURES),
     )  # fmt: skip
     api, cli, plugin = seen
-    assert api == cli == plugin
+    assert plugin.loaded is not None and list(plugin.loaded) == [(folder / "sample.yaml").resolve()]
+    assert api == cli == replace(plugin, loaded=None), "the plugin gives the files as it read them, no more"
     assert api.cache is not None and api.passes is not None
     assert api.build.allowed_roots == ((tmp_path / "headers").resolve(),)
 
