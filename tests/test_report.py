@@ -341,3 +341,12 @@ def test_a_word_longer_than_the_line_is_kept_whole():
     assert field_lines("metric", "a b", 40) == ["    metric    a b"]
     assert field_lines("metric", "m" * 30 + " / b", 40) == ["    metric", "      " + "m" * 30 + " / b"]
     assert field_lines("metric", "m" * 100, 40) == ["    metric", "      " + "m" * 100]
+
+
+def test_changes_that_do_not_fit_are_a_line_each_naming_the_measure_whole():
+    console = Console(record=True, width=60)
+    long_path = "/a/folder/with/a/long/name/of/sixty/characters/regression.yaml"
+    report.print_changes(console, [Change(long_path, "read", "gpu__time_duration.sum", 100.0, 150.0, True)])
+    text = console.export_text()
+    assert "┃" not in text
+    assert f"worse {long_path} read gpu__time_duration.sum: 100 -> 150 (×1.5)" in text

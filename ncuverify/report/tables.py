@@ -15,7 +15,7 @@ from ncuverify.build import BUILD_COLUMNS, KernelBuild
 from ncuverify.judge import format_number
 from ncuverify.lint import build_warnings
 from ncuverify.ratchet import KernelMove
-from ncuverify.report.claims import SHOWN_KERNELS
+from ncuverify.report.claims import SHOWN_KERNELS, table_fits
 from ncuverify.report.text import block_text, line_text
 
 
@@ -59,29 +59,44 @@ def print_changes(console: Console, changes: Sequence[Change], moves: Sequence[K
     if not changes:
         console.print(Text("baseline: no measure moved beyond its tolerance", style="green"))
         return
+    ordered = sorted(changes, key=lambda c: (not c.worse, c.allowed is not None))
     table = Table(title="compared with the baseline", title_justify="left")
     for column in ("file", "case", "measure", "baseline", "now", "change", ""):
-        table.add_column(column, justify="right" if column in ("baseline", "now", "change") else "left")
-    for change in sorted(changes, key=lambda c: (not c.worse, c.allowed is not None)):
-        ratio = change.ratio
-        moved = f"×{ratio:.3g}" if ratio is not None else f"+{format_number(change.after - change.before)}"
-        verdict = Text("worse", style="bold red") if change.worse else Text("better", style="green")
-        if change.allowed is not None:
-            verdict = line_text(f"allowed: {change.allowed}", "yellow")
+        numbers = column in ("baseline", "now", "change")
+        table.add_column(column, justify="right" if numbers else "left", no_wrap=column != "")
+    for change in ordered:
         table.add_row(
             line_text(change.file),
             line_text(change.case),
             line_text(change.metric),
             Text(format_number(change.before)),
             Text(format_number(change.after)),
-            Text(moved),
-            verdict,
+            Text(_moved(change)),
+            _verdict(change),
         )
-    console.print(table)
+    if table_fits(console, table):
+        console.print(table)
+    else:  # a line each, no name cut
+        console.print(Text("compared with the baseline"))
+        for change in ordered:
+            said = f"{change.file} {change.case} {change.metric}: {format_number(change.before)} -> "
+            said += f"{format_number(change.after)} ({_moved(change)})"
+            console.print(Text.assemble(_verdict(change), " ", line_text(said)), soft_wrap=True)
     worse = sum(1 for c in changes if c.worse and c.allowed is None)
     allowed = sum(1 for c in changes if c.allowed is not None)
     said = f"baseline: {worse} regressed, {len(changes) - worse - allowed} improved"
     console.print(Text(said + (f", {allowed} grew as the allow-list accepts" if allowed else "")))
+
+
+def _moved(change: Change) -> str:
+    ratio = change.ratio
+    return f"×{ratio:.3g}" if ratio is not None else f"+{format_number(change.after - change.before)}"
+
+
+def _verdict(change: Change) -> Text:
+    if change.allowed is not None:
+        return line_text(f"allowed: {change.allowed}", "yellow")
+    return Text("worse", style="bold red") if change.worse else Text("better", style="green")
 
 
 def print_moves(console: Console, moves: Sequence[KernelMove]) -> None:
