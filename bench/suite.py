@@ -33,7 +33,7 @@ def timed(command: list[str], env: dict[str, str] | None = None) -> float:
     started = time.monotonic()
     completed = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
     elapsed = time.monotonic() - started
-    if completed.returncode not in (0, 1, 3):  # a failed claim still times the run
+    if completed.returncode not in (0, 1, 3):  # a failed claim still times the run (pytest: 1 too)
         sys.exit(
             f"{' '.join(command)} exited {completed.returncode}:\n{completed.stdout[-2000:]}{completed.stderr[-2000:]}"
         )
@@ -45,8 +45,11 @@ def ncuverify(*args: str) -> list[str]:
 
 
 def cpu_rows(cache: Path) -> list[tuple[str, float]]:
+    # As an installed ncuverify runs: its modules compiled to bytecode once (pip does so at install).
     env = {**os.environ, "NCUVERIFY_CACHE_DIR": str(cache)}
-    return [
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    replay = ("--ncuverify-from-profile", "recordings/h200", "-p", "no:cacheprovider", "-q")
+    rows = [
         (
             "static claims, cold compile cache",
             timed(ncuverify("check", "--static-only", "expectations/"), env),
@@ -59,7 +62,36 @@ def cpu_rows(cache: Path) -> list[tuple[str, float]]:
             "replay of recordings/h200, warm cache",
             timed(ncuverify("check", "--from-profile", "recordings/h200", "expectations/"), env),
         ),
+        (
+            "the pytest plugin over recordings/h200",
+            timed([sys.executable, "-m", "pytest", *_plugin(), "expectations/", *replay], env),
+        ),
+        (
+            "the same with -k s22_four_sectors (one claim)",
+            timed(
+                [
+                    sys.executable,
+                    "-m",
+                    "pytest",
+                    *_plugin(),
+                    "expectations/",
+                    *replay,
+                    "-k",
+                    "s22_four_sectors",
+                ],
+                env,
+            ),
+        ),
     ]
+    return [*rows, ("ratio: the plugin / the replay", rows[3][1] / rows[2][1])]
+
+
+def _plugin() -> list[str]:
+    """The plugin by name where ncuverify is used from a checkout (an installed one registers it)."""
+    from importlib.metadata import entry_points
+
+    installed = any(e.value.startswith("ncuverify") for e in entry_points(group="pytest11"))
+    return [] if installed else ["-p", "ncuverify.pytest_plugin"]
 
 
 def gpu_rows(scratch: Path, naive_sample: int) -> list[tuple[str, float]]:
@@ -212,7 +244,7 @@ def main() -> None:
     print(f"ncuverify suite benchmark, {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores\n")
     print("| what | seconds |\n| --- | --- |")
     for what, seconds in rows:
-        print(f"| {what} | {seconds:.1f} |")
+        print(f"| {what} | {seconds:.2f} |" if what.startswith("ratio") else f"| {what} | {seconds:.1f} |")
 
 
 if __name__ == "__main__":
