@@ -30,6 +30,8 @@ __global__ void transposeNaive(float* out, const float* in) { out[threadIdx.x * 
 namespace ns { __global__ void f(int* p) { *p = 1; } }
 template <typename T> __global__ void stride(T* p) { p[threadIdx.x * 2] = T(1); }
 template __global__ void stride<float>(float*);
+template <const unsigned TILE> __global__ void tiled(float* p) { p[threadIdx.x * TILE] = 1.f; }
+template __global__ void tiled<32>(float*);
 __global__ void over(int* p) { *p = 1; }
 __global__ void over(float* p) { *p = 1.f; }
 int main() { int* p; assert(cudaMalloc(&p, 4) == cudaSuccess); printf("ok\\n"); return 0; }
@@ -52,6 +54,18 @@ def test_a_whole_program_builds_and_entries_are_found_by_their_cpp_names(tmp_pat
     assert builds["s"].symbol == "_Z6strideIfEvPT_"
     assert builds["naive"].cubin[:4] == b"\x7fELF"
     assert builds["naive"].facts.ptxas.registers > 0
+
+
+def test_an_unsigned_template_argument_is_named_as_written(tmp_path):
+    """The demangler writes tiled<32u> for `template <const unsigned TILE>`; the file says tiled<32>."""
+    builds = build_spec(spec_with(tmp_path, nvcc_kernels(tmp_path, {"t": "tiled<32>"})), "sm_90")
+    assert builds["t"].symbol == "_Z5tiledILj32EEvPf"
+
+
+def test_a_template_instance_nvcc_did_not_build_says_how_to_instantiate_it(tmp_path):
+    message = refused(spec_with(tmp_path, nvcc_kernels(tmp_path, {"t": "tiled<64>"})))
+    assert "no kernel entry point 'tiled<64>'" in message
+    assert "template __global__ void tiled<64>(...);" in message
 
 
 def test_an_overloaded_or_unknown_entry_lists_the_kernels_demangled(tmp_path):

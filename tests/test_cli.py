@@ -22,6 +22,10 @@ def test_without_a_gpu_exits_3_with_one_line(no_gpu):
     lines = result.stdout.strip().splitlines()
     assert lines == [f"{DATA / 'sample.yaml'}: 8 claims not measured: {NO_GPU.problem}"]
     assert "Traceback" not in result.stdout
+    assert (
+        result.stderr.strip()
+        == "ncuverify doctor says what this machine lacks to measure, and how to mend it"
+    )
 
 
 def test_without_a_gpu_verbose_shows_the_table(no_gpu):

@@ -148,3 +148,25 @@ def test_a_claim_of_ones_own_cites_no_document_and_may_say_why(tmp_path):
     # a figure the hardware does not bear out still needs its note
     holds_no = {"case": "c", "metric": "launch__registers_per_thread", "cite": {**CITE, "holds": "no"}}
     assert "needs a 'note'" in _refused(_file(tmp_path, [holds_no], cases={"c": case}))
+
+
+def test_a_key_known_elsewhere_is_not_suggested_as_itself(tmp_path):
+    """`kernel` is a key of cases; on a claim the close key is `kernels`, never `kernel` again."""
+    message = _refused(_file(tmp_path, [{"kernel": "one", "metric": "static__registers_per_thread"}]))
+    assert "claims[0].kernel: unknown key 'kernel' (did you mean 'kernels'?)" in message
+
+
+def test_a_kernel_outside_an_unmarked_folder_says_how_to_mark_the_project(tmp_path):
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "k.cu").write_text("__global__ void k() {}\n")
+    (tmp_path / "gate").mkdir()
+    path = tmp_path / "gate" / "k.yaml"
+    path.write_text(
+        "kernels: {k: {file: ../kernels/k.cu, entry: k}}\ncases: {one: {kernel: k, grid: 1, block: 32}}\n"
+        "claims: [{id: c, case: one, metric: static__registers_per_thread, expect: {at_most: 9}}]\n"
+    )
+    message = _refused(path)
+    assert "lies outside the project" in message
+    assert "put one of .git, pyproject.toml, .ncuverify-root at its top" in message
+    (tmp_path / ".ncuverify-root").touch()
+    assert load(path).content.kernels["k"].file == "../kernels/k.cu"

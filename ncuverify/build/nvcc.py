@@ -202,13 +202,26 @@ def entry_symbols(
         if len(matches) != 1:
             defined = ", ".join(sorted(demangled.get(s, s) for s in symbols)) or "none"
             why = "no kernel entry point" if not matches else "more than one kernel (overloads) for"
-            raise InputError(f"{source_name}: {why} {entry!r} (it defines: {defined})")
+            hint = ""
+            if not matches and "<" in entry:  # nvcc compiles a template only where the code instantiates it
+                hint = (
+                    f"; nvcc builds a template instance only where the code instantiates it: add an explicit"
+                    f" instantiation (`template __global__ void {entry}(...);`, the parameters written out)"
+                    " to the file, or to a .cu file of your own that includes it"
+                )
+            raise InputError(f"{source_name}: {why} {entry!r} (it defines: {defined}){hint}")
         found[entry] = matches[0]
     return found
 
 
+# An integer literal's suffix, which the demangler writes for an unsigned or long template argument
+# (`stride<32u>` for `template <const uint S>`) and a kernel's name as written leaves out.
+_INTEGER_SUFFIX = re.compile(r"(?<![\w.])(\d+)(?:[uU](?:ll|LL|l|L)?|(?:ll|LL|l|L)[uU]?)(?!\w)")
+
+
 def _spaceless(name: str) -> str:
-    return re.sub(r"\s+", "", name)
+    """A kernel's name as compared: without spaces or integer suffixes (stride<32u> is stride<32>)."""
+    return _INTEGER_SUFFIX.sub(r"\1", re.sub(r"\s+", "", name))
 
 
 # --- the hint on NVRTC's failures ----------------------------------------------------------------------------

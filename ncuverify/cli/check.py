@@ -3,6 +3,7 @@ write and show its results."""
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -168,6 +169,8 @@ def check(
     results = ratchet.with_stale_warnings(results, changes.changes if changes is not None else None)
     written = write_results(shown_on, results, code, outputs.by_option(), _run_identity(shares, paths))
     shown = report.print_run(shown_on, results, time.monotonic() - started, verbose, quiet)
+    if code == ExitCode.NOT_MEASURABLE and not quiet:
+        print("ncuverify doctor says what this machine lacks to measure, and how to mend it", file=sys.stderr)
     if changes is not None:
         report.print_changes(shown_on, changes.changes, changes.moves)
     raise typer.Exit(int(worst(code, written, shown)))

@@ -52,7 +52,8 @@ def pydantic_problems(error: ValidationError) -> Iterator[tuple[Location, str]]:
         message = item["msg"].removeprefix("Value error, ")
         if item["type"] == "extra_forbidden" and where:
             key = str(where[-1])
-            close = difflib.get_close_matches(key, _ALL_FIELDS, n=1)
+            # a key known elsewhere (kernel, a field of cases) is unknown here: never suggest it again
+            close = difflib.get_close_matches(key, [name for name in _ALL_FIELDS if name != key], n=1)
             message = f"unknown key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
         elif item["type"] == "missing" and where:
             message = f"missing: {where[-1]!r} is required"
