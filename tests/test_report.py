@@ -67,8 +67,8 @@ def test_by_default_a_file_is_one_line_and_what_needs_a_look_is_shown_in_full():
         "failed f: measured 5, expected == 4",
         "error e: case a did not run: CUDA_ERROR_ILLEGAL_ADDRESS",
         "xpassed xp: expected to fail (volta), but it holds",
-        "skipped 2 claims: no GPU",
         "f.yaml: 1 passed, 1 failed, 1 errors, 2 skipped, 1 xfailed, 1 xpassed, 1 for other architectures in 0.0 s",
+        "skipped 2 claims: no GPU",  # each cause once, for the run
     ]
     failed = lines[1 : lines.index(headings[1])]
     assert [line.split()[0] for line in failed] == [
@@ -81,6 +81,16 @@ def test_by_default_a_file_is_one_line_and_what_needs_a_look_is_shown_in_full():
     ]
     assert "    measured  5" in failed and "    expected  == 4" in failed
     assert "┃" not in "\n".join(lines), "no table"
+
+
+def test_a_cause_shared_by_files_is_said_once():
+    skipped = [ClaimResult(claim(f"s{i}"), Verdict.SKIPPED, reason="no GPU") for i in range(3)]
+    failed = ClaimResult(claim("f"), Verdict.FAILED, 5.0, "measured 5, expected == 4")
+    held = ClaimResult(claim("p"), Verdict.PASSED, 4.0)
+    text = rendered(
+        FileResult(Path("a.yaml"), [*skipped[:2], failed]), FileResult(Path("b.yaml"), [*skipped[2:], held])
+    )
+    assert text.count("no GPU") == 1 and "skipped 3 claims: no GPU" in text
 
 
 def test_the_document_column_says_by_how_much_a_figure_is_off():

@@ -6,6 +6,7 @@ table is used only when it fits whole, and a block breaks its lines at spaces al
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from rich.console import Console
 from rich.table import Table
@@ -106,13 +107,13 @@ def reason_lines(result: FileResult, verbose: bool) -> list[Text]:
             lines.append(heading(claim_result))
         if verbose and claim.note:
             lines.append(Text.assemble(("note ", "cyan"), one_line(f"{claim.id}: {claim.note}")))
-    return lines + skipped_lines(result)
+    return lines + skipped_lines(result.claims)
 
 
-def skipped_lines(result: FileResult) -> list[Text]:
+def skipped_lines(claims: Sequence[ClaimResult]) -> list[Text]:
     """One line for each cause of skipped claims: the claim, or how many share it."""
     skipped: dict[str, list[str]] = {}
-    for claim_result in result.claims:
+    for claim_result in claims:
         if claim_result.verdict is Verdict.SKIPPED:
             skipped.setdefault(claim_result.reason or "", []).append(claim_result.claim.id)
     lines = []

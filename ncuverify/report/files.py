@@ -67,10 +67,9 @@ def print_file(console: Console, result: FileResult, verbose: bool) -> None:
         aside = f" ({result.set_aside} on the profiler set aside: --static-only)" if result.set_aside else ""
         console.print(line_text(f"{result.path}: no claims to check{aside}"), soft_wrap=True)
         return
-    reasons = {r.reason for r in result.claims}
-    if all(r.verdict is Verdict.SKIPPED for r in result.claims) and len(reasons) == 1 and not verbose:
+    if not verbose and _skipped_alike(result):
         # One cause for every claim (no GPU, no ncu): one line, not a table of the same words.
-        said = f"{result.path}: {len(result.claims)} claims not measured: {reasons.pop()}"
+        said = f"{result.path}: {len(result.claims)} claims not measured: {result.claims[0].reason}"
         console.print(line_text(said, "yellow"), soft_wrap=True)
         return
     if verbose:
@@ -85,20 +84,25 @@ def print_file(console: Console, result: FileResult, verbose: bool) -> None:
     console.print(line_text(f"{result.path}: {summary([result], result.seconds)}"), soft_wrap=True)
 
 
+def _skipped_alike(result: FileResult) -> bool:
+    """Whether every claim of the file was skipped, for one reason."""
+    skipped = all(r.verdict is Verdict.SKIPPED for r in result.claims)
+    return bool(result.claims) and skipped and len({r.reason for r in result.claims}) == 1
+
+
 # What a run shows of a claim by default: what a reader must act on.
 SHOWN_BY_DEFAULT = (Verdict.FAILED, Verdict.ERROR, Verdict.XPASSED)
 
 
 def _print_failures(console: Console, result: FileResult) -> None:
-    """Each claim that needs a reader's eye in full, the kernels an allow-list excuses (with why), then
-    one line per cause of the skipped ones."""
+    """Each claim that needs a reader's eye in full, and the kernels an allow-list excuses (with why);
+    the causes of skipped claims are said once for the run (see print_run)."""
     for claim_result in result.claims:
         if claim_result.verdict in SHOWN_BY_DEFAULT:
             explanation = result.explanations.get(claim_result.claim.id)
             _print_lines(console, claim_block(claim_result, explanation, console.width, verbose=False))
         elif claim_result.kernels and claim_result.verdict is Verdict.PASSED:
             _print_lines(console, kernel_lines(claim_result))
-    _print_lines(console, skipped_lines(result))
 
 
 def _print_every_claim(console: Console, result: FileResult) -> None:
@@ -159,6 +163,8 @@ def print_run(
     else:
         status = print_files(console, results, verbose)
     if not quiet and not verbose:
+        said_alone = [r for r in results if not _skipped_alike(r)]  # their one line said why already
+        _print_lines(console, skipped_lines([c for r in said_alone for c in r.claims]))
         recordings = {r.provenance.describe() for r in results if r.replayed and r.provenance is not None}
         for described in sorted(recordings):
             _print_prose(console, f"replayed from a recording made on {described}")
