@@ -30,6 +30,7 @@ from ncuverify.cli.params import (
     CompileTimeout,
     Files,
     FromProfile,
+    Html,
     JunitXml,
     Ncu,
     NoCache,
@@ -103,6 +104,7 @@ def check(
         Path | None, typer.Option("--json", help="write every claim, measurement and provenance as JSON")
     ] = None,
     junit_xml: JunitXml = None,
+    html: Html = None,
     markdown: Annotated[
         Path | None, typer.Option(help="write a Markdown summary (pull request, CI step)")
     ] = None,
@@ -137,7 +139,7 @@ def check(
     profiler = Profiler(ncu, clock_control, cache_control, case_timeout, processes_per_gpu)
     shares, chosen_gpus = shard_of(shard), gpus_of(gpus)
     paths = expand_paths(files)
-    outputs = Outputs(json_file, junit_xml, markdown)
+    outputs = Outputs(json_file, junit_xml, markdown, html)
     against = BaselineChoice(baseline, tuple(tolerance or ()))
     outputs.check([*paths, *against.inputs()])
     against.check_file()

@@ -11,7 +11,7 @@ import typer
 from ncuverify import export, report
 from ncuverify.cli.option_groups import Outputs
 from ncuverify.cli.outputs import write_results
-from ncuverify.cli.params import JunitXml, Verbose
+from ncuverify.cli.params import Html, JunitXml, Verbose
 from ncuverify.cli.paths import check_input_files
 from ncuverify.cli.terminal import console, print_warnings
 from ncuverify.results import exit_code, worst
@@ -24,6 +24,7 @@ def merge(
     verbose: Verbose = False,
     json_file: Annotated[Path | None, typer.Option("--json", help="write the merged results as JSON")] = None,
     junit_xml: JunitXml = None,
+    html: Html = None,
     markdown: Annotated[Path | None, typer.Option(help="write a Markdown summary")] = None,
     partial: Annotated[
         bool,
@@ -33,7 +34,7 @@ def merge(
     """Join the JSON results of the shards of a run (check --shard K/N --json) into one report and one
     exit code, as if one machine had run them all. Shards that are not one whole run (one missing or
     twice, another suite's) are refused (exit 2) unless --partial is given."""
-    outputs = Outputs(json_file, junit_xml, markdown)
+    outputs = Outputs(json_file, junit_xml, markdown, html)
     outputs.check(results)
     check_input_files([("", path) for path in results])
     shown_on = console()

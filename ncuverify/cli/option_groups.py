@@ -75,14 +75,20 @@ class Profiler:
 
 @dataclass(frozen=True)
 class Outputs:
-    """--json, --junit-xml, --markdown: the files a run's results are written to."""
+    """--json, --junit-xml, --markdown, --html: the files a run's results are written to."""
 
     json: Path | None
     junit_xml: Path | None
     markdown: Path | None
+    html: Path | None = None
 
     def by_option(self) -> dict[str, Path | None]:
-        return {"--json": self.json, "--junit-xml": self.junit_xml, "--markdown": self.markdown}
+        return {
+            "--json": self.json,
+            "--junit-xml": self.junit_xml,
+            "--markdown": self.markdown,
+            "--html": self.html,
+        }
 
     def check(self, inputs: Sequence[Path]) -> None:
         check_outputs(self.by_option(), inputs)

@@ -29,6 +29,7 @@ def write_results(
         "--json": lambda: export.to_json(results, code, shard=identity),
         "--junit-xml": lambda: export.to_junit(results),
         "--markdown": lambda: export.to_markdown(results),
+        "--html": lambda: export.to_html(results),
     }
     written = [
         write_output(console, option, path, functools.partial(_write_rendered, render=renderers[option]))

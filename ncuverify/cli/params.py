@@ -74,3 +74,7 @@ Quiet = Annotated[
     ),
 ]
 JunitXml = Annotated[Path | None, typer.Option(help="write one JUnit test case per claim")]
+Html = Annotated[
+    Path | None,
+    typer.Option("--html", help="write a self-contained HTML report with pictures (opens from disk)"),
+]

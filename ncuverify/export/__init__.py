@@ -2,6 +2,7 @@
 of a run), JUnit XML (one test case per claim, for CI systems) and Markdown (a summary fit for a
 pull-request comment or a CI step summary)."""
 
+from ncuverify.export.html_report import to_html
 from ncuverify.export.junit import to_junit
 from ncuverify.export.markdown import to_markdown
 from ncuverify.export.reading import from_json
@@ -21,6 +22,7 @@ __all__ = [
     "read_shard",
     "run_seconds",
     "suite_digest",
+    "to_html",
     "to_json",
     "to_junit",
     "to_markdown",

@@ -1,0 +1,297 @@
+"""Results as one self-contained HTML page: a summary (counts by verdict, per file, where the figures
+come from), the failed claims first with what ncu says, every claim with a small picture of where its
+value landed against what was expected (and its negative control beside it), and for files that cite
+documents the hardware's figure against the document's. Filters by file, verdict and text work with
+the page opened from disk: styles, script and pictures are inline, nothing is fetched.
+
+The summary charts are drawn by matplotlib as SVG; a claim's picture, one per claim and hundreds per
+page, is a few SVG shapes written here, as matplotlib would take seconds to draw them all. Every text
+from expectation files, kernel sources and ncu is escaped: the page shows it, never runs it."""
+
+from __future__ import annotations
+
+import html
+import io
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+from ncuverify.explain import claim_lines
+from ncuverify.judge import describe, format_number
+from ncuverify.results import ClaimResult, FileResult, Verdict
+from ncuverify.text import one_line
+
+COLOURS = {
+    Verdict.PASSED: "#2e7d32",
+    Verdict.FAILED: "#c62828",
+    Verdict.ERROR: "#8e24aa",
+    Verdict.SKIPPED: "#f9a825",
+    Verdict.XFAILED: "#558b2f",
+    Verdict.XPASSED: "#d84315",
+    Verdict.OTHER_ARCH: "#9e9e9e",
+}
+# Shown first: what a reviewer must look at.
+FAILING = (Verdict.FAILED, Verdict.ERROR, Verdict.XPASSED)
+
+
+def _text(value: object) -> str:
+    """Untrusted text as HTML text: one line, control characters visible, markup escaped."""
+    return html.escape(one_line(str(value)), quote=True)
+
+
+def to_html(results: Sequence[FileResult], title: str = "ncuverify report") -> str:
+    claims = [(r, c) for r in results for c in r.claims]
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{_text(title)}</title>",
+        f"<style>{STYLE}</style></head><body>",
+        f"<h1>{_text(title)}</h1>",
+        _summary(results),
+        _failures(claims),
+        _audit(claims),
+        _claims(results),
+        f"<script>{SCRIPT}</script>",
+        "</body></html>",
+    ]
+    return "\n".join(part for part in parts if part) + "\n"
+
+
+# --- the summary ----------------------------------------------------------------------------------------
+
+
+def _summary(results: Sequence[FileResult]) -> str:
+    counts = Counter(c.verdict for r in results for c in r.claims)
+    rows = "".join(
+        f"<tr><td>{_text(r.path)}</td>"
+        + "".join(f"<td>{r.count(v) or ''}</td>" for v in Verdict)
+        + f"<td>{_text(_problem(r))}</td></tr>"
+        for r in results
+    )
+    header = "".join(f"<th>{v.value}</th>" for v in Verdict)
+    totals = ", ".join(f"{counts[v]} {v.value}" for v in Verdict if counts[v]) or "no claims"
+    return (
+        '<section id="summary"><h2>Summary</h2>'
+        f"<p>{_text(totals)}</p>{_provenance(results)}"
+        f'<figure class="chart">{verdict_chart(counts)}</figure>'
+        f"<table><tr><th>file</th>{header}<th>problem</th></tr>{rows}</table></section>"
+    )
+
+
+def _problem(result: FileResult) -> str:
+    return result.input_error or result.internal_error or result.not_run or ""
+
+
+def _provenance(results: Sequence[FileResult]) -> str:
+    said = sorted(
+        {
+            f"{'replayed from a recording made' if r.replayed else 'measured'} on {r.provenance.describe()}"
+            for r in results
+            if r.provenance is not None
+        }
+    )
+    return "".join(f'<p class="provenance">{_text(line)}</p>' for line in said) or (
+        '<p class="provenance">nothing profiled: static facts only</p>'
+    )
+
+
+# --- the failed claims, first ---------------------------------------------------------------------------
+
+
+def _failures(claims: list[tuple[FileResult, ClaimResult]]) -> str:
+    failing = [(r, c) for r, c in claims if c.verdict in FAILING]
+    if not failing:
+        return '<section id="failures"><h2>Failures</h2><p>none</p></section>'
+    items = []
+    for result, claim_result in failing:
+        claim = claim_result.claim
+        explanation = result.explanations.get(claim.id)
+        said = "\n".join(claim_lines(claim.id, explanation)) if explanation is not None else ""
+        items.append(
+            f'<li><b class="{claim_result.verdict.value}">{claim_result.verdict.value}</b> '
+            f"<code>{_text(claim.id)}</code> in {_text(result.path)}: {_text(claim_result.reason or '')}"
+            + (f"<pre>{html.escape(said)}</pre>" if said else "")
+            + "</li>"
+        )
+    return f'<section id="failures"><h2>Failures</h2><ul>{"".join(items)}</ul></section>'
+
+
+# --- the audit: the hardware's figure against the document's ------------------------------------------
+
+
+def _audit(claims: list[tuple[FileResult, ClaimResult]]) -> str:
+    cited = [
+        (c.claim.id, c.measured / c.claim.cite.value, c.verdict)
+        for _, c in claims
+        if c.claim.cite is not None
+        and c.claim.cite.value
+        and c.measured is not None
+        and c.measured / c.claim.cite.value > 0
+    ]
+    if not cited:
+        return ""
+    return (
+        '<section id="audit"><h2>The documents against the hardware</h2>'
+        "<p>Each cited figure: measured ÷ the document's value, on a log scale (1 is the document's).</p>"
+        f'<figure class="chart">{audit_chart(cited)}</figure></section>'
+    )
+
+
+# --- every claim ----------------------------------------------------------------------------------------
+
+
+def _claims(results: Sequence[FileResult]) -> str:
+    files = "".join(f"<option>{_text(r.path)}</option>" for r in results)
+    verdicts = "".join(f"<option>{v.value}</option>" for v in Verdict)
+    rows = "".join(_claim_row(r, c) for r in results for c in r.claims)
+    return (
+        '<section id="claims"><h2>Claims</h2><p class="filters">'
+        f'<select id="file"><option value="">every file</option>{files}</select> '
+        f'<select id="verdict"><option value="">every verdict</option>{verdicts}</select> '
+        '<input id="text" type="search" placeholder="claim, case or metric"></p>'
+        "<table><tr><th>claim</th><th>case</th><th>metric</th><th>expected</th><th>measured</th>"
+        f"<th>verdict</th><th>where it landed</th></tr>{rows}</table></section>"
+    )
+
+
+def _claim_row(result: FileResult, claim_result: ClaimResult) -> str:
+    claim = claim_result.claim
+    measured = format_number(claim_result.measured) if claim_result.measured is not None else "-"
+    if claim_result.control_measured is not None:
+        measured += f" (control {format_number(claim_result.control_measured)})"
+    verdict = claim_result.verdict.value
+    return (
+        f'<tr class="claim" data-file="{_text(result.path)}" data-verdict="{verdict}">'
+        f"<td><code>{_text(claim.id)}</code></td><td>{_text(claim.case or claim.kernels or '-')}</td>"
+        f"<td><code>{_text(claim.metric)}</code></td><td>{_text(describe(claim.expect))}</td>"
+        f'<td class="number">{_text(measured)}</td><td class="{verdict}">{verdict}</td>'
+        f"<td>{landing(claim_result)}</td></tr>"
+    )
+
+
+def landing(result: ClaimResult, width: int = 160, height: int = 18) -> str:
+    """Where the measured value landed: the expected value or range as a band, the measured value as
+    a mark (the negative control's as a hollow one), on a scale that leaves the margin visible."""
+    low, high = _expected_range(result)
+    values = [v for v in (low, high, result.measured, result.control_measured) if v is not None]
+    if result.measured is None or not all(math.isfinite(v) for v in values):
+        return ""
+    start, end = min(values), max(values)
+    pad = (end - start) * 0.15 or abs(end) * 0.1 or 1.0
+    start, end = start - pad, end + pad
+
+    def x(value: float) -> float:
+        return round((value - start) / (end - start) * width, 1)
+
+    band_low = x(low) if low is not None else 0.0
+    band_high = x(high) if high is not None else float(width)
+    colour = COLOURS[result.verdict]
+    shapes = [
+        f'<rect x="{band_low}" y="4" width="{max(1.5, band_high - band_low)}" height="{height - 8}" fill="#90caf9"/>',
+        f'<line x1="{x(result.measured)}" y1="1" x2="{x(result.measured)}" y2="{height - 1}" stroke="{colour}" stroke-width="3"/>',
+    ]
+    if result.control_measured is not None:
+        shapes.append(
+            f'<circle cx="{x(result.control_measured)}" cy="{height / 2}" r="4" fill="none" stroke="#424242"/>'
+        )
+    return (
+        f'<svg class="landing" width="{width}" height="{height}" role="img" '
+        f'aria-label="measured {_text(format_number(result.measured))}">{"".join(shapes)}</svg>'
+    )
+
+
+def _expected_range(result: ClaimResult) -> tuple[float | None, float | None]:
+    """The values the expectation allows, as a low and a high end (None: open on that side)."""
+    expect = result.claim.expect
+    if expect.equals is not None:
+        return expect.equals, expect.equals
+    if expect.at_least is not None:
+        return expect.at_least, None
+    if expect.at_most is not None:
+        return None, expect.at_most
+    if expect.between is not None:
+        return expect.between
+    approx = expect.approx or 0.0
+    allowed = expect.abs if expect.abs is not None else abs(approx) * (expect.rel or 0.0)
+    return approx - allowed, approx + allowed
+
+
+# --- the charts matplotlib draws -------------------------------------------------------------------------
+
+
+def verdict_chart(counts: Counter[Verdict]) -> str:
+    """The claims' count by verdict, as a horizontal bar chart."""
+    figure, axes = _figure(6.0, 0.35 * len(Verdict) + 0.6)
+    shown = [v for v in Verdict if counts[v]] or list(Verdict)
+    axes.barh([v.value for v in shown], [counts[v] for v in shown], color=[COLOURS[v] for v in shown])
+    axes.invert_yaxis()
+    axes.set_xlabel("claims")
+    return _svg(figure)
+
+
+def audit_chart(cited: list[tuple[str, float, Verdict]]) -> str:
+    """Each cited figure's ratio (measured / the document's) on a log scale, a row per verdict."""
+    verdicts = [v for v in Verdict if any(verdict is v for _, _, verdict in cited)]
+    figure, axes = _figure(7.0, 0.5 * len(verdicts) + 1.0)
+    for row, verdict in enumerate(verdicts):
+        ratios = [ratio for _, ratio, v in cited if v is verdict]
+        axes.scatter(ratios, [row] * len(ratios), color=COLOURS[verdict], alpha=0.6, s=18)
+    axes.set_xscale("log")
+    axes.axvline(1.0, color="#424242", linewidth=1)
+    axes.set_yticks(range(len(verdicts)), [v.value for v in verdicts])
+    axes.set_xlabel("measured / the document's figure")
+    return _svg(figure)
+
+
+def _figure(width: float, height: float):  # type: ignore[no-untyped-def]
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(width, height), dpi=96)
+    figure.set_layout_engine("tight")
+    return figure, figure.add_subplot()
+
+
+def _svg(figure) -> str:  # type: ignore[no-untyped-def]
+    """The figure as inline SVG: text as text (small, searchable), no XML prologue or DOCTYPE (which
+    names a DTD on the web)."""
+    import matplotlib
+
+    buffer = io.StringIO()
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "ncuverify"}):
+        figure.savefig(buffer, format="svg", metadata=dict.fromkeys(("Date", "Creator", "Format", "Type")))
+    svg = buffer.getvalue()
+    return svg[svg.index("<svg") :]
+
+
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 1.5em; color: #212121; }
+table { border-collapse: collapse; font-size: 0.9em; }
+td, th { border-bottom: 1px solid #e0e0e0; padding: 2px 8px; text-align: left; vertical-align: middle; }
+td.number { text-align: right; }
+.passed { color: #2e7d32; } .failed, .xpassed { color: #c62828; font-weight: bold; }
+.error { color: #8e24aa; font-weight: bold; } .skipped { color: #f9a825; } .other_arch { color: #9e9e9e; }
+pre { background: #f5f5f5; padding: 0.5em; white-space: pre-wrap; }
+.chart svg { max-width: 100%; height: auto; }
+.provenance { color: #616161; }
+"""
+
+# Filters that work from disk: no request, no library; rows carry their file and verdict.
+SCRIPT = """
+(function () {
+  var file = document.getElementById("file"), verdict = document.getElementById("verdict"),
+      text = document.getElementById("text");
+  function filter() {
+    var words = text.value.toLowerCase();
+    document.querySelectorAll("tr.claim").forEach(function (row) {
+      var shown = (!file.value || row.dataset.file === file.value) &&
+                  (!verdict.value || row.dataset.verdict === verdict.value) &&
+                  (!words || row.textContent.toLowerCase().indexOf(words) >= 0);
+      row.style.display = shown ? "" : "none";
+    });
+  }
+  [file, verdict, text].forEach(function (control) { control.addEventListener("input", filter); });
+})();
+"""

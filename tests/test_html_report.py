@@ -1,0 +1,143 @@
+"""The HTML report: built from the H200 recording and parsed back; every claim with its verdict and
+numbers, every picture inline, nothing outside the page, and text from files shown as text."""
+
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from cli_invoke import invoke, no_gpu  # noqa: F401  # no_gpu: a fixture
+from conftest import COMPILE_CACHE, DATA, EXPECTATIONS, FIXTURES, RECORDINGS
+
+from ncuverify import export
+from ncuverify.environment import Environment
+from ncuverify.judge import describe, format_number
+from ncuverify.options import CheckOptions
+from ncuverify.pipeline import check_file, check_files
+from ncuverify.results import ClaimResult, FileResult, Verdict
+from ncuverify.spec import Claim, Expectation
+from ncuverify.text import one_line
+
+NO_GPU = Environment(None, None, "no GPU")
+
+
+class Page(HTMLParser):
+    """What a browser would load and show: the claims' rows, the pictures, every reference out."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.rows: list[dict[str, str]] = []
+        self.cells: list[list[str]] | None = None
+        self.tags: list[str] = []
+        self.references: list[str] = []
+        self.svg_depth = 0
+        self.svgs = 0
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        found = dict(attrs)
+        self.tags.append(tag)
+        for name in ("src", "href", "xlink:href", "action", "data"):
+            if found.get(name) is not None:
+                self.references.append(found[name])
+        if tag == "svg":
+            self.svgs += self.svg_depth == 0
+            self.svg_depth += 1
+        if tag == "tr" and found.get("class") == "claim":
+            self.rows.append({"file": found["data-file"], "verdict": found["data-verdict"]})
+            self.cells = []
+        elif tag == "td" and self.cells is not None:
+            self.cells.append([])
+
+    def handle_endtag(self, tag):
+        if tag == "svg":
+            self.svg_depth -= 1
+        if tag == "tr" and self.cells is not None:
+            self.rows[-1]["cells"] = ["".join(cell).strip() for cell in self.cells]  # type: ignore[assignment]
+            self.cells = None
+
+    def handle_data(self, data):
+        if self.cells:
+            self.cells[-1].append(data)
+
+
+@pytest.fixture(scope="module")
+def suite() -> list[FileResult]:
+    paths = sorted(EXPECTATIONS.glob("*.yaml"))
+    return check_files(paths, CheckOptions(cache=COMPILE_CACHE, from_profile=RECORDINGS), NO_GPU)
+
+
+def test_every_claim_of_the_recording_appears_with_its_verdict_and_numbers(suite):
+    page = Page(export.to_html(suite))
+    claims = [(r, c) for r in suite for c in r.claims]
+    assert len(page.rows) == len(claims) == 394
+    for row, (result, claim_result) in zip(page.rows, claims, strict=True):
+        claim_id, _, metric, expected, measured, verdict, _ = row["cells"]
+        assert (claim_id, row["verdict"], verdict) == (
+            claim_result.claim.id,
+            claim_result.verdict.value,
+            verdict,
+        )
+        assert row["file"] == str(result.path) and metric == one_line(claim_result.claim.metric)
+        assert expected == describe(claim_result.claim.expect)
+        if claim_result.measured is not None:
+            assert measured.startswith(format_number(claim_result.measured))
+
+
+def test_every_picture_is_inline_and_the_page_references_nothing_outside_itself(suite):
+    page = Page(export.to_html(suite))
+    measured = sum(1 for r in suite for c in r.claims if c.measured is not None)
+    assert page.svgs == measured + 2, "a picture per measured claim, the verdicts' and the audit's charts"
+    assert "img" not in page.tags and "link" not in page.tags and "iframe" not in page.tags
+    assert all(reference.startswith("#") for reference in page.references), set(page.references)
+    assert "@import" not in export.to_html(suite) and "url(http" not in export.to_html(suite)
+
+
+def test_the_summary_counts_by_verdict_and_says_where_the_figures_come_from(suite):
+    text = export.to_html(suite)
+    assert "392 passed, 2 other_arch" in text
+    assert "replayed from a recording made on NVIDIA H200 (sm_90" in text
+
+
+def test_a_failed_memory_claim_comes_first_with_what_ncu_says():
+    result = check_file(
+        DATA / "explain.yaml", CheckOptions(cache=COMPILE_CACHE, from_profile=FIXTURES), NO_GPU
+    )
+    text = export.to_html([result])
+    failures = text[text.index('<section id="failures">') : text.index('<section id="claims">')]
+    assert "gather_is_coalesced" in failures and "tile_is_conflict_free" in failures
+    assert "UncoalescedGlobalAccess" in failures and "explain.cu:6  out[t] = in[t * 32];" in failures
+    assert text.index('id="failures"') < text.index('id="claims"')
+
+
+def test_text_from_a_file_is_shown_never_run():
+    hostile = "<script>alert(1)</script> <img src=http://x.test/a.png> \x1b[2J"
+    claim = Claim.model_construct(
+        id=hostile, case=hostile, metric=hostile, expect=Expectation(equals=4), control=None, cite=None
+    )
+    text = export.to_html(
+        [FileResult(Path(f"{hostile}.yaml"), [ClaimResult(claim, Verdict.FAILED, 5.0, hostile)])]
+    )
+    page = Page(text)
+    assert "img" not in page.tags and page.tags.count("script") == 1, "only the page's own filter script"
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text and "\x1b" not in text and "\\x1b[2J" in text
+
+
+def test_check_and_merge_write_the_report(no_gpu, tmp_path):  # noqa: F811
+    report = tmp_path / "r.html"
+    shard = tmp_path / "s.json"
+    result = invoke(
+        "--from-profile",
+        str(FIXTURES),
+        str(DATA / "sample.yaml"),
+        "--html",
+        str(report),
+        "--json",
+        str(shard),
+    )
+    assert result.exit_code == 0 and len(Page(report.read_text()).rows) == 8
+    from cli_invoke import invoke_command
+
+    merged = tmp_path / "m.html"
+    done = invoke_command("merge", str(shard), "--html", str(merged))
+    assert done.exit_code == 0, done.output
+    assert len(Page(merged.read_text()).rows) == 8
