@@ -141,3 +141,51 @@ def test_check_and_merge_write_the_report(no_gpu, tmp_path):  # noqa: F811
     done = invoke_command("merge", str(shard), "--html", str(merged))
     assert done.exit_code == 0, done.output
     assert len(Page(merged.read_text()).rows) == 8
+
+
+def test_a_swept_claim_is_drawn_against_its_size(tmp_path, monkeypatch):
+    from conftest import fake_profiled
+
+    monkeypatch.setenv("FAKE_NCU_NOTES", str(tmp_path / "notes.jsonl"))
+    monkeypatch.setenv("FAKE_NCU_VALUES", "by_case")
+    from ncuverify.export.html_report import sweep_series
+
+    [result] = fake_profiled([DATA / "sweep.yaml"], tmp_path / "saved")
+    claims = [(result, c) for c in result.claims]
+    series = sweep_series(claims)
+    assert [(claim, name, [n for n, _ in points]) for (_, claim, name), points in series.items()] == [
+        ("time", "n", [1024, 2048, 4096]),
+        ("same_time", "n", [1024, 2048, 4096]),
+    ]
+    text = export.to_html([result])
+    sweeps = text[text.index('<section id="sweeps">') : text.index('<section id="claims">')]
+    assert sweeps.count("<svg") == 2 and "time in " in sweeps and "against n" in sweeps
+
+
+def test_against_a_baseline_every_move_is_listed_and_drawn_regressions_first():
+    from ncuverify.baseline import Change
+
+    moves = [
+        Change("f.yaml", "b", "static__registers_per_thread", 40.0, 32.0, False),
+        Change("f.yaml", "a", "gpu__time_duration.sum", 100.0, 150.0, True),
+        Change("f.yaml", "c", "static__registers_per_thread", 32.0, 40.0, True, allowed="unrolled"),
+    ]
+    text = export.to_html([FileResult(Path("f.yaml"), [])], moves)
+    section = text[text.index('<section id="baseline">') : text.index('<section id="claims">')]
+    assert section.count("<svg") == 1
+    rows = [row for row in section.split("<tr")[1:] if "<td>" in row]
+    assert [row.split('"')[1] for row in rows] == ["failed", "passed", "allowed"]
+    assert "allowed: unrolled" in section and "150" in section
+
+
+def test_audit_writes_the_report_with_the_documents_against_the_hardware(tmp_path):
+    from cli_invoke import invoke_command
+
+    page = tmp_path / "audit.html"
+    done = invoke_command(
+        "audit", str(DATA / "sample.yaml"), "--from-profile", str(FIXTURES), "--html", str(page)
+    )
+    assert done.exit_code == 0, done.output
+    text = page.read_text()
+    assert "<title>ncuverify audit</title>" in text and '<section id="audit">' in text
+    assert len(Page(text).rows) == 8

@@ -1,6 +1,7 @@
 """The Markdown summary: what did not hold, and every text from a file or from ncu shown, never rendered."""
 
 import re
+from pathlib import Path
 
 import pytest
 from conftest import DATA
@@ -43,9 +44,13 @@ def unescaped(line: str, char: str) -> int:
     return count
 
 
+PIE = re.compile(r'```mermaid\npie showData title Claims by verdict\n(    "[a-z_]+" : [0-9]+\n)+```\n')
+
+
 def assert_safe_markdown(text: str) -> None:
     assert "<" not in text and ">" not in text.replace("\n>", "")  # no HTML at all
-    lines = text.splitlines()
+    assert len(PIE.findall(text)) <= 1, "ncuverify's own chart, its words and numbers alone"
+    lines = PIE.sub("", text).splitlines()
     for line in lines:
         if line.startswith("|"):
             assert unescaped(line, "|") == 7, line  # six cells, however many pipes the text held
@@ -62,6 +67,24 @@ def assert_safe_markdown(text: str) -> None:
 def test_markdown_shows_the_text_and_renders_none_of_it(text):
     markdown = export.to_markdown([hostile(text)])
     assert_safe_markdown(markdown)
+
+
+def test_the_verdicts_are_a_pie_chart_the_forge_draws():
+    from ncuverify.results import ClaimResult, FileResult, Verdict
+
+    first, second = hostile(ATTACKS[0]).claims[0].claim, hostile(ATTACKS[1]).claims[0].claim
+    results = [
+        FileResult(
+            Path("a.yaml"),
+            [ClaimResult(first, Verdict.PASSED, 4.0), ClaimResult(second, Verdict.FAILED, 5.0)],
+        ),
+        FileResult(Path("b.yaml"), [ClaimResult(first, Verdict.PASSED, 4.0)]),
+    ]
+    found = PIE.search(export.to_markdown(results))
+    assert found is not None
+    assert found.group() == (
+        '```mermaid\npie showData title Claims by verdict\n    "passed" : 2\n    "failed" : 1\n```\n'
+    )
 
 
 def test_markdown_escapes_html_pipes_and_markup():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
@@ -10,9 +11,9 @@ import typer
 from rich.console import Console
 
 from ncuverify import audit as claims_audit
-from ncuverify import report
+from ncuverify import export, report
 from ncuverify.cli.outputs import write_output, write_text
-from ncuverify.cli.params import AllowInclude, Arch, CompileTimeout, Files, FromProfile, Ncu
+from ncuverify.cli.params import AllowInclude, Arch, CompileTimeout, Files, FromProfile, Html, Ncu
 from ncuverify.cli.runs import replay_or_profile
 from ncuverify.cli.terminal import check_files, console, print_pass_warnings
 from ncuverify.errors import ExitCode
@@ -27,6 +28,7 @@ def audit(
     markdown: Annotated[
         Path | None, typer.Option(help="also write the audit as Markdown to this file")
     ] = None,
+    html: Html = None,
     arch: Arch = None,
     ncu: Ncu = "ncu",
     allow_include: AllowInclude = None,
@@ -37,7 +39,13 @@ def audit(
     Exit codes as for check.
     """
     paths, run = replay_or_profile(
-        files, {"--markdown": markdown}, arch, ncu, from_profile, allow_include, compile_timeout
+        files,
+        {"--markdown": markdown, "--html": html},
+        arch,
+        ncu,
+        from_profile,
+        allow_include,
+        compile_timeout,
     )
     shown_on = console()
     print_pass_warnings(shown_on, run)
@@ -45,6 +53,9 @@ def audit(
     rows, status = _audit_rows(shown_on, results)
     if markdown is not None:
         status = worst(status, _write_markdown(shown_on, markdown, rows, results))
+    if html is not None:
+        page = functools.partial(_write_page, results=results)
+        status = worst(status, write_output(shown_on, "--html", html, page))
     problems = [r for r in results if r.input_error is not None or r.internal_error is not None]
     status = worst(status, report.print_files(shown_on, problems, verbose=False))
     shown_on.print(claims_audit.table(rows))
@@ -66,6 +77,10 @@ def _audit_rows(
             shown_on.print(line_text(line, "bold red"), soft_wrap=True)
             status = ExitCode.INTERNAL_ERROR
     return claims_audit.in_order(rows), status
+
+
+def _write_page(path: Path, results: Sequence[FileResult]) -> None:
+    write_text(path, export.to_html(results, title="ncuverify audit"))
 
 
 def _write_markdown(

@@ -169,7 +169,8 @@ def check(
     results = check_files(paths, run)
     changes, code = _compared(comparison, results, exit_code(results))
     results = ratchet.with_stale_warnings(results, changes.changes if changes is not None else None)
-    written = write_results(shown_on, results, code, outputs.by_option(), _run_identity(shares, paths))
+    moved = changes.changes if changes is not None else ()
+    written = write_results(shown_on, results, code, outputs.by_option(), _run_identity(shares, paths), moved)
     shown = report.print_run(shown_on, results, time.monotonic() - started, verbose, quiet)
     if code == ExitCode.NOT_MEASURABLE and not quiet:
         print("ncuverify doctor says what this machine lacks to measure, and how to mend it", file=sys.stderr)

@@ -10,6 +10,7 @@ from pathlib import Path
 from rich.console import Console
 
 from ncuverify import export
+from ncuverify.baseline import Change
 from ncuverify.cli.terminal import say_internal_error
 from ncuverify.errors import ExitCode
 from ncuverify.folders import reason
@@ -23,13 +24,15 @@ def write_results(
     code: ExitCode,
     outputs: Mapping[str, Path | None],
     identity: export.ShardOf | None = None,
+    changes: Sequence[Change] = (),
 ) -> ExitCode:
-    """Each output of a run written on its own: one that fails loses none of the others."""
+    """Each output of a run written on its own: one that fails loses none of the others. The HTML
+    report shows what moved against a baseline too (changes)."""
     renderers: dict[str, Callable[[], str]] = {
         "--json": lambda: export.to_json(results, code, shard=identity),
         "--junit-xml": lambda: export.to_junit(results),
         "--markdown": lambda: export.to_markdown(results),
-        "--html": lambda: export.to_html(results),
+        "--html": lambda: export.to_html(results, changes),
     }
     written = [
         write_output(console, option, path, functools.partial(_write_rendered, render=renderers[option]))

@@ -13,13 +13,18 @@ from __future__ import annotations
 import html
 import io
 import math
+import re
 from collections import Counter
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ncuverify.explain import claim_lines
 from ncuverify.judge import describe, format_number
 from ncuverify.results import ClaimResult, FileResult, Verdict
 from ncuverify.text import one_line
+
+if TYPE_CHECKING:  # the baseline module reads exported results: a name only, not an import cycle
+    from ncuverify.baseline import Change
 
 COLOURS = {
     Verdict.PASSED: "#2e7d32",
@@ -39,7 +44,11 @@ def _text(value: object) -> str:
     return html.escape(one_line(str(value)), quote=True)
 
 
-def to_html(results: Sequence[FileResult], title: str = "ncuverify report") -> str:
+def to_html(
+    results: Sequence[FileResult], changes: Sequence[Change] = (), title: str = "ncuverify report"
+) -> str:
+    """The page: the summary, the failures, the audit, the baseline's moves (where a run was compared
+    with one), the sweeps, then every claim."""
     claims = [(r, c) for r in results for c in r.claims]
     parts = [
         "<!DOCTYPE html>",
@@ -50,6 +59,8 @@ def to_html(results: Sequence[FileResult], title: str = "ncuverify report") -> s
         _summary(results),
         _failures(claims),
         _audit(claims),
+        _baseline(changes),
+        _sweeps(claims),
         _claims(results),
         f"<script>{SCRIPT}</script>",
         "</body></html>",
@@ -121,7 +132,7 @@ def _failures(claims: list[tuple[FileResult, ClaimResult]]) -> str:
 
 def _audit(claims: list[tuple[FileResult, ClaimResult]]) -> str:
     cited = [
-        (c.claim.id, c.measured / c.claim.cite.value, c.verdict)
+        (c.claim.id, c.measured / c.claim.cite.value, STANDING[c.claim.cite.holds])
         for _, c in claims
         if c.claim.cite is not None
         and c.claim.cite.value
@@ -132,9 +143,80 @@ def _audit(claims: list[tuple[FileResult, ClaimResult]]) -> str:
         return ""
     return (
         '<section id="audit"><h2>The documents against the hardware</h2>'
-        "<p>Each cited figure: measured ÷ the document's value, on a log scale (1 is the document's).</p>"
+        "<p>Each cited figure with a value: measured ÷ the document's value, on a log scale (1 is the"
+        " document's), by whether the document's figure holds on this hardware.</p>"
         f'<figure class="chart">{audit_chart(cited)}</figure></section>'
     )
+
+
+# --- against a baseline ----------------------------------------------------------------------------------
+
+# The moves charted (the worst first); the table lists every one.
+CHARTED_CHANGES = 40
+
+
+def _baseline(changes: Sequence[Change]) -> str:
+    if not changes:
+        return ""
+    ordered = sorted(changes, key=lambda c: (not (c.worse and c.allowed is None), c.allowed is not None))
+    rows = "".join(
+        f'<tr class="{_change_class(c)}"><td>{_text(c.file)}</td><td>{_text(c.case)}</td>'
+        f'<td><code>{_text(c.metric)}</code></td><td class="number">{_text(format_number(c.before))}</td>'
+        f'<td class="number">{_text(format_number(c.after))}</td><td>{_text(_change_word(c))}</td></tr>'
+        for c in ordered
+    )
+    charted = [c for c in ordered if c.ratio is not None and c.ratio > 0][:CHARTED_CHANGES]
+    chart = f'<figure class="chart">{baseline_chart(charted)}</figure>' if charted else ""
+    return (
+        '<section id="baseline"><h2>Against the baseline</h2>'
+        f"{chart}<table><tr><th>file</th><th>case</th><th>measure</th><th>before</th><th>after</th>"
+        f"<th></th></tr>{rows}</table></section>"
+    )
+
+
+def _change_class(change: Change) -> str:
+    return "allowed" if change.allowed is not None else ("failed" if change.worse else "passed")
+
+
+def _change_word(change: Change) -> str:
+    if change.allowed is not None:
+        return f"allowed: {change.allowed}"
+    return "worse" if change.worse else "better"
+
+
+# --- sweeps: the metric against the size ------------------------------------------------------------------
+
+# A swept claim's id ends with its point: `time__n_4096` (a minus written m: `__k_m1`).
+_POINT = re.compile(r"(?P<stem>.+?)__(?P<name>[A-Za-z_][A-Za-z0-9_]*?)_(?P<minus>m?)(?P<value>[0-9]{1,19})")
+CHARTED_SWEEPS = 24
+
+
+def sweep_series(
+    claims: list[tuple[FileResult, ClaimResult]],
+) -> dict[tuple[str, str, str], list[tuple[int, float]]]:
+    """Each swept claim's measured values by its sweep variable's value: (file, claim, variable) ->
+    points in order, for claims swept over one variable at two points or more."""
+    series: dict[tuple[str, str, str], list[tuple[int, float]]] = {}
+    for result, claim_result in claims:
+        point = _POINT.fullmatch(claim_result.claim.id)
+        if point is None or claim_result.measured is None or "__" in point["stem"]:
+            continue
+        value = int(point["value"]) * (-1 if point["minus"] else 1)
+        key = (str(result.path), point["stem"], point["name"])
+        series.setdefault(key, []).append((value, claim_result.measured))
+    return {key: sorted(points) for key, points in series.items() if len(points) >= 2}
+
+
+def _sweeps(claims: list[tuple[FileResult, ClaimResult]]) -> str:
+    series = list(sweep_series(claims).items())[:CHARTED_SWEEPS]
+    if not series:
+        return ""
+    figures = "".join(
+        f'<figure class="chart sweep"><figcaption>{_text(f"{claim} in {file}, against {name}")}</figcaption>'
+        f"{sweep_chart(name, points)}</figure>"
+        for (file, claim, name), points in series
+    )
+    return f'<section id="sweeps"><h2>Sweeps</h2>{figures}</section>'
 
 
 # --- every claim ----------------------------------------------------------------------------------------
@@ -229,17 +311,49 @@ def verdict_chart(counts: Counter[Verdict]) -> str:
     return _svg(figure)
 
 
-def audit_chart(cited: list[tuple[str, float, Verdict]]) -> str:
-    """Each cited figure's ratio (measured / the document's) on a log scale, a row per verdict."""
-    verdicts = [v for v in Verdict if any(verdict is v for _, _, verdict in cited)]
-    figure, axes = _figure(7.0, 0.5 * len(verdicts) + 1.0)
-    for row, verdict in enumerate(verdicts):
-        ratios = [ratio for _, ratio, v in cited if v is verdict]
-        axes.scatter(ratios, [row] * len(ratios), color=COLOURS[verdict], alpha=0.6, s=18)
+# A document's standing on the hardware, as the audit says it, and its colour.
+STANDING = {"yes": "holds", "approximately": "holds approximately", "no": "does not hold"}
+STANDING_COLOURS = {"holds": "#2e7d32", "holds approximately": "#f9a825", "does not hold": "#c62828"}
+
+
+def audit_chart(cited: list[tuple[str, float, str]]) -> str:
+    """Each cited figure's ratio (measured / the document's) on a log scale, a row per standing."""
+    standings = [s for s in STANDING_COLOURS if any(standing == s for _, _, standing in cited)]
+    figure, axes = _figure(7.0, 0.5 * len(standings) + 1.0)
+    for row, standing in enumerate(standings):
+        ratios = [ratio for _, ratio, s in cited if s == standing]
+        axes.scatter(ratios, [row] * len(ratios), color=STANDING_COLOURS[standing], alpha=0.6, s=18)
     axes.set_xscale("log")
     axes.axvline(1.0, color="#424242", linewidth=1)
-    axes.set_yticks(range(len(verdicts)), [v.value for v in verdicts])
+    axes.set_yticks(range(len(standings)), standings)
     axes.set_xlabel("measured / the document's figure")
+    return _svg(figure)
+
+
+def baseline_chart(changes: Sequence[Change]) -> str:
+    """Each move's ratio (after / before) on a log scale: worse in red, better in green, allowed in
+    yellow."""
+    figure, axes = _figure(7.0, 0.28 * len(changes) + 1.0)
+    colours = {"failed": COLOURS[Verdict.FAILED], "passed": COLOURS[Verdict.PASSED], "allowed": "#f9a825"}
+    labels = [one_line(f"{c.file} {c.case} {c.metric}")[:80] for c in changes]
+    axes.barh(labels, [c.ratio or 1.0 for c in changes], color=[colours[_change_class(c)] for c in changes])
+    axes.set_xscale("log")
+    axes.axvline(1.0, color="#424242", linewidth=1)
+    axes.invert_yaxis()
+    axes.set_xlabel("after / before")
+    return _svg(figure)
+
+
+def sweep_chart(name: str, points: list[tuple[int, float]]) -> str:
+    """The measured value against the sweep's variable; a log scale where the values span 8x or more."""
+    figure, axes = _figure(4.0, 2.6)
+    xs, ys = [x for x, _ in points], [y for _, y in points]
+    axes.plot(xs, ys, marker="o", color="#1565c0")
+    if min(xs) > 0 and max(xs) / min(xs) >= 8:
+        axes.set_xscale("log", base=2)
+    if min(ys) > 0 and max(ys) / min(ys) >= 8:
+        axes.set_yscale("log")
+    axes.set_xlabel(one_line(name))
     return _svg(figure)
 
 
@@ -276,6 +390,8 @@ td.number { text-align: right; }
 pre { background: #f5f5f5; padding: 0.5em; white-space: pre-wrap; }
 .chart svg { max-width: 100%; height: auto; }
 .provenance { color: #616161; }
+tr.allowed td:last-child { color: #f9a825; }
+figure.sweep { display: inline-block; margin: 0.5em; }
 """
 
 # Filters that work from disk: no request, no library; rows carry their file and verdict.

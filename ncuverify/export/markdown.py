@@ -61,11 +61,19 @@ def _row(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def verdict_pie(results: Sequence[FileResult]) -> list[str]:
+    """The claims by verdict as a Mermaid pie chart, which GitHub and GitLab draw in a comment (others
+    show the block as text). Only ncuverify's own words and numbers go into it."""
+    counts = [(v.value, sum(r.count(v) for r in results)) for v in Verdict]
+    slices = [f'    "{name}" : {count}' for name, count in counts if count]
+    return ["```mermaid", "pie showData title Claims by verdict", *slices, "```", ""] if slices else []
+
+
 def to_markdown(results: Sequence[FileResult]) -> str:
     """A summary: the counts, where the figures come from, and every claim that did not pass. Every
     text from a file or from ncu is escaped: the summary is shown as a pull-request comment."""
     code = run_exit_code(results)
-    lines = [f"## ncuverify: {_headline(code)}", ""]
+    lines = [f"## ncuverify: {_headline(code)}", "", *verdict_pie(results)]
     lines += [
         "| file | passed | failed | errors | skipped | other |",
         "| --- | --- | --- | --- | --- | --- |",
