@@ -63,6 +63,20 @@ def cpu_rows(cache: Path) -> list[tuple[str, float]]:
             timed(ncuverify("check", "--from-profile", "recordings/h200", "expectations/"), env),
         ),
         (
+            "the same replay writing --html",
+            timed(
+                ncuverify(
+                    "check",
+                    "--from-profile",
+                    "recordings/h200",
+                    "expectations/",
+                    "--html",
+                    str(cache.parent / "report.html"),
+                ),
+                env,
+            ),
+        ),
+        (
             "the pytest plugin over recordings/h200",
             timed([sys.executable, "-m", "pytest", *_plugin(), "expectations/", *replay], env),
         ),
@@ -83,7 +97,7 @@ def cpu_rows(cache: Path) -> list[tuple[str, float]]:
             ),
         ),
     ]
-    return [*rows, ("ratio: the plugin / the replay", rows[3][1] / rows[2][1])]
+    return [*rows, ("ratio: the plugin / the replay", rows[4][1] / rows[2][1])]
 
 
 def _plugin() -> list[str]:
