@@ -303,9 +303,10 @@ def _expected_range(result: ClaimResult) -> tuple[float | None, float | None]:
 
 def verdict_chart(counts: Counter[Verdict]) -> str:
     """The claims' count by verdict, as a horizontal bar chart."""
-    figure, axes = _figure(6.0, 0.35 * len(Verdict) + 0.6)
     shown = [v for v in Verdict if counts[v]] or list(Verdict)
-    axes.barh([v.value for v in shown], [counts[v] for v in shown], color=[COLOURS[v] for v in shown])
+    figure, axes = _figure(6.0, 0.35 * len(shown) + 0.8)
+    bars = axes.barh([v.value for v in shown], [counts[v] for v in shown], color=[COLOURS[v] for v in shown])
+    axes.bar_label(bars, padding=3)
     axes.invert_yaxis()
     axes.set_xlabel("claims")
     return _svg(figure)
