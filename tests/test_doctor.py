@@ -83,13 +83,14 @@ def test_the_ncu_found_is_named_with_its_version():
     assert missing.state is State.MISSING and path is None
 
 
-def test_the_trial_fails_with_what_ncu_measured(monkeypatch):
-    """The stand-in ncu profiles nothing: the trial names what the check said of its one claim."""
+def test_the_trial_fails_with_what_ncu_measured(monkeypatch, tmp_path):
+    """The stand-in ncu reads a counter as the length of its name (24), not the one warp launched."""
+    monkeypatch.setenv("FAKE_NCU_NOTES", str(tmp_path / "notes.jsonl"))
     fake = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(FAKE_NCU), None, gpu_count=1)
     monkeypatch.setattr(Environment, "probe", classmethod(lambda cls, ncu: fake))
     found = doctor.trial_finding(str(FAKE_NCU), "sm_90")
     assert found.state is State.MISSING and found.needed
-    assert found.detail.startswith("profiling one kernel failed: ") and found.remedy
+    assert found.detail == "profiling one kernel failed: measured 24, expected == 1" and found.remedy
 
 
 def test_the_trial_says_what_stopped_ncu(monkeypatch):
