@@ -189,3 +189,14 @@ def test_audit_writes_the_report_with_the_documents_against_the_hardware(tmp_pat
     text = page.read_text()
     assert "<title>ncuverify audit</title>" in text and '<section id="audit">' in text
     assert len(Page(text).rows) == 8
+
+
+def test_chart_labels_from_files_are_text_not_formulas():
+    from ncuverify.baseline import Change
+
+    hostile = r"$\frac{1}{$ <b>x</b> \x1b[2J"
+    text = export.to_html(
+        [FileResult(Path("f.yaml"), [])], [Change(hostile, hostile, hostile, 1.0, 2.0, True)]
+    )
+    assert "<b>x</b>" not in text and "\x1b" not in text
+    assert r"$\frac{1}{$" in text.replace("&lt;", "<")

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from ncuverify.explain import claim_lines
 from ncuverify.judge import describe, format_number
 from ncuverify.results import ClaimResult, FileResult, Verdict
-from ncuverify.text import one_line
+from ncuverify.text import one_line, printable
 
 if TYPE_CHECKING:  # the baseline module reads exported results: a name only, not an import cycle
     from ncuverify.baseline import Change
@@ -117,7 +117,7 @@ def _failures(claims: list[tuple[FileResult, ClaimResult]]) -> str:
     for result, claim_result in failing:
         claim = claim_result.claim
         explanation = result.explanations.get(claim.id)
-        said = "\n".join(claim_lines(claim.id, explanation)) if explanation is not None else ""
+        said = printable("\n".join(claim_lines(claim.id, explanation))) if explanation is not None else ""
         items.append(
             f'<li><b class="{claim_result.verdict.value}">{claim_result.verdict.value}</b> '
             f"<code>{_text(claim.id)}</code> in {_text(result.path)}: {_text(claim_result.reason or '')}"
@@ -336,7 +336,7 @@ def baseline_chart(changes: Sequence[Change]) -> str:
     yellow."""
     figure, axes = _figure(7.0, 0.28 * len(changes) + 1.0)
     colours = {"failed": COLOURS[Verdict.FAILED], "passed": COLOURS[Verdict.PASSED], "allowed": "#f9a825"}
-    labels = [one_line(f"{c.file} {c.case} {c.metric}")[:80] for c in changes]
+    labels = [_label(f"{c.file} {c.case} {c.metric}") for c in changes]
     axes.barh(labels, [c.ratio or 1.0 for c in changes], color=[colours[_change_class(c)] for c in changes])
     axes.set_xscale("log")
     axes.axvline(1.0, color="#424242", linewidth=1)
@@ -354,8 +354,14 @@ def sweep_chart(name: str, points: list[tuple[int, float]]) -> str:
         axes.set_xscale("log", base=2)
     if min(ys) > 0 and max(ys) / min(ys) >= 8:
         axes.set_yscale("log")
-    axes.set_xlabel(one_line(name))
+    axes.set_xlabel(_label(name))
     return _svg(figure)
+
+
+def _label(text: str) -> str:
+    """Untrusted text as a matplotlib label: one line, at most 80 characters, its dollar signs literal
+    (matplotlib reads $...$ as mathematics, and a malformed formula fails the drawing)."""
+    return one_line(text)[:80].replace("$", r"\$")
 
 
 def _figure(width: float, height: float):  # type: ignore[no-untyped-def]
