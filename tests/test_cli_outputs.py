@@ -113,10 +113,10 @@ def test_the_outputs_are_written_though_the_report_cannot_be_shown(no_gpu, monke
 
     real_table = report.claims_table
 
-    def broken_on_static(result, verbose):
+    def broken_on_static(result):
         if result.path.name == "static.yaml":
             raise IndexError("cannot render")
-        return real_table(result, verbose)
+        return real_table(result)
 
     monkeypatch.setattr(report.files, "claims_table", broken_on_static)
     out = tmp_path / "r.json"

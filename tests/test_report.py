@@ -268,10 +268,10 @@ def test_a_file_that_cannot_be_rendered_shows_its_internal_error_and_the_others_
 
     real_table = report.claims_table
 
-    def broken_on_b(result, verbose):
+    def broken_on_b(result):
         if result.path.name == "b.yaml":
             raise TypeError("cannot render \x1b[2J")
-        return real_table(result, verbose)
+        return real_table(result)
 
     monkeypatch.setattr(report.files, "claims_table", broken_on_b)
     console = Console(record=True, width=220)
@@ -344,7 +344,8 @@ def test_at_80_columns_every_claim_is_a_block_that_cuts_no_name():
 
 
 def test_a_word_longer_than_the_line_is_kept_whole():
-    from ncuverify.report.claims import field_lines, wrapped
+    from ncuverify.report.claims import field_lines
+    from ncuverify.report.text import wrapped
 
     assert wrapped("ab  cd ef", 5) == ["ab", "cd ef"]
     assert wrapped("a " + "x" * 30 + " b", 10) == ["a", "x" * 30, "b"]

@@ -10,8 +10,7 @@ from rich.text import Text
 from ncuverify import doctor
 from ncuverify.cli.params import Ncu
 from ncuverify.cli.terminal import console
-from ncuverify.report import line_text
-from ncuverify.report.claims import wrapped
+from ncuverify.report.text import line_text, wrapped
 from ncuverify.text import one_line
 
 INDENT = 19  # under the finding's detail: its state (8) and what (11)

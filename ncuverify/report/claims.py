@@ -5,7 +5,6 @@ table is used only when it fits whole, and a block breaks its lines at spaces al
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from rich.console import Console
@@ -15,7 +14,7 @@ from rich.text import Text
 from ncuverify.explain import Explanation, claim_lines
 from ncuverify.judge import describe, format_number
 from ncuverify.judge_sets import kernel_line, short_tally, shown_outcomes, tally
-from ncuverify.report.text import line_text
+from ncuverify.report.text import line_text, wrapped
 from ncuverify.results import ClaimResult, FileResult, KernelVerdict, Verdict
 from ncuverify.spec import Claim
 from ncuverify.text import one_line
@@ -47,12 +46,12 @@ def document_column(result: ClaimResult) -> Text:
     return Text(text, style="yellow")
 
 
-def claims_table(result: FileResult, verbose: bool) -> Table:
-    """The file's claims, a row each; the document columns only where a claim cites one, the source
-    column where a claim cites one or says why."""
+def claims_table(result: FileResult) -> Table:
+    """The file's claims, a row each, a rule between rows; the document columns only where a claim
+    cites one, the source column (with the document's figure) where a claim cites one or says why."""
     cites = any(r.claim.cite is not None for r in result.claims)
     sources = cites or any(r.claim.why for r in result.claims)
-    table = Table(title=line_text(result.path), title_justify="left", show_lines=verbose, expand=False)
+    table = Table(title=line_text(result.path), title_justify="left", show_lines=True, expand=False)
     table.add_column("claim", no_wrap=True)
     table.add_column("case", no_wrap=True)
     table.add_column("metric")  # an expression wraps at its spaces, never within a name
@@ -82,22 +81,21 @@ def claims_table(result: FileResult, verbose: bool) -> Table:
         if cites:
             cells.append(document_column(claim_result))
         if sources:
-            cells.append(Text(_source(claim, verbose)))
+            cells.append(Text(_source(claim)))
         table.add_row(*cells)
     return table
 
 
-def _source(claim: Claim, verbose: bool) -> str:
-    """The document and section a claim cites (with verbose, its figure too), else its why."""
+def _source(claim: Claim) -> str:
+    """The document, section and figure a claim cites, else its why."""
     if claim.cite is None:
         return one_line(claim.why or "-")
-    source = one_line(f"{claim.cite.document} §{claim.cite.section}")
-    return source + f"\n“{one_line(claim.cite.figure)}”" if verbose else source
+    return one_line(f"{claim.cite.document} §{claim.cite.section}") + f"\n“{one_line(claim.cite.figure)}”"
 
 
-def reason_lines(result: FileResult, verbose: bool) -> list[Text]:
-    """Why each claim did not pass (one line for claims skipped for the same reason); with verbose,
-    also why a claim departs from its document."""
+def reason_lines(result: FileResult) -> list[Text]:
+    """Why each claim did not pass (one line for claims skipped for the same reason), and why a claim
+    departs from its document (its note)."""
     lines = []
     for claim_result in result.claims:
         claim = claim_result.claim
@@ -105,7 +103,7 @@ def reason_lines(result: FileResult, verbose: bool) -> list[Text]:
             lines += kernel_lines(claim_result)
         elif claim_result.verdict not in (Verdict.PASSED, Verdict.SKIPPED) and claim_result.reason:
             lines.append(heading(claim_result))
-        if verbose and claim.note:
+        if claim.note:
             lines.append(Text.assemble(("note ", "cyan"), one_line(f"{claim.id}: {claim.note}")))
     return lines + skipped_lines(result.claims)
 
@@ -209,10 +207,10 @@ def explanation_lines(claim_id: str, explanation: Explanation, width: int, inden
     lines = [Text(" " * indent + one_line(heading), style="bold")]
     for line in body:
         text = one_line(line)
-        margin = " " * (indent + len(text) - len(text.lstrip()) + 2)
+        lead = text[: len(text) - len(text.lstrip())]  # the line's own indent, kept
+        margin = " " * (indent + len(lead) + 2)
         first, *rest = wrapped(text, max(20, width - len(margin)))
-        lines += [Text(" " * indent + text[: len(text) - len(text.lstrip())] + first)]
-        lines += [Text(margin + part) for part in rest]
+        lines += [Text(" " * indent + lead + first), *(Text(margin + part) for part in rest)]
     return lines
 
 
@@ -252,17 +250,3 @@ def field_lines(label: str, value: str, width: int) -> list[str]:
         return [label_part + first, *(margin + part for part in rest)]
     under = " " * (LABEL_INDENT + 2)
     return [label_part.rstrip(), *(under + part for part in wrapped(text, width - len(under)))]
-
-
-def wrapped(text: str, width: int) -> list[str]:
-    """Text broken at runs of spaces (kept as written within a line) into lines of at most width
-    characters, but for a word longer than that."""
-    lines: list[str] = []
-    line = ""
-    for gap, word in re.findall(r"( *)([^ ]+)", text):
-        if line and len(line) + len(gap) + len(word) > width:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line}{gap}{word}" if line else word
-    return [*lines, line]

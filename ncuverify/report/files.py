@@ -21,9 +21,8 @@ from ncuverify.report.claims import (
     reason_lines,
     skipped_lines,
     table_fits,
-    wrapped,
 )
-from ncuverify.report.text import block_text, line_text
+from ncuverify.report.text import block_text, line_text, wrapped
 from ncuverify.results import FileResult, Verdict
 from ncuverify.text import one_line
 
@@ -108,7 +107,7 @@ def _print_failures(console: Console, result: FileResult) -> None:
 def _print_every_claim(console: Console, result: FileResult) -> None:
     """Every claim: a table where it fits the terminal whole (then the reasons and what ncu says), else
     a block each."""
-    table = claims_table(result, verbose=True)
+    table = claims_table(result)
     if not table_fits(console, table):
         console.print(line_text(result.path, "bold"), soft_wrap=True)
         for claim_result in result.claims:
@@ -116,7 +115,7 @@ def _print_every_claim(console: Console, result: FileResult) -> None:
             _print_lines(console, claim_block(claim_result, explanation, console.width, verbose=True))
         return
     console.print(table)
-    _print_lines(console, reason_lines(result, verbose=True))
+    _print_lines(console, reason_lines(result))
     for claim_id, explanation in result.explanations.items():
         _print_lines(console, explanation_lines(claim_id, explanation, console.width))
 
