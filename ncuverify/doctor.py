@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
+from ncuverify.environment import Gpu
 from ncuverify.errors import EnvironmentProblem, ExitCode
 from ncuverify.processes import TimedOut, run_bounded
 from ncuverify.text import one_line
@@ -46,6 +47,10 @@ def exit_code(findings: list[Finding]) -> ExitCode:
 
 # What the tools asked answer within; one that takes longer is stuck.
 TOOL_TIMEOUT_S = 10.0
+# What lets this process read counters the driver keeps to administrators.
+ADMIN_REMEDY = (
+    "run as root or with CAP_SYS_ADMIN, or load the driver with NVreg_RestrictProfilingToAdminUsers=0"
+)
 # The trial's ncu process: its start, one launch, one pass.
 TRIAL_TIMEOUT_S = 120.0
 # The driver's setting that keeps the counters to administrators, and the capability that passes it.
@@ -54,28 +59,15 @@ _CAP_SYS_ADMIN = 21
 _KERNEL_MODULE = re.compile(r"Kernel Module\s+([0-9]+(?:\.[0-9]+){1,3})")
 
 
-def gpu_findings(
-    gpus: Callable[[], list[tuple[str, str]]], driver: Callable[[], str | None]
-) -> list[Finding]:
-    """Each GPU (name, architecture) and the driver's versions; a missing GPU with why."""
-    try:
-        found = gpus()
-    except EnvironmentProblem as problem:
+def gpu_findings(gpus: list[Gpu], problem: str | None, kernel_module: str | None) -> list[Finding]:
+    """Each GPU (name, architecture) and the driver's versions: its kernel module's, where known, and
+    the CUDA version it supports; a missing GPU with why."""
+    if problem is not None or not gpus:
         remedy = "install the NVIDIA driver, or run where a GPU is (a container needs --gpus all)"
-        return [Finding("GPU", State.MISSING, one_line(str(problem)), remedy)]
-    findings = [
-        Finding("GPU", State.OK, one_line(f"{index}: {name} ({arch})"))
-        for index, (name, arch) in enumerate(found)
-    ]
-    version = driver()
-    findings.append(
-        Finding(
-            "driver",
-            State.OK if version else State.NOTE,
-            one_line(version or "its version is not known (no nvidia-smi, no /proc/driver/nvidia/version)"),
-            needed=False,
-        )
-    )
+        return [Finding("GPU", State.MISSING, one_line(problem or "no NVIDIA GPU"), remedy)]
+    findings = [Finding("GPU", State.OK, one_line(f"{gpu.index}: {gpu.name} ({gpu.arch})")) for gpu in gpus]
+    versions = [kernel_module or "", f"CUDA {gpus[0].driver_version}"]
+    findings.append(Finding("driver", State.OK, one_line(", ".join(v for v in versions if v)), needed=False))
     return findings
 
 
@@ -117,7 +109,7 @@ def counter_finding(params: str | None, capabilities: int, uid: int, container: 
         "counters",
         State.MISSING,
         f"kept to administrators (RmProfilingAdminOnly: 1), and this process is not one{where}",
-        "run as root or with CAP_SYS_ADMIN, or load the driver with NVreg_RestrictProfilingToAdminUsers=0",
+        ADMIN_REMEDY,
     )
 
 
@@ -210,9 +202,7 @@ def trial_finding(ncu: str, arch: str) -> Finding:
 
 def _trial_remedy(reason: str) -> str:
     if "ERR_NVGPUCTRPERM" in reason:
-        return (
-            "run as root or with CAP_SYS_ADMIN, or load the driver with NVreg_RestrictProfilingToAdminUsers=0"
-        )
+        return ADMIN_REMEDY
     return "an ncu as new as the driver (ncu --version; see Nsight Compute's release notes for the drivers it supports)"
 
 
@@ -221,13 +211,11 @@ def examine(ncu: str = "ncu", trial: bool = True) -> list[Finding]:
     from ncuverify.build.toolkit import find_tool, nvrtc_version
     from ncuverify.environment import find_ncu, ncu_version
 
-    gpus: list[tuple[str, str]] = []
-
-    def listed() -> list[tuple[str, str]]:
-        gpus.extend(_gpus())
-        return gpus
-
-    findings = gpu_findings(listed, _driver_versions)
+    try:
+        gpus, problem = _gpus(), None
+    except EnvironmentProblem as error:
+        gpus, problem = [], str(error)
+    findings = gpu_findings(gpus, problem, _kernel_module())
     found_ncu, ncu_path = ncu_finding(ncu, find_ncu, ncu_version)
     findings.append(found_ncu)
     findings.append(
@@ -239,28 +227,21 @@ def examine(ncu: str = "ncu", trial: bool = True) -> list[Finding]:
     )
     compiles = all(f.state is State.OK for f in findings if f.what == "NVRTC")
     if trial and gpus and ncu_path is not None and compiles:
-        findings.append(trial_finding(ncu_path, gpus[0][1]))
+        findings.append(trial_finding(ncu_path, gpus[0].arch))
     return findings
 
 
-def _gpus() -> list[tuple[str, str]]:
+def _gpus() -> list[Gpu]:
     from ncuverify.environment import detect_gpu, gpu_count
 
     first = detect_gpu()  # EnvironmentProblem where there is none
-    others = [detect_gpu(index) for index in range(1, gpu_count())]
-    return [(gpu.name, gpu.arch) for gpu in [first, *others]]
+    return [first, *(detect_gpu(index) for index in range(1, gpu_count()))]
 
 
-def _driver_versions() -> str | None:
-    """The kernel module's version and the CUDA version its driver supports: 580.159.04, CUDA 13.0."""
-    from ncuverify.environment import detect_gpu
-
-    module = _KERNEL_MODULE.search(_read("/proc/driver/nvidia/version") or "")
-    try:
-        cuda = f"CUDA {detect_gpu().driver_version}"
-    except EnvironmentProblem:
-        cuda = ""
-    return ", ".join(part for part in (module.group(1) if module else "", cuda) if part) or None
+def _kernel_module() -> str | None:
+    """The NVIDIA kernel module's version (580.159.04), where /proc/driver/nvidia/version says it."""
+    found = _KERNEL_MODULE.search(_read("/proc/driver/nvidia/version") or "")
+    return found.group(1) if found else None
 
 
 def _mig_modes() -> list[str]:

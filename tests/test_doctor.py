@@ -45,17 +45,15 @@ def test_mig_is_named_by_gpu_and_never_stops_a_check():
 
 
 def test_each_gpu_is_a_line_and_a_missing_one_says_why():
-    found = doctor.gpu_findings(lambda: [("NVIDIA H200", "sm_90"), ("NVIDIA H200", "sm_90")], lambda: "580.1")
+    gpus = [Gpu(0, "NVIDIA H200", "sm_90", "13.0"), Gpu(1, "NVIDIA H200", "sm_90", "13.0")]
+    found = doctor.gpu_findings(gpus, None, "580.1")
     assert [(f.what, f.state, f.detail) for f in found] == [
         ("GPU", State.OK, "0: NVIDIA H200 (sm_90)"),
         ("GPU", State.OK, "1: NVIDIA H200 (sm_90)"),
-        ("driver", State.OK, "580.1"),
+        ("driver", State.OK, "580.1, CUDA 13.0"),
     ]
-
-    def none():
-        raise EnvironmentProblem("no NVIDIA GPU: the driver found no device")
-
-    [missing] = doctor.gpu_findings(none, lambda: None)
+    assert doctor.gpu_findings(gpus[:1], None, None)[-1].detail == "CUDA 13.0", "no kernel module named"
+    [missing] = doctor.gpu_findings([], "no NVIDIA GPU: the driver found no device", None)
     assert missing.state is State.MISSING and missing.needed and "driver" in missing.remedy
 
 
