@@ -23,7 +23,10 @@ from ncuverify.judge import describe, format_number
 from ncuverify.results import ClaimResult, FileResult, Verdict
 from ncuverify.text import one_line, printable
 
-if TYPE_CHECKING:  # the baseline module reads exported results: a name only, not an import cycle
+if TYPE_CHECKING:  # names only: the baseline reads exported results (a cycle); matplotlib loads late
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
     from ncuverify.baseline import Change
 
 COLOURS = {
@@ -131,13 +134,11 @@ def _failures(claims: list[tuple[FileResult, ClaimResult]]) -> str:
 
 
 def _audit(claims: list[tuple[FileResult, ClaimResult]]) -> str:
+    ratios = [(c, _document_ratio(c)) for _, c in claims]
     cited = [
-        (c.claim.id, c.measured / c.claim.cite.value, STANDING[c.claim.cite.holds])
-        for _, c in claims
-        if c.claim.cite is not None
-        and c.claim.cite.value
-        and c.measured is not None
-        and c.measured / c.claim.cite.value > 0
+        (c.claim.id, ratio, STANDING[c.claim.cite.holds])
+        for c, ratio in ratios
+        if ratio is not None and ratio > 0 and c.claim.cite is not None
     ]
     if not cited:
         return ""
@@ -147,6 +148,14 @@ def _audit(claims: list[tuple[FileResult, ClaimResult]]) -> str:
         " document's), by whether the document's figure holds on this hardware.</p>"
         f'<figure class="chart">{audit_chart(cited)}</figure></section>'
     )
+
+
+def _document_ratio(result: ClaimResult) -> float | None:
+    """Measured / the document's figure, where the claim cites a figure with a value and was measured."""
+    cite = result.claim.cite
+    if cite is None or not cite.value or result.measured is None:
+        return None
+    return result.measured / cite.value
 
 
 # --- against a baseline ----------------------------------------------------------------------------------
@@ -364,10 +373,9 @@ def _label(text: str) -> str:
     return one_line(text)[:80].replace("$", r"\$")
 
 
-def _figure(width: float, height: float):  # type: ignore[no-untyped-def]
-    import matplotlib
-
-    matplotlib.use("Agg")
+def _figure(width: float, height: float) -> tuple[Figure, Axes]:
+    """A figure of its own, drawn without pyplot: no backend is chosen for the process, no global
+    figure is kept."""
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=(width, height), dpi=96)
@@ -375,7 +383,7 @@ def _figure(width: float, height: float):  # type: ignore[no-untyped-def]
     return figure, figure.add_subplot()
 
 
-def _svg(figure) -> str:  # type: ignore[no-untyped-def]
+def _svg(figure: Figure) -> str:
     """The figure as inline SVG: text as text (small, searchable), no XML prologue or DOCTYPE (which
     names a DTD on the web)."""
     import matplotlib
