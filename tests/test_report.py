@@ -27,10 +27,11 @@ def rendered(*results: FileResult, verbose: bool = False, width: int = 220) -> s
     return console.export_text()
 
 
-def test_every_verdict_renders_with_its_reason():
-    results = [
+def every_verdict() -> list[ClaimResult]:
+    """A claim of each verdict, two skipped for one reason, the failed one with a control."""
+    return [
         ClaimResult(claim("p"), Verdict.PASSED, 4.0),
-        ClaimResult(claim("f"), Verdict.FAILED, 5.0, "measured 5, expected == 4"),
+        ClaimResult(claim("f"), Verdict.FAILED, 5.0, "measured 5, expected == 4", control_measured=1.0),
         ClaimResult(claim("e"), Verdict.ERROR, reason="case a did not run: CUDA_ERROR_ILLEGAL_ADDRESS"),
         ClaimResult(claim("s1"), Verdict.SKIPPED, reason="no GPU"),
         ClaimResult(claim("s2"), Verdict.SKIPPED, reason="no GPU"),
@@ -38,6 +39,10 @@ def test_every_verdict_renders_with_its_reason():
         ClaimResult(claim("xp"), Verdict.XPASSED, 4.0, "expected to fail (volta), but it holds"),
         ClaimResult(claim("o"), Verdict.OTHER_ARCH, reason="about sm_80; this run is for sm_90"),
     ]
+
+
+def test_every_verdict_renders_with_its_reason():
+    results = every_verdict()
     text = rendered(FileResult(Path("f.yaml"), results), verbose=True)
     for verdict in ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "other_arch"):
         assert verdict in text
@@ -51,16 +56,7 @@ def test_every_verdict_renders_with_its_reason():
 
 
 def test_by_default_a_file_is_one_line_and_what_needs_a_look_is_shown_in_full():
-    results = [
-        ClaimResult(claim("p"), Verdict.PASSED, 4.0),
-        ClaimResult(claim("f"), Verdict.FAILED, 5.0, "measured 5, expected == 4", control_measured=1.0),
-        ClaimResult(claim("e"), Verdict.ERROR, reason="case a did not run: CUDA_ERROR_ILLEGAL_ADDRESS"),
-        ClaimResult(claim("s1"), Verdict.SKIPPED, reason="no GPU"),
-        ClaimResult(claim("s2"), Verdict.SKIPPED, reason="no GPU"),
-        ClaimResult(claim("x"), Verdict.XFAILED, 5.0, "expected to fail: volta"),
-        ClaimResult(claim("xp"), Verdict.XPASSED, 4.0, "expected to fail (volta), but it holds"),
-        ClaimResult(claim("o"), Verdict.OTHER_ARCH, reason="about sm_80; this run is for sm_90"),
-    ]
+    results = every_verdict()
     lines = rendered(FileResult(Path("f.yaml"), results)).splitlines()
     headings = [line for line in lines if not line.startswith(" ")]
     assert headings == [
