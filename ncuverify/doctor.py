@@ -39,10 +39,14 @@ class Finding:
     needed: bool = True  # `check` cannot profile without it
 
 
+def missing(findings: list[Finding]) -> list[str]:
+    """What `check` needs to profile and does not find here."""
+    return [f.what for f in findings if f.needed and f.state is State.MISSING]
+
+
 def exit_code(findings: list[Finding]) -> ExitCode:
     """OK where everything `check` needs is there, else NOT_MEASURABLE."""
-    missing = any(f.needed and f.state is State.MISSING for f in findings)
-    return ExitCode.NOT_MEASURABLE if missing else ExitCode.OK
+    return ExitCode.NOT_MEASURABLE if missing(findings) else ExitCode.OK
 
 
 # What the tools asked answer within; one that takes longer is stuck.

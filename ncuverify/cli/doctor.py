@@ -13,7 +13,6 @@ from ncuverify.cli.terminal import console
 from ncuverify.report.text import line_text, wrapped
 from ncuverify.text import one_line
 
-INDENT = 19  # under the finding's detail: its state (8) and what (11)
 INDENT = 19  # under a finding's detail: its state (8 columns) and what it is about (11)
 STYLE = {doctor.State.OK: "green", doctor.State.MISSING: "bold red", doctor.State.NOTE: "yellow"}
 
@@ -40,12 +39,11 @@ def doctor_command(
         shown_on.print(Text.assemble(state, one_line(f"{finding.what:<10} "), first), soft_wrap=True)
         for line in rest:
             shown_on.print(Text(" " * INDENT + line), soft_wrap=True)
-    code = doctor.exit_code(findings)
-    missing = [f.what for f in findings if f.needed and f.state is doctor.State.MISSING]
+    missing = doctor.missing(findings)
     said = (
         f"doctor: check cannot profile here ({', '.join(missing)})"
         if missing
         else "doctor: check can profile here"
     )
     shown_on.print(line_text(said, "bold"), soft_wrap=True)
-    raise typer.Exit(int(code))
+    raise typer.Exit(int(doctor.exit_code(findings)))
