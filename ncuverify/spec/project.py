@@ -25,16 +25,16 @@ def project_root(folder: Path) -> Path:
     return folder.resolve()
 
 
+def _how_to_mark(root: Path) -> str:
+    """Where nothing marks a project, the file's own folder is one: how to make a larger one."""
+    if any((root / marker).exists() for marker in PROJECT_MARKERS):
+        return ""
+    return f"; nothing marks a project above it: put one of {', '.join(PROJECT_MARKERS)} at its top"
+
+
 def path_problems(content: ExpectationFile, folder: Path) -> Iterable[tuple[Location, str]]:
     root = project_root(folder)
     yield from program_path_problems(content.programs, folder, root)
-    # Where nothing marks a project, the file's own folder is one: say how to make a larger one.
-    unmarked = not any((root / marker).exists() for marker in PROJECT_MARKERS)
-    how = (
-        f"; nothing marks a project above it: put one of {', '.join(PROJECT_MARKERS)} at its top"
-        if unmarked
-        else ""
-    )
     for name, kernel in content.kernels.items():
         # Include folders are checked by the build, which knows the folders --allow-include adds.
         if kernel.file is None:
@@ -44,7 +44,8 @@ def path_problems(content: ExpectationFile, folder: Path) -> Iterable[tuple[Loca
         if not resolved.is_relative_to(root):
             yield (
                 where,
-                f"{kernel.file} lies outside the project ({root}); kernels and includes must be inside it{how}",
+                f"{kernel.file} lies outside the project ({root}); kernels and includes must be inside it"
+                + _how_to_mark(root),
             )
         elif not resolved.is_file():
             yield (where, f"no such file: {kernel.file} (looked in {folder})")
