@@ -31,6 +31,12 @@ def bad_outputs(tmp_path: Path) -> list[tuple[list[str], str]]:
             ["--json", str(tmp_path / "r"), "--markdown", str(tmp_path / "r")],
             f"--markdown: {tmp_path / 'r'}: is also the output of --json",
         ),
+        (["--html", str(folder)], f"--html: {folder}: is a folder"),
+        (["--html", sample], f"--html: {sample}: is an input of this run; refusing to overwrite it"),
+        (
+            ["--markdown", str(tmp_path / "p"), "--html", str(tmp_path / "p")],
+            f"--html: {tmp_path / 'p'}: is also the output of --markdown",
+        ),
         (["--save-profile", sample], f"--save-profile: {sample}: is not a folder"),
         (
             ["--save-profile", f"{a_file}/profile"],
