@@ -127,3 +127,18 @@ def test_a_hostile_ncu_version_is_shown_as_text(tmp_path, monkeypatch):
 def test_findings_that_are_only_notes_leave_the_exit_code_ok():
     findings = [Finding("GPU", State.OK, "0: x"), Finding("MIG", State.NOTE, "not known", needed=False)]
     assert doctor.exit_code(findings) == ExitCode.OK
+
+
+def test_with_a_gpu_and_ncu_every_check_runs_and_the_trial_comes_last(monkeypatch, tmp_path):
+    monkeypatch.setenv("FAKE_NCU_NOTES", str(tmp_path / "notes.jsonl"))
+    gpu = Gpu(0, "Fake GPU", "sm_90", "13.0")
+    monkeypatch.setattr(doctor, "_gpus", lambda: [gpu])
+    monkeypatch.setattr(doctor, "_kernel_module", lambda: "580.159.04")
+    fake = Environment(gpu, str(FAKE_NCU), None, gpu_count=1)
+    monkeypatch.setattr(Environment, "probe", classmethod(lambda cls, ncu: fake))
+    findings = doctor.examine(str(FAKE_NCU))
+    found = {f.what: f for f in findings}
+    assert (found["GPU"].detail, found["driver"].detail) == ("0: Fake GPU (sm_90)", "580.159.04, CUDA 13.0")
+    assert found["ncu"].state is State.OK and found["ncu"].detail.endswith(f" at {FAKE_NCU}")
+    assert findings[-1].what == "trial" and "measured 24, expected == 1" in findings[-1].detail
+    assert doctor.missing(findings) == ["trial"]
