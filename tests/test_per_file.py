@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import pytest
 from conftest import COMPILE_CACHE, DATA, FIXTURES
 
 from ncuverify.pipeline import CheckOptions, Environment, check_files
@@ -60,3 +61,21 @@ def test_a_folder_of_recordings_from_earlier_versions_still_replays(tmp_path: Pa
     provenance["kernels"] = {k.split("::")[1]: v for k, v in provenance["kernels"].items()}
     (legacy / "provenance.json").write_text(json.dumps(provenance))
     assert verdicts([DATA / "sample.yaml"], tmp_path) == verdicts([DATA / "sample.yaml"], FIXTURES)
+
+
+def test_a_repeated_case_gets_the_time_of_its_repeats_and_loses_it_where_they_failed():
+    from ncuverify.measurements import Measurements
+    from ncuverify.profile.per_file import by_file
+
+    time, dram = "gpu__time_duration.sum", "dram__bytes_read.sum"
+    once = [("f::c", "k", time, 9.0, "ns"), ("f::c", "k", dram, 64.0, "byte"), ("f::d", "k", time, 7.0, "ns")]
+    repeats = [("f::c (repeats)", "k", time, 5.0, "ns"), ("f::c (repeats)", "k", "buffer__out.sum", 3.0, "")]
+    [measured] = by_file(Measurements((*once, *repeats)), ["f"]).values()
+    assert measured.value("c", time) == 5.0 and measured.value("c", dram) == 64.0
+    assert measured.value("d", time) == 7.0 and "c (repeats)" not in measured.cases
+    assert measured.rows.count(("c", "k", time, 5.0, "ns")) == 1 and len(measured.rows) == 3
+    failed = Measurements(tuple(once), {"f::c (repeats)": "CUDA_ERROR_LAUNCH_FAILED"})
+    [measured] = by_file(failed, ["f"]).values()
+    assert measured.value("c", dram) == 64.0  # the one launch's counters stand
+    with pytest.raises(KeyError, match="did not run: CUDA_ERROR_LAUNCH_FAILED"):
+        measured.value("c", time)  # never the one launch's time in place of the repeats'

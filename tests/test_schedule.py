@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from ncuverify.cache import MARKER
 from ncuverify.profile import schedule
-from ncuverify.profile.schedule import Group, PassCounts, ProfiledCase, groups, spread
+from ncuverify.profile.schedule import Group, PassCounts, ProfiledCase, groups, is_patched, spread
 
 
 def case(name: str, metrics: set[str], launches: int = 1) -> ProfiledCase:
@@ -248,6 +248,20 @@ def test_a_case_that_reads_results_back_never_gets_metrics_it_does_not_need():
     ]
     unpinned = groups([case("latency", {"gpu__time_duration.sum"}), same, other], passes)
     assert len(unpinned) == 1
+
+
+def test_a_case_that_reads_results_back_shares_a_process_that_adds_only_hardware_counters():
+    # Hardware counters are read without changing the kernel's code: its clock() timings stay as they were.
+    timed = ProfiledCase("latency", 1, frozenset({"sm__cycles_active.max"}), pinned=True)
+    counters = case("counters", {"dram__bytes_read.sum", "l1tex__t_sector_hit_rate.pct"})
+    patched = case("patched", {"smsp__sass_inst_executed_op_global_ld.sum"})
+    passes = known({})  # guessed: one pass, and one more per three counters
+    assert [g.cases for g in groups([timed, counters], passes)] == [("latency", "counters")]
+    assert [g.cases for g in groups([timed, patched], passes)] == [("latency",), ("patched",)]
+    unpinned = ProfiledCase("latency", 1, timed.metrics)
+    assert len(groups([unpinned, patched], passes)) == 1  # what keeps them apart is the pin
+    assert is_patched("smsp__sass_inst_executed_op_global_ld.sum") and is_patched("sass__inst_executed")
+    assert not is_patched("smsp__inst_executed.sum") and not is_patched("dram__bytes_read.sum")
 
 
 def test_a_sequence_is_placed_whole_and_its_unit_lists_its_steps_in_order():

@@ -11,7 +11,7 @@ from ncuverify.options import CheckOptions
 from ncuverify.pipeline import check_files
 from ncuverify.processes import group_ended
 from ncuverify.profile import NcuOptions
-from ncuverify.profile.plan import case_metrics, qualified
+from ncuverify.profile.plan import REPEATS, case_metrics, qualified
 from ncuverify.profile.schedule import PassCounts
 from ncuverify.results import FileResult, Verdict, exit_code, file_key
 from ncuverify.spec import load
@@ -42,7 +42,7 @@ def fake_run(tmp_path: Path, monkeypatch, gpus: tuple[int, ...]) -> tuple[list, 
 def test_a_run_profiles_every_file_in_few_processes_and_splits_the_results_back(tmp_path: Path, monkeypatch):
     results, processes = fake_run(tmp_path, monkeypatch, (0,))
     assert all(r.input_error is None for r in results)
-    profiled = [name for process in processes for name in process["cases"]]
+    profiled = [name for process in processes for name in process["cases"] if not name.endswith(REPEATS)]
     assert sorted(profiled) == sorted(
         qualified(file_key(path), case)
         for path in (DATA / "sample.yaml", DATA / "static.yaml", DATA / "shared.yaml")
@@ -123,6 +123,34 @@ def test_each_case_gets_its_own_launches_values(tmp_path: Path, monkeypatch):
         for case in measured.frame[measured.frame["metric"] == sectors]["case"]:
             own = zlib.crc32(qualified(file_key(result.path), case).encode()) % 997
             assert measured.value(case, sectors) == len(sectors) + 1000 * own, case
+
+
+def test_a_repeated_case_takes_its_time_from_its_repeats_and_its_counters_from_one_launch(
+    tmp_path: Path, monkeypatch
+):
+    import zlib
+
+    monkeypatch.setenv("FAKE_NCU_VALUES", "by_case")
+    results, processes = fake_run(tmp_path, monkeypatch, (0,))
+    stride32 = qualified(file_key(DATA / "sample.yaml"), "stride32")
+    launched = [case for process in processes for case in process["cases"]]
+    assert stride32 in launched and stride32 + REPEATS in launched  # repeat: 3, time beside sectors
+    plans = [json.loads(p.read_text()) for p in (tmp_path / "saved1" / "runs").glob("*/*/plan.json")]
+    repeats = {c["name"]: c["repeat"] for plan in plans for c in plan["cases"]}
+    assert repeats[stride32] == 1 and repeats[stride32 + REPEATS] == 3
+    measured = results[0].measurements
+    assert measured is not None and "stride32 (repeats)" not in measured.cases
+    time, sectors = "gpu__time_duration.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
+
+    def own(name: str) -> int:
+        return zlib.crc32(name.encode()) % 997
+
+    assert measured.value("stride32", time) == len(time) + 1000 * own(stride32 + REPEATS)
+    assert measured.value("stride32", sectors) == len(sectors) + 1000 * own(stride32)
+    # a case with repeat 1 is launched once, with all its metrics
+    assert measured.value("stride1", time) == len(time) + 1000 * own(
+        qualified(file_key(DATA / "sample.yaml"), "stride1")
+    )
 
 
 STALLING_NCU = DATA / "fake_ncu" / "stalling_ncu"

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ from ncuverify.build.reports import (
 from ncuverify.expression import SASS_PREFIX, MetricRef, sass_regex
 
 STATIC_PREFIX = "static__"
+# The special registers a kernel reads time from: CS2R R2, SR_CLOCKLO; S2UR UR4, SR_GLOBALTIMERLO.
+_CLOCK_REGISTER = re.compile(r"\bSR_(?:CLOCK|GLOBALTIMER)(?:LO|HI)?\b")
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,14 @@ class StaticFacts:
             if cubin_value is not None and cubin_value != ptxas_value:
                 found.append(f"ptxas says {ptxas_value} for {key}, the cubin says {cubin_value}")
         return found
+
+    @functools.cached_property
+    def reads_clock(self) -> bool | None:
+        """Whether the kernel reads an SM clock or the global timer (clock(), clock64(), %globaltimer):
+        what it writes may then depend on how it was timed. None without a disassembly."""
+        if self.sass is None:
+            return None
+        return any(_CLOCK_REGISTER.search(instruction.text) for instruction in self.sass)
 
     def mix(self) -> Counter[str]:
         """SASS opcodes (without modifiers) by count."""

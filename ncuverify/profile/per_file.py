@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from ncuverify.errors import EnvironmentProblem, InputError
 from ncuverify.measurements import Measurements, Row
 from ncuverify.profile.cases import measurements
-from ncuverify.profile.plan import FileCases, qualified
+from ncuverify.profile.plan import REPEATS, FileCases, is_time, qualified
 from ncuverify.profile.recording import SEP
 from ncuverify.profile.run import Run
 from ncuverify.profile.table import tidy_rows
@@ -40,6 +40,7 @@ def measurements_by_file(
 def by_file(measured: Measurements, keys: Sequence[str]) -> dict[str, Measurements]:
     """A run's measurements split per file, with the file's own case names; a file of which no case
     was measured, failed or left unmeasured is left out."""
+    measured = with_repeats(measured)
     wanted = set(keys)
     rows: dict[str, list[Row]] = {}  # each file's rows, in one pass over the run's
     for row in measured.rows:
@@ -54,6 +55,30 @@ def by_file(measured: Measurements, keys: Sequence[str]) -> dict[str, Measuremen
         if key in rows or failed or unmeasured:
             found[key] = Measurements(tuple(rows.get(key, ())), failed, unmeasured)
     return found
+
+
+def with_repeats(measured: Measurements) -> Measurements:
+    """Each repeated case with the time of its repeats (`<case> (repeats)`, the median of its launches)
+    in place of what its one launch with the other metrics gave; the repeats' other values (buffers
+    read back) are left out. Where the repeats failed or ncu's report ended before them, so did the
+    case's time."""
+    named = [row[0] for row in measured.rows] + [*measured.failed_cases, *measured.unmeasured]
+    split = {name.removesuffix(REPEATS) for name in named if name.endswith(REPEATS)}
+    if not split:
+        return measured
+    times = [
+        (row[0].removesuffix(REPEATS), *row[1:])
+        for row in measured.rows
+        if row[0].endswith(REPEATS) and is_time(row[2])
+    ]
+    kept = [
+        row
+        for row in measured.rows
+        if not row[0].endswith(REPEATS) and not (row[0] in split and is_time(row[2]))
+    ]
+    failed = {case.removesuffix(REPEATS): why for case, why in measured.failed_cases.items()}
+    unmeasured = tuple(dict.fromkeys(case.removesuffix(REPEATS) for case in measured.unmeasured))
+    return Measurements((*kept, *times), failed, unmeasured)
 
 
 def symbols_of(files: Sequence[FileCases]) -> dict[str, str]:

@@ -1,10 +1,15 @@
 """What a run profiles: each file's cases that its claims read, with the ncu metrics each needs, planned
-for the runner under qualified names (`<file key>::<case>`), their cubins written once per kernel."""
+for the runner under qualified names (`<file key>::<case>`), their cubins written once per kernel.
+
+A case that repeats (`repeat: N`) repeats for its time: its N launches are profiled as `<case>
+(repeats)`, asking for the time alone (one pass each, no replay), and one launch more with its other
+metrics, which need several passes (`per_file` gives the case both). A case whose kernel times itself,
+and the steps of a sequence, keep their launches together."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ncuverify.build import KernelBuild, is_static
@@ -18,6 +23,16 @@ from ncuverify.spec.npy import planned_arguments
 
 def qualified(key: str, case: str) -> str:
     return f"{key}{SEP}{case}"
+
+
+# The launches of a repeated case profiled for its time alone: `<file>::<case> (repeats)`. No case's own
+# name holds a space.
+REPEATS = " (repeats)"
+
+
+def is_time(metric: str) -> bool:
+    """Whether a metric is a launch's time, which ncu reads without replaying it."""
+    return metric.startswith("gpu__time_duration")
 
 
 @dataclass(frozen=True)
@@ -62,6 +77,7 @@ def plan_cases(
     written: set[Path] = set()
     for number, file in enumerate(files):
         runs = with_earlier_steps(file.spec, case_metrics(file.spec, file.claims))
+        split = {name: time for name in runs if (time := _repeated_for_time(file, name, runs[name]))}
         for name in runs:
             case = file.spec.content.cases[name]
             # numbered, not named: a file's key is a path, which may hold any character
@@ -79,8 +95,27 @@ def plan_cases(
                 file.spec.path.parent,
                 qualified(file.key, sequence) if sequence is not None else "",
             )
-        wanted += _profiled(file, runs)
+            if name in split:
+                planned[full + REPEATS] = replace(planned[full], name=full + REPEATS)
+                planned[full] = replace(planned[full], repeat=1)
+        wanted += _profiled(file, {name: runs[name] - split.get(name, set()) for name in runs}, split)
+        wanted += [
+            schedule.ProfiledCase(
+                qualified(file.key, name) + REPEATS, file.spec.content.cases[name].repeat, time
+            )
+            for name, time in split.items()
+        ]
     return planned, wanted
+
+
+def _repeated_for_time(file: FileCases, name: str, metrics: set[str]) -> frozenset[str]:
+    """The time metrics a repeated case's repeats are profiled for on their own; none where its launches
+    stay together: it needs no other metric, is a step of a sequence, or times itself."""
+    case = file.spec.content.cases[name]
+    time = frozenset(metric for metric in metrics if is_time(metric))
+    if case.repeat == 1 or not time or time == metrics or file.spec.content.sequence_of(name) is not None:
+        return frozenset()
+    return frozenset() if _reads_timing_back(case, file.builds[case.kernel]) else time
 
 
 def with_earlier_steps(spec: Spec, needs: dict[str, set[str]]) -> dict[str, set[str]]:
@@ -90,9 +125,11 @@ def with_earlier_steps(spec: Spec, needs: dict[str, set[str]]) -> dict[str, set[
     return {name: needs.get(name, set()) for name in spec.content.cases if name in runs}
 
 
-def _profiled(file: FileCases, runs: dict[str, set[str]]) -> list[schedule.ProfiledCase]:
+def _profiled(
+    file: FileCases, runs: dict[str, set[str]], once: Collection[str] = ()
+) -> list[schedule.ProfiledCase]:
     """What the schedule places: a case of its own, or a sequence's steps as one (one process, in
-    order), needing what its steps need."""
+    order), needing what its steps need. A case in once launches once (its repeats are apart)."""
     content = file.spec.content
     by_sequence: dict[str, list[str]] = {}
     for name in runs:
@@ -103,13 +140,20 @@ def _profiled(file: FileCases, runs: dict[str, set[str]]) -> list[schedule.Profi
         profiled.append(
             schedule.ProfiledCase(
                 qualified(file.key, first),
-                sum(case.repeat for case in cases),
+                sum(1 if step in once else content.cases[step].repeat for step in steps),
                 frozenset().union(*(runs[step] for step in steps)),
-                any(getattr(arg, "name", None) for case in cases for arg in case.args),
+                any(_reads_timing_back(case, file.builds[case.kernel]) for case in cases),
                 tuple(qualified(file.key, step) for step in steps) if len(steps) > 1 else (),
             )
         )
     return profiled
+
+
+def _reads_timing_back(case: CaseSpec, build: KernelBuild) -> bool:
+    """Whether what the runner reads back may depend on how the launch was profiled: the case reads a
+    buffer back and its kernel reads the clock (or its SASS is not known). Buffers of a kernel that
+    does not read the clock hold the same values after any replay pass: ncu restores memory first."""
+    return case.reads_back and build.facts.reads_clock is not False
 
 
 def planned_case(

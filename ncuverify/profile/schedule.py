@@ -2,14 +2,15 @@
 
 ncu asks every kernel of a process for every metric on its command line, and collecting more metrics
 takes more replay passes of each kernel. A process costs a start (ncu, then the runner's Python and
-CUDA: about 2.5 s on an H200 machine); a pass costs each kernel a save and restore of its memory and a
-replay (about 0.03 s for the suite's kernels). So cases that need the same metrics share a process,
+CUDA under ncu: about 2.2 s on an H200 machine); a pass costs each kernel a save and restore of its
+memory, the caches flushed and a replay (about 0.045 s for the suite's kernels, from 0.03 to 0.07). So cases that need the same metrics share a process,
 and two such groups are merged when the passes the merge adds cost less than the start it saves. With
 several GPUs, each group's cases are spread over the GPUs, one process per GPU and group.
 
-A case whose kernel writes results that the runner reads back (in-kernel clock() timings) is pinned:
-what it reads back comes from ncu's last replay, and a pass for metrics it does not need can change it
-(SASS-patched metrics slow every instruction), so it only shares a process that asks for its metrics.
+A case whose kernel times itself (reads the clock) and writes what the runner reads back is pinned:
+what it reads back comes from ncu's last replay, and a pass that patches the kernel's SASS (the
+`sass` metrics count instructions by patching them) slows every instruction. So it only shares a
+process whose metrics beyond its own are hardware counters, read without changing the code.
 
 How many passes a set of metrics takes is only known from ncu (the raw page's
 `profiler__replayer_passes`); `PassCounts` remembers what past runs reported and guesses the rest.
@@ -30,8 +31,8 @@ from ncuverify.cache import prepare_folder
 from ncuverify.files import read_json
 from ncuverify.text import one_line
 
-START_S = 2.5  # one ncu process: ncu itself, then the runner's Python and CUDA start-up
-PASS_S = 0.03  # one replay pass of one launch, memory save and restore included
+START_S = 2.2  # one ncu process: ncu itself, then the runner's Python and CUDA start-up
+PASS_S = 0.045  # one replay pass of one launch, memory save and restore included
 
 # Metrics that ncu reads without replaying the kernel for them.
 _FREE_PREFIXES = ("launch__", "device__", "profiler__", "gpu__time_duration")
@@ -193,9 +194,19 @@ def _best_merge(clusters: list[list[ProfiledCase]], passes: PassCounts) -> tuple
 
 
 def _may_merge(a: list[ProfiledCase], b: list[ProfiledCase]) -> bool:
-    """Whether two groups may share a process: a pinned case's group must not gain metrics."""
+    """Whether two groups may share a process: a pinned case's group must gain no patched metric."""
     union = _union(a + b)
-    return all(union == _union(cluster) for cluster in (a, b) if any(case.pinned for case in cluster))
+    return not any(
+        is_patched(metric)
+        for cluster in (a, b)
+        if any(case.pinned for case in cluster)
+        for metric in union - _union(cluster)
+    )
+
+
+def is_patched(metric: str) -> bool:
+    """Whether ncu collects the metric by patching the kernel's SASS (smsp__sass_*, sass__*)."""
+    return metric.startswith("sass__") or "__sass_" in metric
 
 
 def _union(cluster: Sequence[ProfiledCase]) -> frozenset[str]:

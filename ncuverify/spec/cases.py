@@ -52,7 +52,7 @@ class CaseSpec(StrictModel):
     block: Dim3
     shared_bytes: Int = Field(0, ge=0, le=227 * 1024, description="dynamic shared memory per block")
     args: list[Argument] = Field(default_factory=list)
-    repeat: Int = Field(1, ge=1, le=100, description="launches to profile; each metric is their median")
+    repeat: Int = Field(1, ge=1, le=100, description="launches to profile; the time is their median")
     vars: dict[Id, Annotated[Int, _VALUE]] = Field(
         default_factory=dict,
         description="names for numbers, used in expressions of grid, block, shared_bytes, repeat and args",
@@ -88,6 +88,11 @@ class CaseSpec(StrictModel):
         if len(names) != len(set(names)):
             raise ValueError(f"buffer names repeat: {names}")
         return self
+
+    @property
+    def reads_back(self) -> bool:
+        """Whether the runner reads a buffer back after the launch: one the case names."""
+        return any(getattr(argument, "name", None) for argument in self.args)
 
     @property
     def threads(self) -> int:

@@ -46,7 +46,8 @@ def prepare_file(
         if arch is not None:
             check_metric_names(spec, arch, environment.ncu)
         say(options, f"{path.name}: compiling")
-        limits = replace(options.build, sass=True) if needs_sass(spec) else options.build
+        live = options.from_profile is None and not options.static_only
+        limits = replace(options.build, sass=True) if needs_sass(spec, live) else options.build
         builds = build_spec(spec, arch, options.cache, limits) if arch is not None else None
         if builds is not None:
             check_arguments(spec, builds)
@@ -118,10 +119,14 @@ def not_prepared(path: Path, key: FileKey, internal_error: str) -> FileResult:
     return FileResult(path, [], internal_error=internal_error, key=key.name)
 
 
-def needs_sass(spec: Spec) -> bool:
-    """Whether the file's claims or its tolerances read SASS: only then are its cubins disassembled."""
+def needs_sass(spec: Spec, profiling: bool = False) -> bool:
+    """Whether the file's claims or its tolerances read SASS, or (where it is profiled) a case reads a
+    buffer back, whose kernel's SASS says whether it reads the clock: only then are its cubins
+    disassembled."""
     metrics = [ref.name for claim in spec.content.claims for ref in claim.metric_refs()]
-    return any(reads_sass(metric) for metric in [*metrics, *spec.content.regressions])
+    if any(reads_sass(metric) for metric in [*metrics, *spec.content.regressions]):
+        return True
+    return profiling and any(case.reads_back for case in spec.content.cases.values())
 
 
 def split_claims(claims: list[Claim]) -> tuple[list[Claim], list[Claim]]:
