@@ -47,6 +47,12 @@ def _text(value: object) -> str:
     return html.escape(one_line(str(value)), quote=True)
 
 
+def _name(value: object) -> str:
+    """An id or metric name as HTML text that may break after its underscores and dots (a long name
+    would otherwise widen its column past the window)."""
+    return re.sub(r"(_+|\.)", r"\1<wbr>", _text(value))
+
+
 def to_html(
     results: Sequence[FileResult], changes: Sequence[Change] = (), title: str = "ncuverify report"
 ) -> str:
@@ -240,7 +246,7 @@ def _claims(results: Sequence[FileResult]) -> str:
         f'<select id="file"><option value="">every file</option>{files}</select> '
         f'<select id="verdict"><option value="">every verdict</option>{verdicts}</select> '
         '<input id="text" type="search" placeholder="claim, case or metric"></p>'
-        "<table><tr><th>claim</th><th>case</th><th>metric</th><th>expected</th><th>measured</th>"
+        '<table class="claims"><tr><th>claim</th><th>case</th><th>metric</th><th>expected</th><th>measured</th>'
         f"<th>verdict</th><th>where it landed</th></tr>{rows}</table></section>"
     )
 
@@ -253,8 +259,8 @@ def _claim_row(result: FileResult, claim_result: ClaimResult) -> str:
     verdict = claim_result.verdict.value
     return (
         f'<tr class="claim" data-file="{_text(result.path)}" data-verdict="{verdict}">'
-        f"<td><code>{_text(claim.id)}</code></td><td>{_text(claim.case or claim.kernels or '-')}</td>"
-        f"<td><code>{_text(claim.metric)}</code></td><td>{_text(describe(claim.expect))}</td>"
+        f"<td><code>{_name(claim.id)}</code></td><td>{_name(claim.case or claim.kernels or '-')}</td>"
+        f"<td><code>{_name(claim.metric)}</code></td><td>{_text(describe(claim.expect))}</td>"
         f'<td class="number">{_text(measured)}</td><td class="{verdict}">{verdict}</td>'
         f"<td>{landing(claim_result)}</td></tr>"
     )
@@ -400,6 +406,10 @@ body { font-family: system-ui, sans-serif; margin: 1.5em; color: #212121; }
 table { border-collapse: collapse; font-size: 0.9em; }
 td, th { border-bottom: 1px solid #e0e0e0; padding: 2px 8px; text-align: left; vertical-align: middle; }
 td.number { text-align: right; }
+/* Ids and metric names are long words: they break anywhere rather than widen the page past the window. */
+td code { overflow-wrap: anywhere; }
+select, input { font: inherit; }
+table.claims td:first-child { min-width: 16em; }
 .passed { color: #2e7d32; } .failed, .xpassed { color: #c62828; font-weight: bold; }
 .error { color: #8e24aa; font-weight: bold; } .skipped { color: #f9a825; } .other_arch { color: #9e9e9e; }
 pre { background: #f5f5f5; padding: 0.5em; white-space: pre-wrap; }
