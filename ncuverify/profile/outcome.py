@@ -19,11 +19,15 @@ MAX_STATUS_BYTES = 16 * 1024 * 1024
 MAX_OUTPUT_BYTES = 4 * 1024 * 1024  # of the runner's output, its end: where the errors are
 
 
+# How long the process took, start to end, in seconds: where a run's time went (bench/suite.py reads it).
+ELAPSED_FILE = "seconds.txt"
+
+
 def clear_outcomes(work_dir: Path) -> None:
     """Remove what an earlier run in this folder left of the runner's and ncu's outcome (the fault
     re-runs share one; a kept profile's folder may be used again), so that none of it is taken for
     this run's."""
-    for name in ("status.json", PROGRESS_FILE, "ncu.log", REPORT_FILE):
+    for name in ("status.json", PROGRESS_FILE, "ncu.log", REPORT_FILE, ELAPSED_FILE):
         (work_dir / name).unlink(missing_ok=True)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 from ncuverify.errors import EnvironmentProblem
 from ncuverify.profile.command import NcuOptions, ncu_command
 from ncuverify.profile.outcome import (
+    ELAPSED_FILE,
     MAX_OUTPUT_BYTES,
     after_stall,
     clear_outcomes,
@@ -46,10 +48,12 @@ def run_ncu(
     device: int | None = None,
     keep_report: bool = False,
     sections: Sequence[str] = (),
+    gate: Path | None = None,
 ) -> Run:
     """Profile the cases in one ncu process on one GPU (device: its index; None: CUDA's default).
     With keep_report, ncu also saves its report as REPORT_FILE in work_dir; with sections, it collects
-    them instead of metrics (see ncu_command).
+    them instead of metrics (see ncu_command). With a gate, the runner starts (Python, CUDA) but
+    launches nothing until the gate file exists.
 
     The process is stopped when it makes no progress for the case timeout: ncu not starting the
     runner, a case that never ends, ncu not ending after the runner's last case. The cases it kept
@@ -62,16 +66,18 @@ def run_ncu(
     status_file = work_dir / "status.json"
     log_file = work_dir / "ncu.log"
     clear_outcomes(work_dir)
-    Plan(device=0, status_path=str(status_file), cases=list(cases)).write(plan_file)
+    Plan(0, str(status_file), list(cases), str(gate) if gate is not None else "").write(plan_file)
     report_file = work_dir / REPORT_FILE.removesuffix(".ncu-rep") if keep_report else None
     symbols = [c.symbol for c in cases]
     command = ncu_command(options, metrics, symbols, log_file, plan_file, report_file, sections)
     names = [c.name for c in cases]
+    started = time.monotonic()
     try:
         process = start(command, work_dir / "output.txt", device)
     except OSError as error:
         raise ncu_not_started(options, error) from None
     watched = wait(process, work_dir / PROGRESS_FILE, names, options.case_timeout_s, options)
+    (work_dir / ELAPSED_FILE).write_text(f"{time.monotonic() - started:.3f}\n")
     report = read_log(log_file)
     output = read_end(work_dir / "output.txt", MAX_OUTPUT_BYTES)
     status = read_status(status_file, names)
