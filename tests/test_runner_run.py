@@ -268,3 +268,42 @@ def test_two_sequences_in_a_row_do_not_share_buffers(tmp_path: Path):
     assert fake.freed == [a_base, b_base], "a's buffer freed when b began"
     b = case_number("b#1") + case_number("b#2")
     assert statuses[2].values["buffer__partial.first"] == b, "b#2 saw b#1's buffer, not a#1's"
+
+
+def test_with_a_gate_cuda_starts_but_nothing_launches_until_it_opens_and_the_wait_is_progress(
+    tmp_path: Path, monkeypatch
+):
+    import threading
+    import time
+
+    from ncuverify.runner import run as run_module
+
+    monkeypatch.setattr(run_module, "_GATE_PROGRESS_S", 0.05)
+    gate = tmp_path / "gate"
+    events: list[tuple[str, float]] = []
+
+    class Noted(FakeLauncher):
+        def launch(self, kernel, case, args) -> None:
+            events.append(("launch", time.monotonic()))
+            super().launch(kernel, case, args)
+
+    def started(device: int) -> FakeLauncher:
+        events.append(("cuda", time.monotonic()))
+        return Noted(device)
+
+    def open_gate() -> None:
+        time.sleep(0.4)
+        events.append(("open", time.monotonic()))
+        gate.touch()
+
+    opener = threading.Thread(target=open_gate)
+    opener.start()
+    plan = Plan(0, str(tmp_path / "status.json"), [planned("a", args=())], str(gate))
+    statuses = run_plan(plan, started)
+    opener.join()
+    assert [name for name, _ in events] == ["cuda", "open", "launch"]
+    assert statuses == [CaseStatus("a", True, None, "k_a", 1, {})]
+    # rewritten while it waited (each step counts one write): more than start, case start, end, done
+    assert Progress.from_json((tmp_path / PROGRESS_FILE).read_text()).step > 4
+    plan.write(tmp_path / "plan.json")
+    assert Plan.read(tmp_path / "plan.json").gate == str(gate)  # the profile stage's plan carries it

@@ -318,6 +318,14 @@ def test_a_step_is_explained_from_a_pass_that_runs_the_steps_before_it(tmp_path:
 
 OVERLAP_FILE = """kernels:
   copy: {file: copy.cu, entry: copy}
+  timed:
+    source: |
+      extern "C" __global__ void timed(const float* in, long long* cycles, int n) {
+          long long start = clock64();
+          float x = in[threadIdx.x % n];
+          cycles[threadIdx.x] = clock64() - start + (x > 1e30f);
+      }
+    entry: timed
 cases:
   a: &launch
     kernel: copy
@@ -326,17 +334,18 @@ cases:
     args: [{buffer: float32, count: 32}, {buffer: float32, count: 32}, {int32: 32}]
   b: *launch
   timed:
-    kernel: copy
+    kernel: timed
     grid: 1
     block: 32
-    args: [{buffer: float32, count: 32}, {buffer: float32, count: 32, name: out}, {int32: 32}]
+    args: [{buffer: float32, count: 32}, {buffer: int64, count: 32, name: cycles}, {int32: 32}]
 claims:
 """
 
 
 def overlap_check(tmp_path: Path, monkeypatch, per_gpu: int) -> tuple[list, list[dict]]:
     """Three cases that ncu profiles in three processes (their metrics cost too many passes together;
-    timed reads a buffer back), each process taking 1 s: the verdicts, and each process's notes."""
+    timed reads back what a clock-reading kernel wrote), each process taking 1 s: the verdicts, and
+    each process's notes."""
     from sweep_files import claim
 
     metrics = {"a": "dram__bytes_read.sum", "b": "dram__bytes_write.sum", "timed": "gpu__time_duration.sum"}
@@ -356,12 +365,15 @@ def overlap_check(tmp_path: Path, monkeypatch, per_gpu: int) -> tuple[list, list
     return [(c.claim.id, c.verdict, c.measured) for c in result.claims], notes
 
 
-def test_two_ncu_processes_run_at_once_on_a_gpu_and_one_that_reads_back_runs_alone(tmp_path, monkeypatch):
+def test_two_ncu_processes_start_at_once_on_a_gpu_but_launch_one_after_the_other(tmp_path, monkeypatch):
     verdicts, processes = overlap_check(tmp_path, monkeypatch, 2)
     by_case = {p["cases"][0].rsplit("::", 1)[1]: p for p in processes}
     assert sorted(by_case) == ["a", "b", "timed"] and all(len(p["cases"]) == 1 for p in processes)
     a, b, timed = by_case["a"], by_case["b"], by_case["timed"]
-    assert a["started"] < b["ended"] and b["started"] < a["ended"], "a and b were profiled at once"
+    assert a["started"] < b["ended"] and b["started"] < a["ended"], "a and b were started at once"
+    first, second = sorted((a, b), key=lambda p: p["profiled"])
+    assert second["profiled"] >= first["ended"], "but the second launched only once the first had ended"
+    assert second["profiled"] - second["started"] > 0.5, "and had waited for it, started"
     assert timed["started"] >= max(a["ended"], b["ended"]), "timed had the GPU to itself"
     one_at_a_time, processes = overlap_check(tmp_path, monkeypatch, 1)
     ordered = sorted(processes, key=lambda p: p["started"])

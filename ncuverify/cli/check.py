@@ -64,7 +64,8 @@ def check(
         typer.Option(
             min=1,
             max=8,
-            help="ncu processes at once on one GPU: with 2, the next starts while one profiles",
+            help="ncu processes at once on one GPU: with 2, the next starts (ncu, Python, CUDA) while"
+            " one profiles, and launches once it has ended",
         ),
     ] = 1,
     save_profile: Annotated[

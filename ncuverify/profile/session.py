@@ -57,10 +57,16 @@ def profile_files(
     by_gpu = {gpu: [(i, u) for i, u in enumerate(units) if u.gpu == gpu] for gpu in settings.gpus}
     stop = threading.Event()
     ncu = replace(settings.ncu, cancelled=stop.is_set)
+    gates = _gates(by_gpu, work_dir / RUNS, ncu.processes_per_gpu)
 
     def run(numbered: tuple[int, schedule.Unit]) -> tuple[int, list[_Measured]]:
         index, unit = numbered
-        return index, _run_unit(unit, planned, work_dir / RUNS / f"{index}", ncu, settings)
+        gate, following = gates.get(index, (None, None))
+        try:
+            return index, _run_unit(unit, planned, work_dir / RUNS / f"{index}", ncu, settings, gate)
+        finally:
+            if following is not None:
+                following.touch()  # the next process on the GPU may now launch
 
     def run_gpu(gpu: int) -> list[tuple[int, list[_Measured]]]:
         """The GPU's units, several processes at once; a unit that must be alone, after them."""
@@ -79,6 +85,29 @@ def profile_files(
         measured = measured.combined(part)
     _learn_passes(passes, measured, units)
     return [run for run, _ in measured_runs], measured
+
+
+def _gates(
+    by_gpu: dict[int, list[tuple[int, schedule.Unit]]], folder: Path, processes_per_gpu: int
+) -> dict[int, tuple[Path | None, Path | None]]:
+    """With several processes at once on a GPU, each unit's gate and the gate it opens when it ends:
+    the next process starts (ncu, the runner's Python, CUDA) while one profiles, but launches only
+    once that one has ended, so that no two processes' launches ever share the GPU. The first gate is
+    open; a gate left by an earlier run in a kept profile's folder is removed."""
+    if processes_per_gpu <= 1:
+        return {}
+    folder.mkdir(parents=True, exist_ok=True)
+    gates: dict[int, tuple[Path | None, Path | None]] = {}
+    for units in by_gpu.values():
+        chain = [index for index, unit in units if not unit.alone]
+        paths = [folder / f"{index}.gate" for index in chain]
+        for path in paths:
+            path.unlink(missing_ok=True)
+        if paths:
+            paths[0].touch()
+        for at, index in enumerate(chain):
+            gates[index] = (paths[at], paths[at + 1] if at + 1 < len(paths) else None)
+    return gates
 
 
 def _at_once(call: Callable[[_T], _R], items: Sequence[_T], workers: int, stop: threading.Event) -> list[_R]:
@@ -105,8 +134,10 @@ def _run_unit(
     folder: Path,
     ncu: NcuOptions,
     settings: Settings,
+    gate: Path | None = None,
 ) -> list[_Measured]:
-    """One unit's ncu process, and one more for the cases after each case that faulted or hung."""
+    """One unit's ncu process, and one more for the cases after each case that faulted or hung; each
+    launches once the gate is open."""
     runs: list[_Measured] = []
     remaining = list(unit.cases)
     if settings.say is not None:
@@ -115,7 +146,9 @@ def _run_unit(
     while remaining:
         cases = [planned[name] for name in remaining]
         run_dir = folder / str(len(runs))
-        run = run_ncu(run_dir, cases, unit.metrics, ncu, device=unit.gpu, keep_report=settings.keep_report)
+        run = run_ncu(
+            run_dir, cases, unit.metrics, ncu, device=unit.gpu, keep_report=settings.keep_report, gate=gate
+        )
         diagnose(run)
         status = faults_named(list(run.cases), cases, run_dir, ncu, unit.gpu) or _runner_failure(
             run, remaining

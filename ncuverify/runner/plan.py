@@ -39,6 +39,9 @@ class Plan:
     device: int
     status_path: str
     cases: list[PlannedCase] = field(default_factory=list)
+    # A file the runner waits for once CUDA has started, before its first case: until it exists, another
+    # process profiles on this GPU ("" for none).
+    gate: str = ""
 
     def write(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self), indent=1))
@@ -49,4 +52,4 @@ class Plan:
         cases = [
             PlannedCase(**{**c, "grid": tuple(c["grid"]), "block": tuple(c["block"])}) for c in data["cases"]
         ]
-        return cls(device=data["device"], status_path=data["status_path"], cases=cases)
+        return cls(data["device"], data["status_path"], cases, data.get("gate", ""))

@@ -4,6 +4,7 @@ ends, and what a lost CUDA context means for the cases after it."""
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -36,6 +37,8 @@ def run_plan(plan: Plan, start: Callable[[int], Launcher] = CudaLauncher) -> lis
         write_atomically(status_path, statuses_json(status))
         progress.write(None, running=False, done=True)
         return status
+    if plan.gate:
+        wait_for_gate(Path(plan.gate), progress)
     shared = SequenceBuffers()
     for case in plan.cases:
         if case.sequence != shared.sequence or not case.sequence:
@@ -62,6 +65,22 @@ def run_plan(plan: Plan, start: Callable[[int], Launcher] = CudaLauncher) -> lis
         _release(shared, launcher)
     progress.write(status[-1].case if status else None, running=False, done=True)
     return status
+
+
+# How often the gate is looked for, and the progress rewritten while it is shut.
+_GATE_POLL_S = 0.005
+_GATE_PROGRESS_S = 1.0
+
+
+def wait_for_gate(gate: Path, progress: ProgressWriter) -> None:
+    """Wait until the gate exists (the process before this one on the GPU has profiled its cases),
+    rewriting the progress each second meanwhile: a wait is not a stall."""
+    written = time.monotonic()
+    while not gate.exists():
+        time.sleep(_GATE_POLL_S)
+        if time.monotonic() - written >= _GATE_PROGRESS_S:
+            progress.write(None, running=False)
+            written = time.monotonic()
 
 
 def _release(shared: SequenceBuffers, launcher: Launcher) -> None:
