@@ -200,3 +200,12 @@ def test_chart_labels_from_files_are_text_not_formulas():
     )
     assert "<b>x</b>" not in text and "\x1b" not in text
     assert r"$\frac{1}{$" in text.replace("&lt;", "<")
+
+
+def test_long_ids_and_metric_names_may_break_after_underscores_and_dots_and_read_whole(suite):
+    text = export.to_html(suite)
+    # where a name may break, so that the claims table fits a window
+    assert "<code>s61_<wbr>classic_<wbr>ldg_<wbr>then_<wbr>sts</code>" in text
+    assert "smsp__<wbr>sass_<wbr>inst_<wbr>executed_<wbr>op_<wbr>ldgsts.<wbr>sum" in text
+    cells = {row["cells"][0]: row["cells"][2] for row in Page(text).rows}
+    assert cells["s61_ldgsts_executed"] == "smsp__sass_inst_executed_op_ldgsts.sum"
