@@ -151,6 +151,11 @@ def test_a_repeated_case_takes_its_time_from_its_repeats_and_its_counters_from_o
     assert measured.value("stride1", time) == len(time) + 1000 * own(
         qualified(file_key(DATA / "sample.yaml"), "stride1")
     )
+    # its recording replays to the same figures, the repeats' time included
+    files = [DATA / "sample.yaml", DATA / "static.yaml", DATA / "shared.yaml"]
+    options = CheckOptions(cache=COMPILE_CACHE, from_profile=tmp_path / "saved1")
+    replayed = check_files(files, options, NO_GPU)[0].measurements
+    assert replayed is not None and sorted(replayed.rows) == sorted(measured.rows)
 
 
 STALLING_NCU = DATA / "fake_ncu" / "stalling_ncu"
