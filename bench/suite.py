@@ -25,6 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from ncuverify.profile.outcome import ELAPSED_FILE
+from ncuverify.profile.plan import REPEATS
+
 ROOT = Path(__file__).resolve().parent.parent
 EXPECTATIONS = ROOT / "expectations"
 
@@ -127,7 +130,7 @@ def gpu_rows(scratch: Path, naive_sample: int) -> list[tuple[str, float]]:
     commands = json.loads((saved / "commands.json").read_text())
     metrics = sorted({m for c in commands for m in c[c.index("--metrics") + 1].split(",")})
     # The cases as the suite names them (a repeated case's repeats are its own entry in the plans).
-    cases = [case for plan in plans for case in plan["cases"] if not case["name"].endswith(" (repeats)")]
+    cases = [case for plan in plans for case in plan["cases"] if not case["name"].endswith(REPEATS)]
     # One ncu per case costs about the same for every case (ncu's start dominates): time a fixed sample
     # spread over the suite and scale it to every case.
     step = max(1, len(cases) // naive_sample)
@@ -136,10 +139,11 @@ def gpu_rows(scratch: Path, naive_sample: int) -> list[tuple[str, float]]:
     naive = sum(per_case) * len(cases) / len(sample)
     start_s = sorted(per_case)[len(per_case) // 2]  # one process around one launch: mostly its start
     runs = [plan.parent for plan in sorted(saved.glob("runs/*/*/plan.json"))]
-    seconds = [float((run / "seconds.txt").read_text()) for run in runs]
-    passes = sum(sum(_launch_passes(run / "ncu.log")) for run in runs)
+    seconds = [float((run / ELAPSED_FILE).read_text()) for run in runs]
+    by_launch = {run: _launch_passes(run / "ncu.log") for run in runs}  # each log parsed once
+    passes = sum(sum(launches) for launches in by_launch.values())
     pass_s = max(0.0, sum(seconds) - len(runs) * start_s) / max(1, passes)
-    own_passes = sum(_own_passes(run) for run in runs)
+    own_passes = sum(_own_passes(run, launches) for run, launches in by_launch.items())
     floor = start_s + own_passes * pass_s
     same = {
         name: _verdicts(path) == _verdicts(jsons["warm"]) for name, path in jsons.items() if path.exists()
@@ -211,11 +215,12 @@ def _launch_passes(log: Path) -> list[int]:
     return [int(value) for value in passes["value"]]
 
 
-def _own_passes(run: Path) -> int:
+def _own_passes(run: Path, launch_passes: list[int]) -> int:
     """A process's launch-passes as the floor counts them: each case's first launch with the passes ncu
-    took for it, its further launches (repeats, for time only) one pass each."""
+    took for it (launch_passes, in launch order), its further launches (repeats, for time only) one
+    pass each."""
     plan = json.loads((run / "plan.json").read_text())
-    passes = iter(_launch_passes(run / "ncu.log"))
+    passes = iter(launch_passes)
     total = 0
     for case in plan["cases"]:
         launches = [next(passes, 1) for _ in range(case["repeat"])]
