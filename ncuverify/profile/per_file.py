@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from ncuverify.errors import EnvironmentProblem, InputError
 from ncuverify.measurements import Measurements, Row
 from ncuverify.profile.cases import measurements
-from ncuverify.profile.plan import REPEATS, FileCases, is_time, qualified
+from ncuverify.profile.plan import REPEATS, FileCases, qualified
 from ncuverify.profile.recording import SEP
 from ncuverify.profile.run import Run
+from ncuverify.profile.schedule import is_time
 from ncuverify.profile.table import tidy_rows
 
 

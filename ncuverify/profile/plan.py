@@ -30,11 +30,6 @@ def qualified(key: str, case: str) -> str:
 REPEATS = " (repeats)"
 
 
-def is_time(metric: str) -> bool:
-    """Whether a metric is a launch's time, which ncu reads without replaying it."""
-    return metric.startswith("gpu__time_duration")
-
-
 @dataclass(frozen=True)
 class FileCases:
     """One file's part of a run: its key (a name unique in the run), spec, builds and profiler claims."""
@@ -112,7 +107,7 @@ def _repeated_for_time(file: FileCases, name: str, metrics: set[str]) -> frozens
     """The time metrics a repeated case's repeats are profiled for on their own; none where its launches
     stay together: it needs no other metric, is a step of a sequence, or times itself."""
     case = file.spec.content.cases[name]
-    time = frozenset(metric for metric in metrics if is_time(metric))
+    time = frozenset(metric for metric in metrics if schedule.is_time(metric))
     if case.repeat == 1 or not time or time == metrics or file.spec.content.sequence_of(name) is not None:
         return frozenset()
     return frozenset() if _reads_timing_back(case, file.builds[case.kernel]) else time

@@ -34,8 +34,15 @@ from ncuverify.text import one_line
 START_S = 2.2  # one ncu process: ncu itself, then the runner's Python and CUDA start-up
 PASS_S = 0.045  # one replay pass of one launch, memory save and restore included
 
+# A launch's time, which ncu reads without replaying the kernel (a repeated case repeats for it alone).
+TIME_PREFIX = "gpu__time_duration"
 # Metrics that ncu reads without replaying the kernel for them.
-_FREE_PREFIXES = ("launch__", "device__", "profiler__", "gpu__time_duration")
+_FREE_PREFIXES = ("launch__", "device__", "profiler__", TIME_PREFIX)
+
+
+def is_time(metric: str) -> bool:
+    """Whether a metric is a launch's time."""
+    return metric.startswith(TIME_PREFIX)
 
 
 @dataclass(frozen=True)
