@@ -79,3 +79,16 @@ def test_a_repeated_case_gets_the_time_of_its_repeats_and_loses_it_where_they_fa
     assert measured.value("c", dram) == 64.0  # the one launch's counters stand
     with pytest.raises(KeyError, match="did not run: CUDA_ERROR_LAUNCH_FAILED"):
         measured.value("c", time)  # never the one launch's time in place of the repeats'
+
+
+def test_a_recording_that_names_repeats_of_a_case_the_file_lacks_gives_them_to_no_claim():
+    from ncuverify.measurements import Measurements
+    from ncuverify.profile.per_file import by_file
+
+    time = "gpu__time_duration.sum"
+    rows = (("f::c", "k", time, 9.0, "ns"), ("f::ghost (repeats)", "k", time, 5.0, "ns"))
+    damaged = Measurements(rows, {"f::other (repeats) (repeats)": "x"}, ("g::nothing (repeats)",))
+    split = by_file(damaged, ["f", "g"])
+    assert split["f"].value("c", time) == 9.0  # the file's own case keeps its figure
+    assert split["f"].value("ghost", time) == 5.0  # named once, for no claim of the file
+    assert split["f"].failed_cases == {"other (repeats)": "x"} and split["g"].unmeasured == ("nothing",)
