@@ -274,3 +274,72 @@ def test_a_sequence_is_placed_whole_and_its_unit_lists_its_steps_in_order():
     at = holding[0].cases.index("f::r#1")
     assert holding[0].cases[at : at + 2] == ("f::r#1", "f::r#2")
     assert sorted(c for u in units for c in u.cases) == ["a", "b", "f::r#1", "f::r#2"]
+
+
+def merged_by_rescanning(cases: list[ProfiledCase], passes: PassCounts) -> list[Group]:
+    """The grouping as first written: every pair's saving worked out again after each merge."""
+
+    def union(cluster):
+        return frozenset().union(*(c.metrics for c in cluster))
+
+    def cost(cluster):
+        return (
+            schedule.START_S
+            + sum(c.launches for c in cluster) * passes.passes(union(cluster)) * schedule.PASS_S
+        )
+
+    def may(a, b):
+        both = union(a + b)
+        return not any(is_patched(m) for cl in (a, b) if any(c.pinned for c in cl) for m in both - union(cl))
+
+    by_metrics: dict[frozenset[str], list[ProfiledCase]] = {}
+    for c in cases:
+        by_metrics.setdefault(c.metrics, []).append(c)
+    clusters = list(by_metrics.values())
+    while True:
+        saving, i, j = max(
+            (
+                (cost(a) + cost(b) - cost(a + b), i, j)
+                for i, a in enumerate(clusters)
+                for j, b in enumerate(clusters)
+                if i < j and may(a, b)
+            ),
+            default=(0.0, 0, 0),
+        )
+        if saving <= 0:
+            break
+        clusters[i] = clusters[i] + clusters[j]
+        del clusters[j]
+    order = {c.name: k for k, c in enumerate(cases)}
+    return [
+        Group(union(cl), tuple(sorted((c.name for c in cl), key=order.__getitem__)))
+        for cl in sorted(clusters, key=lambda cl: min(order[c.name] for c in cl))
+    ]
+
+
+METRICS = [
+    "dram__bytes_read.sum",
+    "smsp__sass_inst_executed.sum",
+    "l1tex__t_sectors.sum",
+    "lts__t_sectors.sum",
+    "gpu__time_duration.sum",
+    "launch__grid_size",
+    "sm__cycles_elapsed.max",
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sets(st.sampled_from(METRICS), max_size=4), st.integers(1, 30), st.booleans()),
+        min_size=1,
+        max_size=14,
+    ),
+    st.dictionaries(st.frozensets(st.sampled_from(METRICS), min_size=1), st.integers(1, 40), max_size=20),
+)
+def test_the_grouping_is_that_of_working_every_saving_out_again_after_each_merge(specs, counts):
+    cases = [
+        ProfiledCase(f"c{i}", launches, frozenset(m), pinned) for i, (m, launches, pinned) in enumerate(specs)
+    ]
+    passes = known(counts)
+    assert groups(cases, passes) == merged_by_rescanning(cases, passes)

@@ -170,63 +170,95 @@ def _key(metrics: frozenset[str]) -> str:
 
 
 def groups(cases: Sequence[ProfiledCase], passes: PassCounts) -> list[Group]:
-    """The cases in groups, one ncu process each; cases keep their order within a group."""
+    """The cases in groups, one ncu process each; cases keep their order within a group. Greedy: the
+    two groups whose merge saves the most time merge, until no merge saves time (of equal savings,
+    the pair latest in the list)."""
     by_metrics: dict[frozenset[str], list[ProfiledCase]] = {}
     for case in cases:
         by_metrics.setdefault(case.metrics, []).append(case)
-    clusters = list(by_metrics.values())
-    while (best := _best_merge(clusters, passes)) is not None:
+    costs = _Costs(passes)
+    clusters = [costs.cluster(tuple(same)) for same in by_metrics.values()]
+    while (best := _best_merge(clusters, costs)) is not None:
         i, j = best
-        clusters[i] = clusters[i] + clusters[j]
+        clusters[i] = costs.merged(clusters[i], clusters[j])
         del clusters[j]
     order = {case.name: index for index, case in enumerate(cases)}
     return [
-        Group(_union(cluster), tuple(sorted((c.name for c in cluster), key=order.__getitem__)))
-        for cluster in sorted(clusters, key=lambda cluster: min(order[c.name] for c in cluster))
+        Group(cluster.metrics, tuple(sorted((c.name for c in cluster.cases), key=order.__getitem__)))
+        for cluster in sorted(clusters, key=lambda cluster: min(order[c.name] for c in cluster.cases))
     ]
 
 
-def _best_merge(clusters: list[list[ProfiledCase]], passes: PassCounts) -> tuple[int, int] | None:
+@dataclass(frozen=True)
+class _Cluster:
+    """Cases that would share a process: the metrics they ask for together, their launches, whether
+    one is pinned, and a number of its own (what the savings of its pairs are remembered by)."""
+
+    serial: int
+    cases: tuple[ProfiledCase, ...]
+    metrics: frozenset[str]
+    launches: int
+    pinned: bool
+    cost: float
+
+
+class _Costs:
+    """What a cluster costs and what a merge saves, each worked out once: the greedy merge asks again
+    for every pair after each merge, and a suite has some hundreds of pairs."""
+
+    def __init__(self, passes: PassCounts) -> None:
+        self._passes = passes
+        self._per_set: dict[frozenset[str], int] = {}
+        self._savings: dict[tuple[int, int], float | None] = {}
+        self._serials = 0
+
+    def cluster(self, cases: tuple[ProfiledCase, ...]) -> _Cluster:
+        metrics = frozenset().union(*(case.metrics for case in cases))
+        launches = sum(case.launches for case in cases)
+        self._serials += 1
+        pinned = any(case.pinned for case in cases)
+        return _Cluster(self._serials, cases, metrics, launches, pinned, self._cost(metrics, launches))
+
+    def merged(self, a: _Cluster, b: _Cluster) -> _Cluster:
+        return self.cluster(a.cases + b.cases)
+
+    def saving(self, a: _Cluster, b: _Cluster) -> float | None:
+        """The time merging a and b saves (negative: it costs); None where they may not share a process."""
+        key = (a.serial, b.serial)
+        if key not in self._savings:
+            union = a.metrics | b.metrics
+            together = self._cost(union, a.launches + b.launches)
+            self._savings[key] = a.cost + b.cost - together if _may_merge(a, b, union) else None
+        return self._savings[key]
+
+    def _cost(self, metrics: frozenset[str], launches: int) -> float:
+        if metrics not in self._per_set:
+            self._per_set[metrics] = self._passes.passes(metrics)
+        return START_S + launches * self._per_set[metrics] * PASS_S
+
+
+def _best_merge(clusters: list[_Cluster], costs: _Costs) -> tuple[int, int] | None:
     """The two groups whose merge saves the most time, if any merge saves time."""
-    saving, i, j = max(
-        (
-            (_merge_saving(a, b, passes), i, j)
-            for i, a in enumerate(clusters)
-            for j, b in enumerate(clusters)
-            if i < j and _may_merge(a, b)
-        ),
-        default=(0.0, 0, 0),
-    )
+    best: tuple[float, int, int] = (0.0, 0, 0)
+    for i, a in enumerate(clusters):
+        for j in range(i + 1, len(clusters)):
+            saving = costs.saving(a, clusters[j])
+            if saving is not None and (saving, i, j) > best:
+                best = (saving, i, j)
+    saving, i, j = best
     return (i, j) if saving > 0 else None
 
 
-def _may_merge(a: list[ProfiledCase], b: list[ProfiledCase]) -> bool:
+def _may_merge(a: _Cluster, b: _Cluster, union: frozenset[str]) -> bool:
     """Whether two groups may share a process: a pinned case's group must gain no patched metric."""
-    union = _union(a + b)
     return not any(
-        is_patched(metric)
-        for cluster in (a, b)
-        if any(case.pinned for case in cluster)
-        for metric in union - _union(cluster)
+        is_patched(metric) for cluster in (a, b) if cluster.pinned for metric in union - cluster.metrics
     )
 
 
 def is_patched(metric: str) -> bool:
     """Whether ncu collects the metric by patching the kernel's SASS (smsp__sass_*, sass__*)."""
     return metric.startswith("sass__") or "__sass_" in metric
-
-
-def _union(cluster: Sequence[ProfiledCase]) -> frozenset[str]:
-    return frozenset().union(*(case.metrics for case in cluster))
-
-
-def _cost(cluster: Sequence[ProfiledCase], passes: PassCounts) -> float:
-    launches = sum(case.launches for case in cluster)
-    return START_S + launches * passes.passes(_union(cluster)) * PASS_S
-
-
-def _merge_saving(a: list[ProfiledCase], b: list[ProfiledCase], passes: PassCounts) -> float:
-    return _cost(a, passes) + _cost(b, passes) - _cost(a + b, passes)
 
 
 @dataclass(frozen=True)
