@@ -7,14 +7,16 @@ or a stand-in that plays a GPU.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Protocol
 
 import numpy as np
 
 from ncuverify.layout import layout_from_plan
-from ncuverify.runner.fills import SCALAR_DTYPES, host_contents, scalar_bytes, struct_bytes
+from ncuverify.runner.ahead import Contents, made_here
+from ncuverify.runner.fills import SCALAR_DTYPES, scalar_bytes, struct_bytes
 from ncuverify.runner.plan import PlannedCase
 from ncuverify.runner.status import READBACK_PREFIX
 
@@ -121,10 +123,14 @@ class SequenceBuffers:
 
 
 def run_case(
-    launcher: Launcher, case: PlannedCase, shared: SequenceBuffers | None = None
+    launcher: Launcher,
+    case: PlannedCase,
+    shared: SequenceBuffers | None = None,
+    contents: Contents = made_here,
 ) -> dict[str, float]:
     """Launch the case; return what its named buffers held afterwards (median over launches). A step
-    of a sequence takes the sequence's buffers (shared) and leaves its own there."""
+    of a sequence takes the sequence's buffers (shared) and leaves its own there. contents gives each
+    buffer's initial contents by its argument's position (made ahead); by default they are made here."""
     kernel = launcher.kernel(case.cubin, case.symbol, case.shared_bytes)
     pool = shared if case.sequence else None  # a step's buffers stay with its sequence
     allocations: list[Allocation] = pool.allocations if pool is not None else []
@@ -135,7 +141,7 @@ def run_case(
         addresses: dict[str, int] = {}
         for i, arg in enumerate(case.args):
             if "buffer" in arg:
-                buffers[i] = _buffer(launcher, arg, allocations, readbacks)
+                buffers[i] = _buffer(launcher, arg, partial(contents, i, arg), allocations, readbacks)
                 if pool is not None and "name" in arg:
                     pool.named[arg["name"]] = (buffers[i], readbacks[-1])
             elif "use" in arg:
@@ -179,14 +185,18 @@ def _parameter(arg: dict[str, Any], addresses: dict[str, int]) -> np.generic | P
 
 
 def _buffer(
-    launcher: Launcher, arg: dict[str, Any], allocations: list[Allocation], readbacks: list[_Readback]
+    launcher: Launcher,
+    arg: dict[str, Any],
+    contents: Callable[[], np.ndarray | None],
+    allocations: list[Allocation],
+    readbacks: list[_Readback],
 ) -> BufferView:
     dtype = np.dtype(arg["buffer"])
     offset_bytes = arg.get("offset", 0) * dtype.itemsize
     size = offset_bytes + arg["count"] * dtype.itemsize
     allocation = launcher.allocate(size)
     allocations.append(allocation)
-    launcher.fill(allocation.base, size, offset_bytes, host_contents(arg))
+    launcher.fill(allocation.base, size, offset_bytes, contents())
     if "name" in arg:
         readbacks.append(_Readback(arg["name"], allocation.base + offset_bytes, arg["count"], dtype))
     return BufferView(allocation.base + offset_bytes, size - offset_bytes)

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from ncuverify.runner.ahead import ContentsAhead
 from ncuverify.runner.case import Launcher, SequenceBuffers, run_case
 from ncuverify.runner.launch import CudaLauncher
 from ncuverify.runner.plan import Plan
@@ -24,10 +25,24 @@ def run_plan(plan: Plan, start: Callable[[int], Launcher] = CudaLauncher) -> lis
     recording it: the cases after it are not tried here, and the caller runs them again in a fresh
     process. start gives the launcher for the plan's device (CUDA's start).
     """
-    status: list[CaseStatus] = []
     status_path = Path(plan.status_path)
     progress = ProgressWriter(status_path.with_name(PROGRESS_FILE))
     progress.write(None, running=False)  # started: what follows is CUDA's start, then the cases
+    ahead = ContentsAhead(plan.cases)  # the first case's contents made while CUDA starts
+    try:
+        return _run_cases(plan, start, status_path, progress, ahead)
+    finally:
+        ahead.close()
+
+
+def _run_cases(
+    plan: Plan,
+    start: Callable[[int], Launcher],
+    status_path: Path,
+    progress: ProgressWriter,
+    ahead: ContentsAhead,
+) -> list[CaseStatus]:
+    status: list[CaseStatus] = []
     try:
         launcher = start(plan.device)
     except Exception as error:
@@ -40,7 +55,8 @@ def run_plan(plan: Plan, start: Callable[[int], Launcher] = CudaLauncher) -> lis
     if plan.gate:
         wait_for_gate(Path(plan.gate), progress)
     shared = SequenceBuffers()
-    for case in plan.cases:
+    for index, case in enumerate(plan.cases):
+        contents = ahead.contents(index)
         if case.sequence != shared.sequence or not case.sequence:
             _release(shared, launcher)
             shared = SequenceBuffers(case.sequence)
@@ -49,7 +65,7 @@ def run_plan(plan: Plan, start: Callable[[int], Launcher] = CudaLauncher) -> lis
             status.append(CaseStatus(case.name, False, AFTER_FAILED_STEP, kernel=case.symbol))
         else:
             try:
-                values = run_case(launcher, case, shared)
+                values = run_case(launcher, case, shared, contents)
                 status.append(CaseStatus(case.name, True, None, case.symbol, case.repeat, values))
             except Exception as error:
                 status.append(CaseStatus(case.name, False, _one_line(error), kernel=case.symbol))
