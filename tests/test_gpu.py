@@ -256,6 +256,23 @@ def test_two_gpus_give_the_verdicts_of_one(gpu_environment, tmp_path: Path):
     assert len(list(tmp_path.glob("runs/*/0/plan.json"))) >= 2, "both GPUs had work"
 
 
+def test_two_ncu_processes_at_once_give_the_verdicts_of_one_at_a_time(gpu_environment, tmp_path: Path):
+    """Kernels that time themselves (latency.yaml) and kernels that do not, in several processes."""
+    files = [ROOT / "expectations" / "latency.yaml", ROOT / "expectations" / "vector_add.yaml"]
+
+    def checked(per_gpu: int) -> tuple[list, list[dict]]:
+        saved = tmp_path / str(per_gpu)
+        ncu = NcuOptions(processes_per_gpu=per_gpu)
+        results = check_files(files, CheckOptions(ncu=ncu, save_profile=saved), gpu_environment)
+        plans = [json.loads(p.read_text()) for p in sorted(saved.glob("runs/*/0/plan.json"))]
+        return [[(c.claim.id, c.verdict) for c in r.claims] for r in results], plans
+
+    (at_once, gated), (one_at_a_time, plain) = checked(2), checked(1)
+    assert at_once == one_at_a_time
+    assert len(gated) >= 2 and all(plan["gate"] for plan in gated), "every process had a gate"
+    assert not any(plan["gate"] for plan in plain)
+
+
 def test_a_whole_program_compiled_by_nvcc_is_profiled(gpu_environment):
     """examples/whole-program: nvcc's cubin loaded by its mangled symbols, its profiler claims measured."""
     completed = run_check(str(ROOT / "examples" / "whole-program" / "transpose.yaml"))

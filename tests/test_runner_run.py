@@ -307,3 +307,29 @@ def test_with_a_gate_cuda_starts_but_nothing_launches_until_it_opens_and_the_wai
     assert Progress.from_json((tmp_path / PROGRESS_FILE).read_text()).step > 4
     plan.write(tmp_path / "plan.json")
     assert Plan.read(tmp_path / "plan.json").gate == str(gate)  # the profile stage's plan carries it
+
+
+def test_a_gate_before_cuda_holds_cuda_s_start_too(tmp_path: Path):
+    import threading
+    import time
+
+    gate = tmp_path / "gate"
+    events: list[str] = []
+
+    def started(device: int) -> FakeLauncher:
+        events.append("cuda")
+        return FakeLauncher(device)
+
+    def open_gate() -> None:
+        time.sleep(0.3)
+        events.append("open")
+        gate.touch()
+
+    opener = threading.Thread(target=open_gate)
+    opener.start()
+    plan = Plan(0, str(tmp_path / "status.json"), [planned("a")], str(gate), gate_before_cuda=True)
+    statuses = run_plan(plan, started)
+    opener.join()
+    assert events == ["open", "cuda"] and statuses[0].ok
+    plan.write(tmp_path / "plan.json")
+    assert Plan.read(tmp_path / "plan.json").gate_before_cuda

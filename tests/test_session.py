@@ -338,26 +338,32 @@ cases:
     block: 32
     args: [{buffer: float32, count: 32}, {buffer: float32, count: 32}, {int32: 32}]
   b: *launch
-  timed:
+  timed: &timed
     kernel: timed
     grid: 1
     block: 32
     args: [{buffer: float32, count: 32}, {buffer: int64, count: 32, name: cycles}, {int32: 32}]
+  timed2: *timed
 claims:
 """
 
 
 def overlap_check(tmp_path: Path, monkeypatch, per_gpu: int) -> tuple[list, list[dict]]:
-    """Three cases that ncu profiles in three processes (their metrics cost too many passes together;
-    timed reads back what a clock-reading kernel wrote), each process taking 1 s: the verdicts, and
-    each process's notes."""
+    """Four cases that ncu profiles in four processes (their metrics cost too many passes together;
+    timed and timed2 read back what a clock-reading kernel wrote), each process taking 1 s: the
+    verdicts, and each process's notes."""
     from sweep_files import claim
 
-    metrics = {"a": "dram__bytes_read.sum", "b": "dram__bytes_write.sum", "timed": "gpu__time_duration.sum"}
+    metrics = {
+        "a": "dram__bytes_read.sum",
+        "b": "dram__bytes_write.sum",
+        "timed": "gpu__time_duration.sum",
+        "timed2": "sm__cycles_elapsed.max",
+    }
     claims = "".join(claim(case, case, metric) for case, metric in metrics.items())
     monkeypatch.setenv("FAKE_NCU_SLEEP", "1")
     passes = PassCounts()
-    for first, second in [("a", "b"), ("a", "timed"), ("b", "timed")]:
+    for first, second in itertools.combinations(metrics, 2):
         passes.remember(frozenset({metrics[first], metrics[second]}), 1000)
     result, notes = checked_with_fake_ncu(
         tmp_path / str(per_gpu),
@@ -373,14 +379,17 @@ def overlap_check(tmp_path: Path, monkeypatch, per_gpu: int) -> tuple[list, list
 def test_two_ncu_processes_start_at_once_on_a_gpu_but_launch_one_after_the_other(tmp_path, monkeypatch):
     verdicts, processes = overlap_check(tmp_path, monkeypatch, 2)
     by_case = {p["cases"][0].rsplit("::", 1)[1]: p for p in processes}
-    assert sorted(by_case) == ["a", "b", "timed"] and all(len(p["cases"]) == 1 for p in processes)
-    a, b, timed = by_case["a"], by_case["b"], by_case["timed"]
-    assert a["started"] < b["ended"] and b["started"] < a["ended"], "a and b were started at once"
-    first, second = sorted((a, b), key=lambda p: p["profiled"])
-    assert second["profiled"] >= first["ended"], "but the second launched only once the first had ended"
-    assert second["profiled"] - second["started"] > 0.5, "and had waited for it, started"
-    assert timed["started"] >= max(a["ended"], b["ended"]), "timed had the GPU to itself"
+    assert sorted(by_case) == ["a", "b", "timed", "timed2"] and all(len(p["cases"]) == 1 for p in processes)
+    order = sorted(processes, key=lambda p: p["profiled"])
+    assert [p["cases"][0].rsplit("::", 1)[1] for p in order][:2] in (["a", "b"], ["b", "a"])
+    for earlier, later in itertools.pairwise(order):
+        assert later["started"] < earlier["ended"], "each process started while the one before profiled"
+        assert later["profiled"] >= earlier["ended"], "but launched only once that one had ended"
+    assert [p["cuda_held"] for p in order] == [False, False, False, True], (
+        "CUDA waits only after a process whose kernels time themselves (the first of timed, timed2)"
+    )
     one_at_a_time, processes = overlap_check(tmp_path, monkeypatch, 1)
     ordered = sorted(processes, key=lambda p: p["started"])
     assert all(later["started"] >= earlier["ended"] for earlier, later in itertools.pairwise(ordered))
+    assert not any(p["cuda_held"] for p in processes)
     assert one_at_a_time == verdicts

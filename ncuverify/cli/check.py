@@ -40,6 +40,7 @@ from ncuverify.cli.params import (
 )
 from ncuverify.cli.terminal import check_files, console, print_pass_warnings, say_internal_error
 from ncuverify.errors import ExitCode
+from ncuverify.profile import PROCESSES_PER_GPU
 from ncuverify.results import FileResult, exit_code, worst
 from ncuverify.spec import expand_paths
 
@@ -65,9 +66,9 @@ def check(
             min=1,
             max=8,
             help="ncu processes at once on one GPU: with 2, the next starts (ncu, Python, CUDA) while"
-            " one profiles, and launches once it has ended",
+            " one profiles, and launches once it has ended; 1: one after another",
         ),
-    ] = 1,
+    ] = PROCESSES_PER_GPU,
     save_profile: Annotated[
         Path | None,
         typer.Option(help="record the run's profile (ncu logs, runner status, provenance, cubins) in DIR"),

@@ -15,7 +15,7 @@ import typer
 from ncuverify import baseline as baselines
 from ncuverify.cli.paths import check_input_files, check_outputs, check_profile_folders
 from ncuverify.environment import gpu_count
-from ncuverify.profile import NcuOptions
+from ncuverify.profile import PROCESSES_PER_GPU, NcuOptions
 from ncuverify.spec import Tolerance
 from ncuverify.text import one_line
 
@@ -55,7 +55,7 @@ class Profiler:
     clock_control: str
     cache_control: str
     case_timeout_s: float
-    processes_per_gpu: int = 1
+    processes_per_gpu: int = PROCESSES_PER_GPU
 
     def __post_init__(self) -> None:
         if self.clock_control not in ("none", "base"):

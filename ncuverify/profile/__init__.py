@@ -6,12 +6,13 @@ log file of its own (`--log-file`), so nothing the runner prints can reach the p
 """
 
 from ncuverify.profile.cases import measurements
-from ncuverify.profile.command import NcuOptions, ncu_command
+from ncuverify.profile.command import PROCESSES_PER_GPU, NcuOptions, ncu_command
 from ncuverify.profile.diagnose import diagnose
 from ncuverify.profile.run import Run, run_ncu
 from ncuverify.profile.table import parse_csv
 
 __all__ = [
+    "PROCESSES_PER_GPU",
     "NcuOptions",
     "Run",
     "diagnose",

@@ -8,6 +8,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+# A process start (ncu, the runner's Python and CUDA: about 1.5 s on an H200 machine) hides behind the
+# profiling of the process before it; a third at once would only wait.
+PROCESSES_PER_GPU = 2
+
 
 @dataclass(frozen=True)
 class NcuOptions:
@@ -17,9 +21,9 @@ class NcuOptions:
     clock_control: str = "none"
     cache_control: str = "all"
     case_timeout_s: float = 300.0  # one case, with all of ncu's replays of it
-    # ncu processes at once on one GPU: with 2, the next starts (ncu, Python, CUDA, fills) while one
-    # profiles. One by default: on the H200 two at once saved no time on the suite, and changed verdicts
-    processes_per_gpu: int = 1
+    # ncu processes at once on one GPU: with 2, the next starts (ncu, Python, CUDA) while one profiles,
+    # and fills and launches once it has ended (the session's gates)
+    processes_per_gpu: int = PROCESSES_PER_GPU
     on_case: Callable[[str], None] | None = None  # told the name of each case as it starts
     cancelled: Callable[[], bool] | None = None  # asked while ncu runs; True stops it (another GPU failed)
 

@@ -40,6 +40,15 @@ class Run:
     source: str | None = None  # where a recorded run was read from, for messages
 
 
+@dataclass(frozen=True)
+class Gate:
+    """What a process waits for before it launches: a file that another process's end creates. With
+    before_cuda, CUDA does not start until then either (that process must have the GPU to itself)."""
+
+    path: Path
+    before_cuda: bool = False
+
+
 def run_ncu(
     work_dir: Path,
     cases: Sequence[PlannedCase],
@@ -48,12 +57,12 @@ def run_ncu(
     device: int | None = None,
     keep_report: bool = False,
     sections: Sequence[str] = (),
-    gate: Path | None = None,
+    gate: Gate | None = None,
 ) -> Run:
     """Profile the cases in one ncu process on one GPU (device: its index; None: CUDA's default).
     With keep_report, ncu also saves its report as REPORT_FILE in work_dir; with sections, it collects
-    them instead of metrics (see ncu_command). With a gate, the runner starts (Python, CUDA) but
-    launches nothing until the gate file exists.
+    them instead of metrics (see ncu_command). With a gate, the runner starts (Python, and CUDA
+    unless the gate holds it too) but launches nothing until the gate file exists.
 
     The process is stopped when it makes no progress for the case timeout: ncu not starting the
     runner, a case that never ends, ncu not ending after the runner's last case. The cases it kept
@@ -66,7 +75,8 @@ def run_ncu(
     status_file = work_dir / "status.json"
     log_file = work_dir / "ncu.log"
     clear_outcomes(work_dir)
-    Plan(0, str(status_file), list(cases), str(gate) if gate is not None else "").write(plan_file)
+    waits = (str(gate.path), gate.before_cuda) if gate is not None else ("", False)
+    Plan(0, str(status_file), list(cases), *waits).write(plan_file)
     report_file = work_dir / REPORT_FILE.removesuffix(".ncu-rep") if keep_report else None
     symbols = [c.symbol for c in cases]
     command = ncu_command(options, metrics, symbols, log_file, plan_file, report_file, sections)

@@ -24,7 +24,7 @@ from ncuverify.profile.faults import faults_named
 from ncuverify.profile.per_file import run_measurements
 from ncuverify.profile.plan import FileCases, plan_cases
 from ncuverify.profile.recording import SEP
-from ncuverify.profile.run import Run, run_ncu
+from ncuverify.profile.run import Gate, Run, run_ncu
 from ncuverify.profile.shown import shown_output
 from ncuverify.runner import AFTER_FAILED_STEP, CaseStatus, PlannedCase
 
@@ -69,10 +69,8 @@ def profile_files(
                 following.touch()  # the next process on the GPU may now launch
 
     def run_gpu(gpu: int) -> list[tuple[int, list[_Measured]]]:
-        """The GPU's units, several processes at once; a unit that must be alone, after them."""
-        together = [numbered for numbered in by_gpu[gpu] if not numbered[1].alone]
-        alone = [numbered for numbered in by_gpu[gpu] if numbered[1].alone]
-        return [*_at_once(run, together, ncu.processes_per_gpu, stop), *map(run, alone)]
+        """The GPU's units in their chain, several processes at once."""
+        return _at_once(run, _chain(by_gpu[gpu]), ncu.processes_per_gpu, stop)
 
     done = _at_once(run_gpu, list(by_gpu), len(by_gpu), stop)
     measured_runs = [
@@ -87,26 +85,37 @@ def profile_files(
     return [run for run, _ in measured_runs], measured
 
 
+def _chain(units: list[tuple[int, schedule.Unit]]) -> list[tuple[int, schedule.Unit]]:
+    """The order in which a GPU's units run: a unit that must have the GPU to itself after the others,
+    so that as few processes as may be wait for it before CUDA starts."""
+    return [numbered for numbered in units if not numbered[1].alone] + [
+        numbered for numbered in units if numbered[1].alone
+    ]
+
+
 def _gates(
     by_gpu: dict[int, list[tuple[int, schedule.Unit]]], folder: Path, processes_per_gpu: int
-) -> dict[int, tuple[Path | None, Path | None]]:
+) -> dict[int, tuple[Gate | None, Path | None]]:
     """With several processes at once on a GPU, each unit's gate and the gate it opens when it ends:
-    the next process starts (ncu, the runner's Python, CUDA) while one profiles, but launches only
-    once that one has ended, so that no two processes' launches ever share the GPU. The first gate is
-    open; a gate left by an earlier run in a kept profile's folder is removed."""
+    the next process starts (ncu, the runner's Python, CUDA) while one profiles, but fills and launches
+    only once that one has ended, so that no two processes' fills or launches ever share the GPU. After
+    a unit that must be alone (its kernels time themselves), the next one's CUDA waits for the gate
+    too. The first gate is open; a gate left by an earlier run in a kept profile's folder is removed."""
     if processes_per_gpu <= 1:
         return {}
     folder.mkdir(parents=True, exist_ok=True)
-    gates: dict[int, tuple[Path | None, Path | None]] = {}
+    gates: dict[int, tuple[Gate | None, Path | None]] = {}
     for units in by_gpu.values():
-        chain = [index for index, unit in units if not unit.alone]
-        paths = [folder / f"{index}.gate" for index in chain]
+        chain = _chain(units)
+        paths = [folder / f"{index}.gate" for index, _ in chain]
         for path in paths:
             path.unlink(missing_ok=True)
         if paths:
             paths[0].touch()
-        for at, index in enumerate(chain):
-            gates[index] = (paths[at], paths[at + 1] if at + 1 < len(paths) else None)
+        for at, (index, _) in enumerate(chain):
+            after_alone = at > 0 and chain[at - 1][1].alone
+            following = paths[at + 1] if at + 1 < len(paths) else None
+            gates[index] = (Gate(paths[at], before_cuda=after_alone), following)
     return gates
 
 
@@ -134,7 +143,7 @@ def _run_unit(
     folder: Path,
     ncu: NcuOptions,
     settings: Settings,
-    gate: Path | None = None,
+    gate: Gate | None = None,
 ) -> list[_Measured]:
     """One unit's ncu process, and one more for the cases after each case that faulted or hung; each
     launches once the gate is open."""

@@ -42,6 +42,9 @@ class Plan:
     # A file the runner waits for once CUDA has started, before its first case: until it exists, another
     # process profiles on this GPU ("" for none).
     gate: str = ""
+    # Wait for the gate before CUDA starts: the process before this one must have the GPU to itself
+    # (its kernels time themselves), and a context starting is work on the GPU.
+    gate_before_cuda: bool = False
 
     def write(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self), indent=1))
@@ -52,4 +55,10 @@ class Plan:
         cases = [
             PlannedCase(**{**c, "grid": tuple(c["grid"]), "block": tuple(c["block"])}) for c in data["cases"]
         ]
-        return cls(data["device"], data["status_path"], cases, data.get("gate", ""))
+        return cls(
+            data["device"],
+            data["status_path"],
+            cases,
+            data.get("gate", ""),
+            data.get("gate_before_cuda", False),
+        )

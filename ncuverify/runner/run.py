@@ -43,6 +43,8 @@ def _run_cases(
     ahead: ContentsAhead,
 ) -> list[CaseStatus]:
     status: list[CaseStatus] = []
+    if plan.gate and plan.gate_before_cuda:
+        wait_for_gate(Path(plan.gate), progress)
     try:
         launcher = start(plan.device)
     except Exception as error:
@@ -52,7 +54,7 @@ def _run_cases(
         write_atomically(status_path, statuses_json(status))
         progress.write(None, running=False, done=True)
         return status
-    if plan.gate:
+    if plan.gate and not plan.gate_before_cuda:
         wait_for_gate(Path(plan.gate), progress)
     shared = SequenceBuffers()
     for index, case in enumerate(plan.cases):
