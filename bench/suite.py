@@ -4,11 +4,11 @@
     python bench/suite.py --gpu      # and, on a GPU machine: ncuverify cold and warm, the floor, naive
 
 Prints a Markdown table (seconds of wall time). On a GPU: ncuverify from a cold cache (nothing compiled,
-ncu's passes guessed) and warm; warm again with two ncu processes at once, its verdicts compared;
+ncu's passes guessed) and warm; warm again with one ncu process at a time, its verdicts compared;
 the model floor, one process start plus every launch with the passes ncu took for it (repeats, which
 only time, one pass each), from this run's own pass counts (`profiler__replayer_passes`) and the
-measured costs: a start is what one ncu process around one launch takes, a launch-pass what the warm
-run's processes took beyond their starts, per launch-pass; one ncu per case (a naive wrapper, timed on
+measured costs: a start is what one ncu process around one launch takes, a launch-pass what the
+one-at-a-time run's processes took beyond their starts, per launch-pass; one ncu per case (a naive wrapper, timed on
 a sample and scaled); and the ratios. On a machine with two GPUs it also times `--gpus 0,1`. Not a test: timings
 belong here, not in the test suite.
 """
@@ -116,14 +116,22 @@ def _plugin() -> list[str]:
 def gpu_rows(scratch: Path, naive_sample: int) -> list[tuple[str, float]]:
     env = {**os.environ, "NCUVERIFY_CACHE_DIR": str(scratch / "gpu-cache")}  # cold: a cache of its own
     saved = scratch / "saved"
-    jsons = {name: scratch / f"{name}.json" for name in ("cold", "warm", "overlapped", "two")}
+    jsons = {name: scratch / f"{name}.json" for name in ("cold", "warm", "serial", "two")}
     # Cold: nothing compiled, ncu's passes per metric set unknown (guessed); warm: both known.
     cold = timed(ncuverify("check", "expectations/", "--json", str(jsons["cold"])), env)
-    warm = timed(
-        ncuverify("check", "expectations/", "--save-profile", str(saved), "--json", str(jsons["warm"])), env
-    )
-    overlapped = timed(
-        ncuverify("check", "expectations/", "--processes-per-gpu", "2", "--json", str(jsons["overlapped"])),
+    warm = timed(ncuverify("check", "expectations/", "--json", str(jsons["warm"])), env)
+    # One process at a time: each process's wall time (seconds.txt) is its own, with no wait for the GPU.
+    serial = timed(
+        ncuverify(
+            "check",
+            "expectations/",
+            "--processes-per-gpu",
+            "1",
+            "--save-profile",
+            str(saved),
+            "--json",
+            str(jsons["serial"]),
+        ),
         env,
     )
     plans = [json.loads(p.read_text()) for p in sorted(saved.glob("runs/*/0/plan.json"))]
@@ -156,8 +164,8 @@ def gpu_rows(scratch: Path, naive_sample: int) -> list[tuple[str, float]]:
         ),
         ("ncuverify check expectations/, warm: compiled, passes known", warm),
         (
-            f"the same, two ncu processes at once (verdicts identical: {same['overlapped']}; cold's: {same['cold']})",
-            overlapped,
+            f"the same, one ncu process at a time (verdicts identical: {same['serial']}; cold's: {same['cold']})",
+            serial,
         ),
         (
             f"model floor: one start ({start_s:.2f} s) and {own_passes} launch-passes ({pass_s * 1000:.0f} ms each):"
@@ -165,7 +173,7 @@ def gpu_rows(scratch: Path, naive_sample: int) -> list[tuple[str, float]]:
             floor,
         ),
         (
-            f"the warm run's {len(runs)} ncu processes, {passes} launch-passes (a start each, then"
+            f"the one-at-a-time run's {len(runs)} ncu processes, {passes} launch-passes (a start each, then"
             f" {pass_s * 1000:.0f} ms a launch-pass)",
             sum(seconds),
         ),
@@ -198,7 +206,7 @@ def _differences(jsons: dict[str, Path]) -> None:
 
 
 def _keep(scratch: Path, folder: Path) -> None:
-    """The runs' JSON results and the warm run's saved profile, to study a verdict that differs."""
+    """The runs' JSON results and the one-at-a-time run's saved profile, to study a verdict that differs."""
     folder.mkdir(parents=True, exist_ok=True)
     for result in scratch.glob("*.json"):
         shutil.copy(result, folder / result.name)
@@ -256,7 +264,9 @@ def main() -> None:
         "--naive-sample", type=int, default=24, help="cases timed one ncu each (scaled to the whole suite)"
     )
     parser.add_argument(
-        "--keep", type=Path, help="copy the runs' JSON results and the warm run's profile into this folder"
+        "--keep",
+        type=Path,
+        help="copy the runs' JSON results and the one-at-a-time run's profile into this folder",
     )
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ncuverify-bench-") as scratch:
