@@ -2,10 +2,12 @@
 
 ncu asks every kernel of a process for every metric on its command line, and collecting more metrics
 takes more replay passes of each kernel. A process costs a start (ncu, then the runner's Python and
-CUDA under ncu: about 2.2 s on an H200 machine); a pass costs each kernel a save and restore of its
-memory, the caches flushed and a replay (about 0.045 s for the suite's kernels, from 0.03 to 0.07). So cases that need the same metrics share a process,
-and two such groups are merged when the passes the merge adds cost less than the start it saves. With
-several GPUs, each group's cases are spread over the GPUs, one process per GPU and group.
+CUDA under ncu: about 2.2 s on an H200 machine; with two processes in flight on a GPU most of it
+hides behind the one before, but not ncu's first profiled launch, and the schedule counts it whole);
+a pass costs each kernel a save and restore of its memory, the caches flushed and a replay (about
+0.045 s for the suite's kernels, from 0.03 to 0.07). So cases that need the same metrics share a
+process, and two such groups are merged when the passes the merge adds cost less than the start it
+saves. With several GPUs, each group's cases are spread over the GPUs, one process per GPU and group.
 
 A case whose kernel times itself (reads the clock) and writes what the runner reads back is pinned:
 what it reads back comes from ncu's last replay, and a pass that patches the kernel's SASS (the

@@ -1,7 +1,8 @@
 """Stage 3 for a whole run: every file's cases profiled together.
 
 The cases of all files are profiled in as few ncu processes as the metrics allow (`schedule`), spread
-over the GPUs given, each GPU's processes one after another. A case is named `<file key>::<case>`
+over the GPUs given, each GPU's processes in a chain: the next one starts while the one before it
+profiles, and launches once that one has ended (`_gates`). A case is named `<file key>::<case>`
 in the runner's plans and statuses, so that one process can hold the cases of many files and the
 results split back per file (`per_file`). A case that faults or hangs ends its process; the cases
 after it run again in a fresh one.
