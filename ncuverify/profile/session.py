@@ -53,8 +53,9 @@ def profile_files(
     what they measured (cases under their qualified names)."""
     planned, wanted = plan_cases(files, work_dir)
     passes = settings.passes or schedule.PassCounts()
-    groups = schedule.groups(wanted, passes)
-    units = schedule.spread(groups, wanted, settings.gpus, passes)
+    start_s = schedule.start_cost(settings.ncu.processes_per_gpu)
+    groups = schedule.groups(wanted, passes, start_s)
+    units = schedule.spread(groups, wanted, settings.gpus, passes, start_s)
     by_gpu = {gpu: [(i, u) for i, u in enumerate(units) if u.gpu == gpu] for gpu in settings.gpus}
     stop = threading.Event()
     ncu = replace(settings.ncu, cancelled=stop.is_set)
