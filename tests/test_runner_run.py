@@ -333,3 +333,39 @@ def test_a_gate_before_cuda_holds_cuda_s_start_too(tmp_path: Path):
     assert events == ["open", "cuda"] and statuses[0].ok
     plan.write(tmp_path / "plan.json")
     assert Plan.read(tmp_path / "plan.json").gate_before_cuda
+
+
+class NotedLauncher(FakeLauncher):
+    """A fake that notes, at each launch, whether the next process's gate was open already."""
+
+    def __init__(self, gate: Path, **faults: frozenset[str]) -> None:
+        super().__init__(0, **faults)
+        self.gate = gate
+        self.open_at_launch: list[bool] = []
+
+    def launch(self, kernel: object, case: PlannedCase, args) -> None:
+        self.open_at_launch.append(self.gate.exists())
+        super().launch(kernel, case, args)
+
+
+def test_once_every_case_has_run_the_runner_opens_the_next_process_s_gate(tmp_path: Path):
+    opens = tmp_path / "next.gate"
+    fake = NotedLauncher(opens, refused=frozenset({"refused"}))
+    plan = replace(plan_of(tmp_path, planned("a"), planned("refused"), planned("b")), opens=str(opens))
+    statuses = run_plan(plan, lambda device: fake)
+    assert [s.ok for s in statuses] == [True, False, True]  # a refused launch leaves CUDA usable
+    assert opens.exists() and fake.open_at_launch == [False, False, False]
+    plan.write(tmp_path / "plan.json")
+    assert Plan.read(tmp_path / "plan.json").opens == str(opens)  # the profile stage's plan carries it
+
+
+def test_a_fault_that_loses_the_context_leaves_the_next_gate_to_the_profile_stage(tmp_path: Path):
+    # the cases after the fault run again in a fresh process, before the next process may launch
+    for faulting in ("b", "last"):
+        opens = tmp_path / f"{faulting}.gate"
+        fake = NotedLauncher(opens, faults=frozenset({faulting}))
+        plan = replace(plan_of(tmp_path, planned("a"), planned(faulting), planned("z")), opens=str(opens))
+        if faulting == "last":
+            plan = replace(plan, cases=plan.cases[:2])
+        statuses = run_plan(plan, lambda device, fake=fake: fake)
+        assert statuses[-1].context_lost and not opens.exists()

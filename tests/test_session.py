@@ -350,8 +350,8 @@ claims:
 
 def overlap_check(tmp_path: Path, monkeypatch, per_gpu: int) -> tuple[list, list[dict]]:
     """Four cases that ncu profiles in four processes (their metrics cost too many passes together;
-    timed and timed2 read back what a clock-reading kernel wrote), each process taking 1 s: the
-    verdicts, and each process's notes."""
+    timed and timed2 read back what a clock-reading kernel wrote), each process taking 1 s to profile
+    and 0.5 s more to end: the verdicts, and each process's notes."""
     from sweep_files import claim
 
     metrics = {
@@ -362,6 +362,7 @@ def overlap_check(tmp_path: Path, monkeypatch, per_gpu: int) -> tuple[list, list
     }
     claims = "".join(claim(case, case, metric) for case, metric in metrics.items())
     monkeypatch.setenv("FAKE_NCU_SLEEP", "1")
+    monkeypatch.setenv("FAKE_NCU_END_SLEEP", "0.5")
     passes = PassCounts()
     for first, second in itertools.combinations(metrics, 2):
         passes.remember(frozenset({metrics[first], metrics[second]}), 1000)
@@ -384,7 +385,8 @@ def test_two_ncu_processes_start_at_once_on_a_gpu_but_launch_one_after_the_other
     assert [p["cases"][0].rsplit("::", 1)[1] for p in order][:2] in (["a", "b"], ["b", "a"])
     for earlier, later in itertools.pairwise(order):
         assert later["started"] < earlier["ended"], "each process started while the one before profiled"
-        assert later["profiled"] >= earlier["ended"], "but launched only once that one had ended"
+        assert later["profiled"] >= earlier["cases_done"], "but launched only once that one's cases had run"
+        assert later["profiled"] < earlier["ended"], "while that one's ncu was still ending"
     assert [p["cuda_held"] for p in order] == [False, False, False, True], (
         "CUDA waits only after a process whose kernels time themselves (the first of timed, timed2)"
     )

@@ -42,11 +42,14 @@ class Run:
 
 @dataclass(frozen=True)
 class Gate:
-    """What a process waits for before it launches: a file that another process's end creates. With
-    before_cuda, CUDA does not start until then either (that process must have the GPU to itself)."""
+    """What a process waits for before it launches: a file that the process before it creates once its
+    cases have run. With before_cuda, CUDA does not start until then either (that process must have
+    the GPU to itself). opens: the next process's gate, which this one's runner creates when its cases
+    have all run (the profile stage creates it after the process in any case)."""
 
     path: Path
     before_cuda: bool = False
+    opens: Path | None = None
 
 
 def run_ncu(
@@ -75,8 +78,14 @@ def run_ncu(
     status_file = work_dir / "status.json"
     log_file = work_dir / "ncu.log"
     clear_outcomes(work_dir)
-    waits = (str(gate.path), gate.before_cuda) if gate is not None else ("", False)
-    Plan(0, str(status_file), list(cases), *waits).write(plan_file)
+    Plan(
+        0,
+        str(status_file),
+        list(cases),
+        gate=str(gate.path) if gate is not None else "",
+        gate_before_cuda=gate is not None and gate.before_cuda,
+        opens=str(gate.opens) if gate is not None and gate.opens is not None else "",
+    ).write(plan_file)
     report_file = work_dir / REPORT_FILE.removesuffix(".ncu-rep") if keep_report else None
     symbols = [c.symbol for c in cases]
     command = ncu_command(options, metrics, symbols, log_file, plan_file, report_file, sections)

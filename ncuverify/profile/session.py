@@ -2,7 +2,7 @@
 
 The cases of all files are profiled in as few ncu processes as the metrics allow (`schedule`), spread
 over the GPUs given, each GPU's processes in a chain: the next one starts while the one before it
-profiles, and launches once that one has ended (`_gates`). A case is named `<file key>::<case>`
+profiles, and launches once that one's cases have all run (`_gates`). A case is named `<file key>::<case>`
 in the runner's plans and statuses, so that one process can hold the cases of many files and the
 results split back per file (`per_file`). A case that faults or hangs ends its process; the cases
 after it run again in a fresh one.
@@ -56,25 +56,25 @@ def profile_files(
     start_s = schedule.start_cost(settings.ncu.processes_per_gpu)
     groups = schedule.groups(wanted, passes, start_s)
     units = schedule.spread(groups, wanted, settings.gpus, passes, start_s)
-    by_gpu = {gpu: [(i, u) for i, u in enumerate(units) if u.gpu == gpu] for gpu in settings.gpus}
+    chains = {gpu: _chain([(i, u) for i, u in enumerate(units) if u.gpu == gpu]) for gpu in settings.gpus}
     stop = threading.Event()
     ncu = replace(settings.ncu, cancelled=stop.is_set)
-    gates = _gates(by_gpu, work_dir / RUNS, ncu.processes_per_gpu)
+    gates = _gates(chains, work_dir / RUNS, ncu.processes_per_gpu)
 
     def run(numbered: tuple[int, schedule.Unit]) -> tuple[int, list[_Measured]]:
         index, unit = numbered
-        gate, following = gates.get(index, (None, None))
+        gate = gates.get(index)
         try:
             return index, _run_unit(unit, planned, work_dir / RUNS / f"{index}", ncu, settings, gate)
         finally:
-            if following is not None:
-                following.touch()  # the next process on the GPU may now launch
+            if gate is not None and gate.opens is not None:
+                gate.opens.touch()  # the next process on the GPU may launch, if the runner did not say so
 
     def run_gpu(gpu: int) -> list[tuple[int, list[_Measured]]]:
         """The GPU's units in their chain, several processes at once."""
-        return _at_once(run, _chain(by_gpu[gpu]), ncu.processes_per_gpu, stop)
+        return _at_once(run, chains[gpu], ncu.processes_per_gpu, stop)
 
-    done = _at_once(run_gpu, list(by_gpu), len(by_gpu), stop)
+    done = _at_once(run_gpu, list(chains), len(chains), stop)
     measured_runs = [
         item
         for _, unit_runs in sorted((i for gpu in done for i in gpu), key=lambda item: item[0])
@@ -96,19 +96,19 @@ def _chain(units: list[tuple[int, schedule.Unit]]) -> list[tuple[int, schedule.U
 
 
 def _gates(
-    by_gpu: dict[int, list[tuple[int, schedule.Unit]]], folder: Path, processes_per_gpu: int
-) -> dict[int, tuple[Gate | None, Path | None]]:
-    """With several processes at once on a GPU, each unit's gate and the gate it opens when it ends:
+    chains: dict[int, list[tuple[int, schedule.Unit]]], folder: Path, processes_per_gpu: int
+) -> dict[int, Gate]:
+    """With several processes at once on a GPU, each unit's gate, and the next one's that it opens:
     the next process starts (ncu, the runner's Python, CUDA) while one profiles, but fills and launches
-    only once that one has ended, so that no two processes' fills or launches ever share the GPU. After
-    a unit that must be alone (its kernels time themselves), the next one's CUDA waits for the gate
-    too. The first gate is open; a gate left by an earlier run in a kept profile's folder is removed."""
+    only once that one's cases have all run, so that no two processes' fills or launches ever share
+    the GPU. After a unit that must be alone (its kernels time themselves), the next one's CUDA waits
+    for the gate too. The first gate is open; a gate left by an earlier run in a kept profile's folder
+    is removed."""
     if processes_per_gpu <= 1:
         return {}
     folder.mkdir(parents=True, exist_ok=True)
-    gates: dict[int, tuple[Gate | None, Path | None]] = {}
-    for units in by_gpu.values():
-        chain = _chain(units)
+    gates: dict[int, Gate] = {}
+    for chain in chains.values():
         paths = [folder / f"{index}.gate" for index, _ in chain]
         for path in paths:
             path.unlink(missing_ok=True)
@@ -117,7 +117,7 @@ def _gates(
         for at, (index, _) in enumerate(chain):
             after_alone = at > 0 and chain[at - 1][1].alone
             following = paths[at + 1] if at + 1 < len(paths) else None
-            gates[index] = (Gate(paths[at], before_cuda=after_alone), following)
+            gates[index] = Gate(paths[at], before_cuda=after_alone, opens=following)
     return gates
 
 

@@ -45,6 +45,9 @@ class Plan:
     # Wait for the gate before CUDA starts: the process before this one must have the GPU to itself
     # (its kernels time themselves), and a context starting is work on the GPU.
     gate_before_cuda: bool = False
+    # The file the runner creates once every case has run with CUDA still usable: the next process on
+    # the GPU may launch while this one ends (its ncu writes the report; "" for none).
+    opens: str = ""
 
     def write(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self), indent=1))
@@ -61,4 +64,5 @@ class Plan:
             cases,
             data.get("gate", ""),
             data.get("gate_before_cuda", False),
+            data.get("opens", ""),
         )
