@@ -376,3 +376,15 @@ def test_the_grouping_is_that_of_working_every_saving_out_again_after_each_merge
     ]
     passes = known(counts)
     assert groups(cases, passes) == merged_by_rescanning(cases, passes)
+
+
+def test_ncu_is_asked_once_for_each_unreported_set_with_its_case_of_fewest_launches():
+    cases = [
+        case("many", {"dram__a.sum"}, launches=3),
+        case("time", {"gpu__time_duration.sum", "launch__grid_size"}),
+        case("one", {"dram__a.sum"}),
+        case("known", {"lts__b.sum"}),
+        case("also_one", {"dram__a.sum"}),
+    ]
+    asked = schedule.probes(cases, known({frozenset({"lts__b.sum"}): 2}))
+    assert [c.name for c in asked] == ["one"]

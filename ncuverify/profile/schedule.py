@@ -191,6 +191,21 @@ def _key(metrics: frozenset[str]) -> str:
     return ",".join(sorted(metrics))
 
 
+def probes(cases: Sequence[ProfiledCase], passes: PassCounts) -> list[ProfiledCase]:
+    """For each metric set of the cases whose passes ncu never reported, the case to ask ncu with: the
+    one with the fewest launches (the first of those). A set of time and launch facts alone is not
+    asked for: ncu reads them in one pass."""
+    chosen: dict[frozenset[str], ProfiledCase] = {}
+    for case in cases:
+        counters = [m for m in case.metrics if not m.startswith(_FREE_PREFIXES)]
+        if not counters or _key(case.metrics) in passes.known:
+            continue
+        best = chosen.get(case.metrics)
+        if best is None or case.launches < best.launches:
+            chosen[case.metrics] = case
+    return list(chosen.values())
+
+
 def start_cost(processes_per_gpu: int) -> float:
     """What one more process costs a GPU's run: its whole start where they run one at a time."""
     return START_S if processes_per_gpu <= 1 else OVERLAPPED_START_S
