@@ -4,12 +4,12 @@
     python bench/suite.py --gpu      # and, on a GPU machine: ncuverify cold and warm, the floor, naive
 
 Prints a Markdown table (seconds of wall time). On a GPU: ncuverify from a cold cache (nothing compiled,
-ncu's passes guessed), then once with --learn-passes, then warm; warm again with one ncu process at a
-time, its verdicts compared; the model floor, one process start plus every launch with the passes ncu
-took for it (repeats, which only time, one pass each), from this run's own pass counts
-(`profiler__replayer_passes`) and the measured costs: a start is what one ncu process around one launch
-takes, a launch-pass what the one-at-a-time run's processes took beyond their starts, per launch-pass;
-one ncu per case (a naive wrapper, timed on a sample and scaled); and the ratios. On a machine with two GPUs it also times
+ncu's passes guessed) and warm; warm again with one ncu process at a time, its verdicts compared;
+the model floor, one process start plus every launch with the passes ncu took for it (repeats, which
+only time, one pass each), from this run's own pass counts (`profiler__replayer_passes`) and the
+measured costs: a start is what one ncu process around one launch takes, a launch-pass what the
+one-at-a-time run's processes took beyond their starts, per launch-pass; one ncu per case (a naive
+wrapper, timed on a sample and scaled); and the ratios. On a machine with two GPUs it also times
 `--gpus 0,1`. Not a test: timings belong here, not in the test suite.
 """
 
@@ -116,11 +116,9 @@ def _plugin() -> list[str]:
 def gpu_rows(scratch: Path, naive_sample: int) -> list[tuple[str, float]]:
     env = {**os.environ, "NCUVERIFY_CACHE_DIR": str(scratch / "gpu-cache")}  # cold: a cache of its own
     saved = scratch / "saved"
-    jsons = {name: scratch / f"{name}.json" for name in ("cold", "learn", "warm", "serial", "two")}
-    # Cold: nothing compiled, ncu's passes per metric set unknown (guessed); then --learn-passes asks ncu
-    # for those of each case's own set; warm: both known.
+    jsons = {name: scratch / f"{name}.json" for name in ("cold", "warm", "serial", "two")}
+    # Cold: nothing compiled, ncu's passes per metric set unknown (guessed); warm: both known.
     cold = timed(ncuverify("check", "expectations/", "--json", str(jsons["cold"])), env)
-    learn = timed(ncuverify("check", "expectations/", "--learn-passes", "--json", str(jsons["learn"])), env)
     warm = timed(ncuverify("check", "expectations/", "--json", str(jsons["warm"])), env)
     # One process at a time: each process's wall time (seconds.txt) is its own, with no wait for the GPU.
     serial = timed(
@@ -163,11 +161,6 @@ def gpu_rows(scratch: Path, naive_sample: int) -> list[tuple[str, float]]:
         (
             f"ncuverify check expectations/ ({len(cases)} cases, one GPU), cold: nothing compiled, passes guessed",
             cold,
-        ),
-        (
-            f"check --learn-passes, once: ncu asked for each case's own metric set, then the check (verdicts"
-            f" identical: {same['learn']})",
-            learn,
         ),
         ("ncuverify check expectations/, warm: compiled, passes known", warm),
         (

@@ -45,7 +45,6 @@ class CheckOptions:
     loaded: Mapping[Path, Spec] | None = None
     on_progress: Callable[[str], None] | None = None  # told what the run is doing, a line at a time
     allow_programs: bool = False  # run the commands of program cases (code the expectation file names)
-    learn_passes: bool = False  # first ask ncu for the passes of each case's metrics no run has reported
 
 
 def for_run(
@@ -63,7 +62,6 @@ def for_run(
     shard: tuple[int, int] | None = None,
     allow_programs: bool = False,
     allow_stale: bool = False,
-    learn_passes: bool = False,
 ) -> CheckOptions:
     """A run's options as `ncuverify check` makes them: compiled through the compile cache and with
     ncu's passes per metric set remembered in its folder, unless cache is False (then every kernel is
@@ -84,7 +82,6 @@ def for_run(
         shard=shard,
         allow_programs=allow_programs,
         allow_stale=allow_stale,
-        learn_passes=learn_passes,
     )
 
 

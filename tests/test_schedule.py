@@ -70,39 +70,6 @@ def test_unknown_metric_sets_get_a_guess_and_known_ones_ncu_s_count(tmp_path: Pa
     assert PassCounts.load(tmp_path / "profile" / "passes.json").passes(counters) == 5
 
 
-def test_an_unknown_set_takes_the_passes_of_the_dearest_known_set_it_holds():
-    passes = known({frozenset({"l1tex__a.sum"}): 2, frozenset({"lts__b.sum", "dram__c.sum"}): 4})
-    assert passes.passes(frozenset({"l1tex__a.sum", "lts__b.sum", "dram__c.sum"})) == 4
-    # a known set's counters are not guessed again: six others give 1 + 6/3, not 1 + 7/3
-    others = {f"sm__other{i}.sum" for i in range(6)}
-    assert passes.passes(frozenset({"l1tex__a.sum", *others})) == 3
-    assert passes.passes(frozenset({"l1tex__a.sum", "gpu__time_duration.sum"})) == 2
-    # a set that holds no known one is guessed as before
-    assert passes.passes(frozenset({"lts__b.sum", "sm__x.sum"})) == 2
-
-
-def test_an_estimate_follows_what_is_remembered_later():
-    passes = known({frozenset({"l1tex__a.sum"}): 2})
-    union = frozenset({"l1tex__a.sum", "lts__b.sum"})
-    assert passes.passes(union) == 2
-    passes.remember(frozenset({"l1tex__a.sum"}), 5)
-    assert passes.passes(union) == 5
-    passes.remember(union, 3)
-    assert passes.passes(union) == 3
-
-
-def test_a_start_behind_another_process_costs_less_and_keeps_more_groups_apart():
-    assert schedule.start_cost(1) == schedule.START_S
-    assert schedule.start_cost(2) == schedule.OVERLAPPED_START_S < schedule.START_S
-    a = [case("a", {"l1tex__a.sum"}, launches=10)]
-    b = [case("b", {"lts__b.sum"}, launches=10)]
-    counts = {frozenset({"l1tex__a.sum"}): 1, frozenset({"lts__b.sum"}): 1}
-    passes = known({**counts, frozenset({"l1tex__a.sum", "lts__b.sum"}): 3})
-    # together: 20 launches x 2 more passes x 0.045 s = 1.8 s, against the start the merge saves
-    assert len(groups(a + b, passes, schedule.start_cost(1))) == 1
-    assert len(groups(a + b, passes, schedule.start_cost(2))) == 2
-
-
 def test_a_damaged_pass_file_only_costs_a_guess(tmp_path: Path):
     path = tmp_path / "passes.json"
     path.write_text("{not json")
@@ -376,15 +343,3 @@ def test_the_grouping_is_that_of_working_every_saving_out_again_after_each_merge
     ]
     passes = known(counts)
     assert groups(cases, passes) == merged_by_rescanning(cases, passes)
-
-
-def test_ncu_is_asked_once_for_each_unreported_set_with_its_case_of_fewest_launches():
-    cases = [
-        case("many", {"dram__a.sum"}, launches=3),
-        case("time", {"gpu__time_duration.sum", "launch__grid_size"}),
-        case("one", {"dram__a.sum"}),
-        case("known", {"lts__b.sum"}),
-        case("also_one", {"dram__a.sum"}),
-    ]
-    asked = schedule.probes(cases, known({frozenset({"lts__b.sum"}): 2}))
-    assert [c.name for c in asked] == ["one"]

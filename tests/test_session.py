@@ -395,37 +395,3 @@ def test_two_ncu_processes_start_at_once_on_a_gpu_but_launch_one_after_the_other
     assert all(later["started"] >= earlier["ended"] for earlier, later in itertools.pairwise(ordered))
     assert not any(p["cuda_held"] for p in processes)
     assert one_at_a_time == verdicts
-
-
-def test_learn_passes_asks_ncu_once_per_unreported_metric_set_and_judges_as_before(tmp_path, monkeypatch):
-    from sweep_files import claim
-
-    metrics = {
-        "a": "dram__bytes_read.sum",
-        "b": "dram__bytes_read.sum",
-        "timed2": "sm__cycles_elapsed.max",
-        "timed": "gpu__time_duration.sum",
-    }
-    claims = "".join(claim(case, case, metric) for case, metric in metrics.items())
-    monkeypatch.setenv("FAKE_NCU_PASSES", "by_metrics")
-    known = frozenset({"sm__cycles_elapsed.max"})
-    runs = {}
-    for learn in (False, True):
-        passes = PassCounts()
-        passes.remember(known, 7)
-        runs[learn] = checked_with_fake_ncu(
-            tmp_path / str(learn), OVERLAP_FILE + claims, monkeypatch, passes=passes, learn_passes=learn
-        )
-        if learn:
-            learned = passes
-    (result, notes), (plain, plain_notes) = runs[True], runs[False]
-    asked = notes[: len(notes) - len(plain_notes)]
-    # one process for a and b's set (a: the first of the two), none for a set already known (timed2's)
-    # or one of time alone (timed's); then the run as without the option, with what it learned
-    assert [[c.rsplit("::", 1)[1] for c in note["cases"]] for note in asked] == [["a"]]
-    assert learned.known.pop(",".join(known)) == 7
-    assert any("dram__bytes_read.sum" in key.split(",") for key in learned.known)
-    assert all(count == len(key.split(",")) for key, count in learned.known.items())  # what ncu said
-    assert [(c.claim.id, c.verdict, c.measured) for c in result.claims] == [
-        (c.claim.id, c.verdict, c.measured) for c in plain.claims
-    ]

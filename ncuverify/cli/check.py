@@ -69,14 +69,6 @@ def check(
             " one profiles, and launches once it has ended; 1: one after another",
         ),
     ] = PROCESSES_PER_GPU,
-    learn_passes: Annotated[
-        bool,
-        typer.Option(
-            "--learn-passes",
-            help="first ask ncu how many replay passes each case's own metrics take (a short ncu process"
-            " per metric set no run has reported); later runs group the cases by them",
-        ),
-    ] = False,
     save_profile: Annotated[
         Path | None,
         typer.Option(help="record the run's profile (ncu logs, runner status, provenance, cubins) in DIR"),
@@ -172,7 +164,6 @@ def check(
         shard=shares,
         allow_programs=allow_programs,
         allow_stale=allow_stale,
-        learn_passes=learn_passes,
     )
     shown_on = console()
     print_pass_warnings(shown_on, run)

@@ -3,7 +3,7 @@
 ncu asks every kernel of a process for every metric on its command line, and collecting more metrics
 takes more replay passes of each kernel. A process costs a start (ncu, then the runner's Python and
 CUDA under ncu: about 2.2 s on an H200 machine; with two processes in flight on a GPU most of it
-hides behind the one before, all but ncu's first profiled launch, about 0.9 s: `start_cost`);
+hides behind the one before, but not ncu's first profiled launch, and the schedule counts it whole);
 a pass costs each kernel a save and restore of its memory, the caches flushed and a replay (about
 0.045 s for the suite's kernels, from 0.03 to 0.07). So cases that need the same metrics share a
 process, and two such groups are merged when the passes the merge adds cost less than the start it
@@ -15,8 +15,7 @@ what it reads back comes from ncu's last replay, and a pass that patches the ker
 process whose metrics beyond its own are hardware counters, read without changing the code.
 
 How many passes a set of metrics takes is only known from ncu (the raw page's
-`profiler__replayer_passes`); `PassCounts` remembers what past runs reported (and what
-`--learn-passes` asked ncu for each case's own metrics) and estimates the rest from the sets it holds.
+`profiler__replayer_passes`); `PassCounts` remembers what past runs reported and guesses the rest.
 """
 
 from __future__ import annotations
@@ -35,9 +34,6 @@ from ncuverify.files import read_json
 from ncuverify.text import one_line
 
 START_S = 2.2  # one ncu process: ncu itself, then the runner's Python and CUDA start-up
-# What a process adds where it starts while the one before it on the GPU profiles: ncu's first profiled
-# launch (0.6 to 1.1 s more than its passes on an H200, whatever the metrics) and the hand-over.
-OVERLAPPED_START_S = 0.9
 PASS_S = 0.045  # one replay pass of one launch, memory save and restore included
 
 # A launch's time, which ncu reads without replaying the kernel (a repeated case repeats for it alone).
@@ -93,9 +89,6 @@ class PassCounts:
     known: dict[str, int] = field(default_factory=dict)
     path: Path | None = None
     warnings: tuple[str, ...] = ()
-    _split: list[tuple[frozenset[str], int]] | None = field(
-        default=None, init=False, repr=False, compare=False
-    )
 
     @classmethod
     def load(cls, path: Path | None) -> PassCounts:
@@ -122,7 +115,6 @@ class PassCounts:
             return
         self.known.pop(key, None)
         self.known[key] = passes
-        self._split = None
         while len(self.known) > MAX_METRIC_SETS:
             del self.known[next(iter(self.known))]
 
@@ -150,23 +142,11 @@ class PassCounts:
         return None
 
     def passes(self, metrics: frozenset[str]) -> int:
-        """What ncu reported for this set, else an estimate: the most passes of a set reported before
-        that it holds (on an H200, a union of the suite's sets took as many as its dearest part), and
-        for its counters in none of those a guess of one pass plus one per three counters."""
-        key = _key(metrics)
-        if key in self.known:
-            return self.known[key]
-        counters = {m for m in metrics if not m.startswith(_FREE_PREFIXES)}
-        inside = [(known, passes) for known, passes in self._known_sets() if known <= metrics]
-        rest = counters.difference(*(known for known, _ in inside))
-        guess = 1 + math.ceil(len(rest) / 3) if rest else 1
-        return max([guess, *(passes for _, passes in inside)])
-
-    def _known_sets(self) -> list[tuple[frozenset[str], int]]:
-        """The remembered sets as sets, each key split once (the schedule asks for thousands of unions)."""
-        if self._split is None or len(self._split) != len(self.known):
-            self._split = [(frozenset(filter(None, key.split(","))), n) for key, n in self.known.items()]
-        return self._split
+        """What ncu reported for this set, else a guess: one pass, plus one per three counters."""
+        if _key(metrics) in self.known:
+            return self.known[_key(metrics)]
+        counters = [m for m in metrics if not m.startswith(_FREE_PREFIXES)]
+        return 1 + math.ceil(len(counters) / 3)
 
 
 def _read_counts(path: Path) -> dict[str, int]:
@@ -191,34 +171,14 @@ def _key(metrics: frozenset[str]) -> str:
     return ",".join(sorted(metrics))
 
 
-def probes(cases: Sequence[ProfiledCase], passes: PassCounts) -> list[ProfiledCase]:
-    """For each metric set of the cases whose passes ncu never reported, the case to ask ncu with: the
-    one with the fewest launches (the first of those). A set of time and launch facts alone is not
-    asked for: ncu reads them in one pass."""
-    chosen: dict[frozenset[str], ProfiledCase] = {}
-    for case in cases:
-        counters = [m for m in case.metrics if not m.startswith(_FREE_PREFIXES)]
-        if not counters or _key(case.metrics) in passes.known:
-            continue
-        best = chosen.get(case.metrics)
-        if best is None or case.launches < best.launches:
-            chosen[case.metrics] = case
-    return list(chosen.values())
-
-
-def start_cost(processes_per_gpu: int) -> float:
-    """What one more process costs a GPU's run: its whole start where they run one at a time."""
-    return START_S if processes_per_gpu <= 1 else OVERLAPPED_START_S
-
-
-def groups(cases: Sequence[ProfiledCase], passes: PassCounts, start_s: float = START_S) -> list[Group]:
+def groups(cases: Sequence[ProfiledCase], passes: PassCounts) -> list[Group]:
     """The cases in groups, one ncu process each; cases keep their order within a group. Greedy: the
     two groups whose merge saves the most time merge, until no merge saves time (of equal savings,
-    the pair latest in the list); a process costs start_s (start_cost) and each launch its passes."""
+    the pair latest in the list)."""
     by_metrics: dict[frozenset[str], list[ProfiledCase]] = {}
     for case in cases:
         by_metrics.setdefault(case.metrics, []).append(case)
-    costs = _Costs(passes, start_s)
+    costs = _Costs(passes)
     clusters = [costs.cluster(tuple(same)) for same in by_metrics.values()]
     while (best := _best_merge(clusters, costs)) is not None:
         i, j = best
@@ -248,9 +208,8 @@ class _Costs:
     """What a cluster costs and what a merge saves, each worked out once: the greedy merge asks again
     for every pair after each merge, and a suite has some hundreds of pairs."""
 
-    def __init__(self, passes: PassCounts, start_s: float) -> None:
+    def __init__(self, passes: PassCounts) -> None:
         self._passes = passes
-        self._start_s = start_s
         self._per_set: dict[frozenset[str], int] = {}
         self._savings: dict[tuple[int, int], float | None] = {}
         self._serials = 0
@@ -277,7 +236,7 @@ class _Costs:
     def _cost(self, metrics: frozenset[str], launches: int) -> float:
         if metrics not in self._per_set:
             self._per_set[metrics] = self._passes.passes(metrics)
-        return self._start_s + launches * self._per_set[metrics] * PASS_S
+        return START_S + launches * self._per_set[metrics] * PASS_S
 
 
 def _best_merge(clusters: list[_Cluster], costs: _Costs) -> tuple[int, int] | None:
@@ -316,11 +275,7 @@ class Unit:
 
 
 def spread(
-    plan: Sequence[Group],
-    cases: Sequence[ProfiledCase],
-    gpus: Sequence[int],
-    passes: PassCounts,
-    start_s: float = START_S,
+    plan: Sequence[Group], cases: Sequence[ProfiledCase], gpus: Sequence[int], passes: PassCounts
 ) -> list[Unit]:
     """Each group's cases over the GPUs, the costliest first to the least loaded GPU (a case that opens
     a group on a GPU also pays that process's start). One GPU gets every group whole. A unit lists
@@ -333,8 +288,8 @@ def spread(
     for index, group in enumerate(plan):
         per_launch = passes.passes(group.metrics) * PASS_S
         for name in sorted(group.cases, key=lambda n: -launches[n]):
-            gpu = min(gpus, key=lambda g: load[g] + (0 if (g, index) in members else start_s))
-            load[gpu] += launches[name] * per_launch + (0 if (gpu, index) in members else start_s)
+            gpu = min(gpus, key=lambda g: load[g] + (0 if (g, index) in members else START_S))
+            load[gpu] += launches[name] * per_launch + (0 if (gpu, index) in members else START_S)
             members.setdefault((gpu, index), []).append(name)
     return [
         Unit(

@@ -33,10 +33,6 @@ _T = TypeVar("_T")
 _R = TypeVar("_R")
 
 RUNS = "runs"  # under the work folder: one folder per ncu process (plan, status, log, report)
-PROBES = "passes"  # under RUNS: one folder per ncu process that only asks how many passes a set takes
-# Such processes at once on each GPU: ncu takes their launches one at a time, the rest of each (ncu,
-# Python, CUDA) overlaps, and what they measure is not kept.
-PROBES_PER_GPU = 4
 
 
 @dataclass(frozen=True)
@@ -48,8 +44,6 @@ class Settings:
     passes: schedule.PassCounts | None = None
     keep_report: bool = False  # also keep ncu's .ncu-rep of every process
     say: Callable[[str], None] | None = None
-    # first ask ncu how many passes each case's own metrics take, where no run has said (--learn-passes)
-    learn_passes: bool = False
 
 
 def profile_files(
@@ -59,16 +53,11 @@ def profile_files(
     what they measured (cases under their qualified names)."""
     planned, wanted = plan_cases(files, work_dir)
     passes = settings.passes or schedule.PassCounts()
+    groups = schedule.groups(wanted, passes)
+    units = schedule.spread(groups, wanted, settings.gpus, passes)
+    chains = {gpu: _chain([(i, u) for i, u in enumerate(units) if u.gpu == gpu]) for gpu in settings.gpus}
     stop = threading.Event()
     ncu = replace(settings.ncu, cancelled=stop.is_set)
-    if settings.learn_passes:
-        _ask_passes(
-            schedule.probes(wanted, passes), planned, passes, work_dir / RUNS / PROBES, ncu, settings, stop
-        )
-    start_s = schedule.start_cost(settings.ncu.processes_per_gpu)
-    groups = schedule.groups(wanted, passes, start_s)
-    units = schedule.spread(groups, wanted, settings.gpus, passes, start_s)
-    chains = {gpu: _chain([(i, u) for i, u in enumerate(units) if u.gpu == gpu]) for gpu in settings.gpus}
     gates = _gates(chains, work_dir / RUNS, ncu.processes_per_gpu)
 
     def run(numbered: tuple[int, schedule.Unit]) -> tuple[int, list[_Measured]]:
@@ -95,35 +84,6 @@ def profile_files(
         measured = measured.combined(part)
     _learn_passes(passes, measured, units)
     return [run for run, _ in measured_runs], measured
-
-
-def _ask_passes(
-    probes: Sequence[schedule.ProfiledCase],
-    planned: dict[str, PlannedCase],
-    passes: schedule.PassCounts,
-    folder: Path,
-    ncu: NcuOptions,
-    settings: Settings,
-    stop: threading.Event,
-) -> None:
-    """Remember how many passes ncu takes for each probe's metrics: the probe's case profiled in a
-    process of its own, PROBES_PER_GPU at once on each GPU, and nothing else of it kept."""
-    if not probes:
-        return
-    if settings.say is not None:
-        settings.say(f"asking ncu how many passes {len(probes)} metric sets take")
-    gpus = settings.gpus
-    units = [schedule.Unit(gpus[i % len(gpus)], p.metrics, p.cases) for i, p in enumerate(probes)]
-    quiet = replace(settings, say=None, keep_report=False)
-
-    def ask(numbered: tuple[int, schedule.Unit]) -> list[_Measured]:
-        index, unit = numbered
-        return _run_unit(unit, planned, folder / str(index), ncu, quiet)
-
-    asked = _at_once(ask, list(enumerate(units)), PROBES_PER_GPU * len(gpus), stop)
-    for unit, runs in zip(units, asked, strict=True):
-        for _, measured in runs:
-            _learn_passes(passes, measured, [unit])
 
 
 def _chain(units: list[tuple[int, schedule.Unit]]) -> list[tuple[int, schedule.Unit]]:

@@ -141,5 +141,4 @@ def profile_settings(options: CheckOptions, environment: Environment) -> session
         passes=options.passes,
         keep_report=options.keep_report,
         say=options.on_progress,
-        learn_passes=options.learn_passes,
     )
