@@ -55,8 +55,6 @@ def _run_cases(
         progress.write(None, running=False, done=True)
         return status
     if plan.gate and not plan.gate_before_cuda:
-        if plan.primer and not Path(plan.gate).exists():
-            _prime(launcher)
         wait_for_gate(Path(plan.gate), progress)
     shared = SequenceBuffers()
     for index, case in enumerate(plan.cases):
@@ -103,13 +101,6 @@ def wait_for_gate(gate: Path, progress: ProgressWriter) -> None:
         if time.monotonic() - written >= _GATE_PROGRESS_S:
             progress.write(None, running=False)
             written = time.monotonic()
-
-
-def _prime(launcher: Launcher) -> None:
-    """ncu's set-up for this process's first profiled launch, while another process profiles; where the
-    primer cannot run, that set-up comes with the first case, as without it."""
-    with contextlib.suppress(Exception):
-        launcher.prime()
 
 
 def _open(gate: Path) -> None:

@@ -15,7 +15,7 @@ from ncuverify.measurements import Measurements
 from ncuverify.options import CheckOptions
 from ncuverify.profile import per_file, plan, programs, recording, session
 from ncuverify.profile.schedule import PassCounts
-from ncuverify.stages.live_provenance import live_provenance, machine_facts_meanwhile
+from ncuverify.stages.live_provenance import live_provenance
 from ncuverify.stages.values import Prepared, Profiled
 
 
@@ -48,15 +48,13 @@ def profile_waiting(
             return Profiled(measured, recorded.provenance, replayed=True, internal_errors=failed)
         gpu = _usable_gpu(environment)
         settings = profile_settings(options, environment)
-        facts = machine_facts_meanwhile(settings.ncu)
         runs, everything = session.profile_files(files, work_dir, settings)
         program_runs, by_programs = programs.profile_programs(
             files, work_dir, settings.ncu, settings.gpus[0], options.allow_programs
         )
         runs, everything = [*runs, *program_runs], everything.combined(by_programs)
         warnings = _remember_passes(options.passes)
-        command = runs[0].command if runs else []
-        provenance = live_provenance(gpu, settings.ncu, command, files, facts.result())
+        provenance = live_provenance(gpu, settings.ncu, runs[0].command if runs else [], files)
         if options.save_profile is not None:
             recording.save(work_dir, runs, provenance)
         measured, failed = _per_file(lambda some: per_file.by_file(everything, some), keys)
