@@ -50,7 +50,7 @@ class ContentsAhead:
         self._ahead(index + 1)  # after: two cases' contents at most are held at once
         if made is None:
             return made_here
-        return lambda position, arg: _given(made[position]) if position in made else host_contents(arg)
+        return lambda position, arg: _given(made[position])  # every buffer argument is made ahead
 
     def close(self) -> None:
         """Stop making contents that no case will take (the plan ended early)."""
