@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ncuverify.errors import EnvironmentProblem
@@ -78,14 +78,12 @@ def run_ncu(
     status_file = work_dir / "status.json"
     log_file = work_dir / "ncu.log"
     clear_outcomes(work_dir)
-    Plan(
-        0,
-        str(status_file),
-        list(cases),
-        gate=str(gate.path) if gate is not None else "",
-        gate_before_cuda=gate is not None and gate.before_cuda,
-        opens=str(gate.opens) if gate is not None and gate.opens is not None else "",
-    ).write(plan_file)
+    plan = Plan(0, str(status_file), list(cases))
+    if gate is not None:
+        plan = replace(
+            plan, gate=str(gate.path), gate_before_cuda=gate.before_cuda, opens=str(gate.opens or "")
+        )
+    plan.write(plan_file)
     report_file = work_dir / REPORT_FILE.removesuffix(".ncu-rep") if keep_report else None
     symbols = [c.symbol for c in cases]
     command = ncu_command(options, metrics, symbols, log_file, plan_file, report_file, sections)
