@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -47,62 +48,49 @@ def ncuverify(*args: str) -> list[str]:
     return [sys.executable, "-m", "ncuverify", *args]
 
 
-def cpu_rows(cache: Path) -> list[tuple[str, float]]:
+def cpu_rows(cache: Path, repeat: int) -> list[tuple[str, float]]:
     # As an installed ncuverify runs: its modules compiled to bytecode once (pip does so at install).
     env = {**os.environ, "NCUVERIFY_CACHE_DIR": str(cache)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    # The plugin alone: other plugins installed with it (a development environment has pytest-xdist and
+    # hypothesis) cost time of their own in every pytest run; the last row loads them too.
+    alone = {**env, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     replay = ("--ncuverify-from-profile", "recordings/h200", "-p", "no:cacheprovider", "-q")
+    plugin = [sys.executable, "-m", "pytest", "-p", "ncuverify.pytest_plugin", "expectations/", *replay]
     # pytest's own modules compiled to bytecode too (an installed pytest has them), before timing it.
-    timed([sys.executable, "-m", "pytest", *_plugin(), "--collect-only", "-q", "expectations/"], env)
-    rows = [
-        (
-            "static claims, cold compile cache",
-            timed(ncuverify("check", "--static-only", "expectations/"), env),
+    timed([*plugin, "--collect-only"], alone)
+    cold = timed(ncuverify("check", "--static-only", "expectations/"), env)
+    html = str(cache.parent / "report.html")
+    warm = {
+        "static claims, warm compile cache": (ncuverify("check", "--static-only", "expectations/"), env),
+        "replay of recordings/h200, warm cache": (
+            ncuverify("check", "--from-profile", "recordings/h200", "expectations/"),
+            env,
         ),
-        (
-            "static claims, warm compile cache",
-            timed(ncuverify("check", "--static-only", "expectations/"), env),
+        "the same replay writing --html": (
+            ncuverify("check", "--from-profile", "recordings/h200", "expectations/", "--html", html),
+            env,
         ),
-        (
-            "replay of recordings/h200, warm cache",
-            timed(ncuverify("check", "--from-profile", "recordings/h200", "expectations/"), env),
+        "the pytest plugin over recordings/h200": (plugin, alone),
+        "the same with -k s22_four_sectors (one claim)": ([*plugin, "-k", "s22_four_sectors"], alone),
+        "the plugin with every installed pytest plugin loaded": (
+            [sys.executable, "-m", "pytest", *_plugin(), "expectations/", *replay],
+            env,
         ),
-        (
-            "the same replay writing --html",
-            timed(
-                ncuverify(
-                    "check",
-                    "--from-profile",
-                    "recordings/h200",
-                    "expectations/",
-                    "--html",
-                    str(cache.parent / "report.html"),
-                ),
-                env,
-            ),
-        ),
-        (
-            "the pytest plugin over recordings/h200",
-            timed([sys.executable, "-m", "pytest", *_plugin(), "expectations/", *replay], env),
-        ),
-        (
-            "the same with -k s22_four_sectors (one claim)",
-            timed(
-                [
-                    sys.executable,
-                    "-m",
-                    "pytest",
-                    *_plugin(),
-                    "expectations/",
-                    *replay,
-                    "-k",
-                    "s22_four_sectors",
-                ],
-                env,
-            ),
-        ),
-    ]
-    return [*rows, ("ratio: the plugin / the replay", rows[4][1] / rows[2][1])]
+    }
+    # Each warm row is the median of its runs, taken in turns so that a slow spell of the machine
+    # falls on every row alike.
+    seconds: dict[str, list[float]] = {what: [] for what in warm}
+    for _ in range(repeat):
+        for what, (command, command_env) in warm.items():
+            seconds[what].append(timed(command, command_env))
+    rows = [("static claims, cold compile cache", cold)]
+    rows += [(what, statistics.median(times)) for what, times in seconds.items()]
+    by_name = dict(rows)
+    ratio = (
+        by_name["the pytest plugin over recordings/h200"] / by_name["replay of recordings/h200, warm cache"]
+    )
+    return [*rows, ("ratio: the plugin / the replay", ratio)]
 
 
 def _plugin() -> list[str]:
@@ -264,6 +252,9 @@ def main() -> None:
         "--naive-sample", type=int, default=24, help="cases timed one ncu each (scaled to the whole suite)"
     )
     parser.add_argument(
+        "--repeat", type=int, default=5, help="runs of each warm machine-only row (their median is shown)"
+    )
+    parser.add_argument(
         "--keep",
         type=Path,
         help="copy the runs' JSON results and the one-at-a-time run's profile into this folder",
@@ -271,7 +262,7 @@ def main() -> None:
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ncuverify-bench-") as scratch:
         cache = Path(scratch) / "cache"
-        rows = cpu_rows(cache)
+        rows = cpu_rows(cache, arguments.repeat)
         if arguments.gpu:
             rows += gpu_rows(Path(scratch), arguments.naive_sample)
         if arguments.keep:
