@@ -369,3 +369,107 @@ def test_a_fault_that_loses_the_context_leaves_the_next_gate_to_the_profile_stag
             plan = replace(plan, cases=plan.cases[:2])
         statuses = run_plan(plan, lambda device, fake=fake: fake)
         assert statuses[-1].context_lost and not opens.exists()
+
+
+class PrimedLauncher(FakeLauncher):
+    """A fake whose primer notes itself among the events, or fails."""
+
+    def __init__(self, events: list[str], fails: bool = False) -> None:
+        super().__init__(0)
+        self.events, self.fails = events, fails
+
+    def prime(self) -> None:
+        self.events.append("prime")
+        if self.fails:
+            raise RuntimeError("CUDA_ERROR_INVALID_PTX: a PTX JIT compilation failed")
+        super().prime()
+
+    def launch(self, kernel, case, args) -> None:
+        self.events.append("launch")
+        super().launch(kernel, case, args)
+
+
+def primed_run(tmp_path: Path, shut: bool, fails: bool = False, **plan_fields) -> tuple[list[str], list]:
+    """A plan with a gate, run on a fake: the events (prime, open, launch) and the statuses. A shut gate
+    opens once the primer has run (or after 0.5 s without it)."""
+    import threading
+
+    gate, events = tmp_path / "gate", []
+    gate.unlink(missing_ok=True)
+    if not shut:
+        gate.touch()
+    launcher = PrimedLauncher(events, fails)
+
+    def open_gate() -> None:
+        for _ in range(50):
+            if "prime" in events:
+                break
+            threading.Event().wait(0.01)
+        events.append("open")
+        gate.touch()
+
+    opener = threading.Thread(target=open_gate)
+    if shut:
+        opener.start()
+    plan = Plan(0, str(tmp_path / "status.json"), [planned("a")], str(gate), **plan_fields)
+    statuses = run_plan(plan, lambda device: launcher)
+    if shut:
+        opener.join()
+    return events, statuses
+
+
+def test_a_runner_at_a_shut_gate_launches_the_primer_before_it_opens(tmp_path: Path):
+    events, statuses = primed_run(tmp_path, shut=True, primer=True)
+    assert events == ["prime", "open", "launch"] and statuses[0].ok
+    plan = Plan(0, "s", [], "g", primer=True)
+    plan.write(tmp_path / "plan.json")
+    assert Plan.read(tmp_path / "plan.json").primer  # the profile stage's plan carries it
+
+
+def test_no_primer_at_an_open_gate_before_cuda_or_unasked(tmp_path: Path):
+    assert primed_run(tmp_path, shut=False, primer=True)[0] == ["launch"]
+    assert primed_run(tmp_path, shut=True, primer=True, gate_before_cuda=True)[0] == ["open", "launch"]
+    assert primed_run(tmp_path, shut=True)[0] == ["open", "launch"]
+
+
+def test_a_primer_that_fails_costs_the_cases_nothing(tmp_path: Path):
+    events, statuses = primed_run(tmp_path, shut=True, fails=True, primer=True)
+    assert events[0] == "prime" and events[-1] == "launch"
+    assert statuses == [
+        CaseStatus("a", True, None, "k_a", 1, read_out([case_number("a") + i for i in range(4)]))
+    ]
+
+
+def test_a_primer_that_ncu_holds_leaves_the_wait_as_progress_and_the_cases_after_it(
+    tmp_path: Path, monkeypatch
+):
+    # ncu may hold the primer's launch while the process before profiles: the runner, meanwhile, still
+    # says it is waiting (not stalled), and its first case launches only once the primer has ended
+    import threading
+    import time
+
+    from ncuverify.runner import run as run_module
+
+    monkeypatch.setattr(run_module, "_GATE_PROGRESS_S", 0.05)
+    gate, events = tmp_path / "gate", []
+
+    class Held(PrimedLauncher):
+        def prime(self) -> None:
+            self.events.append("prime")
+            while not gate.exists():
+                time.sleep(0.01)
+            time.sleep(0.2)  # held a little beyond the gate's opening
+            self.events.append("primed")
+
+    def open_gate() -> None:
+        time.sleep(0.4)
+        events.append("open")
+        gate.touch()
+
+    opener = threading.Thread(target=open_gate)
+    opener.start()
+    plan = Plan(0, str(tmp_path / "status.json"), [planned("a")], str(gate), primer=True)
+    statuses = run_plan(plan, lambda device: Held(events))
+    opener.join()
+    assert events == ["prime", "open", "primed", "launch"] and statuses[0].ok
+    assert Progress.from_json((tmp_path / PROGRESS_FILE).read_text()).step > 4
