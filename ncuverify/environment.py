@@ -64,8 +64,6 @@ class Environment:
     ncu: str | None
     problem: str | None  # why profiler claims cannot be measured here
     gpu_count: int = 0
-    # What ncu said it is when found (2025.3.1.0): a run's provenance names it without asking again.
-    ncu_version: str | None = None
 
     @classmethod
     def probe(cls, ncu_executable: str) -> Environment:
@@ -74,8 +72,7 @@ class Environment:
         except EnvironmentProblem as problem:
             return cls(None, None, str(problem))
         try:
-            found, version = found_ncu(ncu_executable)
-            return cls(gpu, found, None, gpu_count(), version)
+            return cls(gpu, find_ncu(ncu_executable), None, gpu_count())
         except EnvironmentProblem as problem:
             return cls(gpu, None, str(problem), gpu_count())
 
@@ -90,11 +87,6 @@ _VERSION_LINE = re.compile(r"Version ([0-9]{1,5}(?:\.[0-9]{1,9}){1,4})(?:\s|$)")
 
 def find_ncu(executable: str) -> str:
     """The path of ncu; EnvironmentProblem if it is not installed or too old."""
-    return found_ncu(executable)[0]
-
-
-def found_ncu(executable: str) -> tuple[str, str]:
-    """The path of ncu and its version; EnvironmentProblem if it is not installed or too old."""
     found = shutil.which(executable) or (executable if Path(executable).is_file() else None)
     if found is None:
         raise EnvironmentProblem(
@@ -111,7 +103,7 @@ def found_ncu(executable: str) -> tuple[str, str]:
         raise EnvironmentProblem(
             f"ncu {version} is too old: ncuverify needs Nsight Compute {oldest} or newer"
         )
-    return found, version
+    return found
 
 
 def ncu_version(executable: str) -> str | None:

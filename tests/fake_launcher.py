@@ -54,7 +54,6 @@ class FakeLauncher:
     lost: bool = False
     pending_fault: bool = False
     named: dict[str, dict] = field(default_factory=dict)  # the named buffers' specs, by name
-    primed: int = 0  # the primer's launches
 
     def kernel(self, cubin: str, symbol: str, shared_bytes: int) -> object:
         self._healthy()
@@ -93,10 +92,6 @@ class FakeLauncher:
         for spec, view in zip(buffers, views, strict=True):
             values = self._view(view.address, spec["count"], np.dtype(spec["buffer"]))
             values += np.asarray(case_number(case.name)).astype(values.dtype)
-
-    def prime(self) -> None:
-        self._healthy()
-        self.primed += 1
 
     def synchronize(self) -> None:
         if self.pending_fault:

@@ -101,18 +101,3 @@ def test_a_run_that_measured_nothing_combines_and_splits_cleanly():
     split = by_file(combined, ["f", "g"])
     assert split["f"].failed_cases == {"a": "ncu did not start the runner"} and split["f"].frame.empty
     assert "g" not in split, "a file of which nothing was measured, failed or left unmeasured"
-
-
-def test_the_runner_s_primer_launch_is_passed_over():
-    from ncuverify.runner import PRIMER_SYMBOL
-
-    log, status = capture("sample")
-    rows = tidy_rows(log)
-    # ncu profiles the primer first, a process's launch 0, and numbers the cases' launches after it
-    primer = [(0, PRIMER_SYMBOL, metric, 1.0, unit) for _, _, metric, _, unit in rows[:5]]
-    primed = primer + [
-        (launch + 1, kernel, metric, value, unit) for launch, kernel, metric, value, unit in rows
-    ]
-    plain, measured = measurements(rows, status, SAMPLE_SYMBOLS), measurements(primed, status, SAMPLE_SYMBOLS)
-    assert measured.rows == plain.rows and measured.unmeasured == ()
-    assert PRIMER_SYMBOL not in {kernel for _, kernel, *_ in measured.rows}

@@ -10,7 +10,7 @@ from ncuverify.errors import EnvironmentProblem
 from ncuverify.measurements import Measurements, Row
 from ncuverify.profile.shown import shown_name, shown_output
 from ncuverify.profile.table import LaunchRow
-from ncuverify.runner import PRIMER_SYMBOL, CaseStatus
+from ncuverify.runner import CaseStatus
 
 
 def measurements(
@@ -20,9 +20,9 @@ def measurements(
     launched; a case launched more than once gets the median of its launches.
 
     rows are ncu's, as tidy_rows reads them. symbols maps case -> the mangled kernel name it launches.
-    A launch is only ever given to a case of its own kernel: a row for a launch that failed, or for
-    the runner's primer (PRIMER_SYMBOL), is passed over, any other surprise is refused. Cases that ran
-    but have no row (ncu stopped early) are listed as unmeasured.
+    A launch is only ever given to a case of its own kernel: a row for a launch that failed is passed
+    over, any other surprise is refused. Cases that ran but have no row (ncu stopped early) are listed
+    as unmeasured.
     """
     expected = [(s.case, _symbol(s.case, symbols), s.launch_count) for s in status if s.ok]
     failed = {s.case: str(s.error) for s in status if not s.ok}
@@ -31,8 +31,7 @@ def measurements(
     position, left = 0, expected[0][2] if expected else 0
     kernels: dict[int, str] = {}  # each launch's kernel, as its first row names it
     for launch, kernel, *_ in rows:
-        if kernel != PRIMER_SYMBOL:
-            kernels.setdefault(launch, kernel)
+        kernels.setdefault(launch, kernel)
     for launch, kernel in sorted(kernels.items()):
         if position < len(expected) and kernel == expected[position][1]:
             case_of_launch[launch] = expected[position][0]

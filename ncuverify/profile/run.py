@@ -22,7 +22,7 @@ from ncuverify.profile.outcome import (
 )
 from ncuverify.profile.process import start, wait
 from ncuverify.profile.saved_report import REPORT_FILE
-from ncuverify.runner import PRIMER_SYMBOL, PROGRESS_FILE, CaseStatus, Plan, PlannedCase
+from ncuverify.runner import PROGRESS_FILE, CaseStatus, Plan, PlannedCase
 
 
 @dataclass(frozen=True)
@@ -79,19 +79,13 @@ def run_ncu(
     log_file = work_dir / "ncu.log"
     clear_outcomes(work_dir)
     plan = Plan(0, str(status_file), list(cases))
-    # a process that waits at a gate with CUDA started primes ncu meanwhile (runner.PRIMER_SYMBOL)
-    primer = gate is not None and not gate.before_cuda
     if gate is not None:
         plan = replace(
-            plan,
-            gate=str(gate.path),
-            gate_before_cuda=gate.before_cuda,
-            opens=str(gate.opens or ""),
-            primer=primer,
+            plan, gate=str(gate.path), gate_before_cuda=gate.before_cuda, opens=str(gate.opens or "")
         )
     plan.write(plan_file)
     report_file = work_dir / REPORT_FILE.removesuffix(".ncu-rep") if keep_report else None
-    symbols = [c.symbol for c in cases] + ([PRIMER_SYMBOL] if primer else [])
+    symbols = [c.symbol for c in cases]
     command = ncu_command(options, metrics, symbols, log_file, plan_file, report_file, sections)
     names = [c.name for c in cases]
     started = time.monotonic()

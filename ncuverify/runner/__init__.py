@@ -9,7 +9,7 @@ The package itself holds what the profile stage reads of the runner (its plan, s
 what launches (`run`, `case`, `fills`, `launch`: numpy, cuda.core) is imported by the runner alone.
 """
 
-from ncuverify.runner.plan import PRIMER_SYMBOL, Plan, PlannedCase, steps_up_to
+from ncuverify.runner.plan import Plan, PlannedCase, steps_up_to
 from ncuverify.runner.progress import PROGRESS_FILE, Progress
 from ncuverify.runner.status import (
     AFTER_FAILED_STEP,
@@ -26,7 +26,6 @@ __all__ = [
     "AFTER_FAILED_STEP",
     "CUDA_DID_NOT_START",
     "MAX_LAUNCHES",
-    "PRIMER_SYMBOL",
     "PROGRESS_FILE",
     "READBACK_PREFIX",
     "CaseStatus",

@@ -79,10 +79,6 @@ class Launcher(Protocol):
 
     def free(self, allocation: Allocation) -> None: ...
 
-    def prime(self) -> None:
-        """Launch the primer kernel (plan.PRIMER_PTX) once and wait for it."""
-        ...
-
     def usable(self) -> bool:
         """Whether the context survived the last error (an illegal address or a trap poisons it)."""
         ...

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ncuverify.runner.case import Allocation, Argument, BufferView, ParameterBytes
-from ncuverify.runner.plan import PRIMER_PTX, PRIMER_SYMBOL, PlannedCase
+from ncuverify.runner.plan import PlannedCase
 
 # Launches may use this much dynamic shared memory without opting in.
 DEFAULT_DYNAMIC_SHARED_LIMIT = 48 * 1024
@@ -88,16 +88,6 @@ class CudaLauncher:
         )
 
     def synchronize(self) -> None:
-        self.stream.sync()
-
-    def prime(self) -> None:
-        """On a thread of its own (run._priming): the device's primary context, the run's, is made
-        current there first."""
-        from cuda.core import Device, LaunchConfig, ObjectCode, launch
-
-        Device(self.device.device_id).set_current()
-        kernel = ObjectCode.from_ptx(PRIMER_PTX.encode()).get_kernel(PRIMER_SYMBOL)
-        launch(self.stream, LaunchConfig(grid=1, block=1), kernel)
         self.stream.sync()
 
     def read_back(self, address: int, count: int, dtype: np.dtype) -> np.ndarray:

@@ -8,20 +8,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-# A kernel that does nothing, which a runner waiting at a shut gate launches once: ncu sets itself up
-# for a process's first profiled launch (about 0.6 s on an H200), and does so while the process before
-# it on the GPU profiles instead of after. ncu takes one process's launch at a time, so it never runs
-# beside another's; the profile stage passes over its launch.
-PRIMER_SYMBOL = "__ncuverify_primer"
-PRIMER_PTX = f""".version 7.0
-.target sm_52
-.address_size 64
-.visible .entry {PRIMER_SYMBOL}()
-{{
-    ret;
-}}
-"""
-
 
 @dataclass(frozen=True)
 class PlannedCase:
@@ -62,8 +48,6 @@ class Plan:
     # The file the runner creates once every case has run with CUDA still usable: the next process on
     # the GPU may launch while this one ends (its ncu writes the report; "" for none).
     opens: str = ""
-    # Launch the primer (PRIMER_SYMBOL) once CUDA has started, if the gate is still shut.
-    primer: bool = False
 
     def write(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self), indent=1))
@@ -81,5 +65,4 @@ class Plan:
             data.get("gate", ""),
             data.get("gate_before_cuda", False),
             data.get("opens", ""),
-            data.get("primer", False),
         )

@@ -4,7 +4,6 @@ ends, and what a lost CUDA context means for the cases after it."""
 from __future__ import annotations
 
 import contextlib
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -56,10 +55,7 @@ def _run_cases(
         progress.write(None, running=False, done=True)
         return status
     if plan.gate and not plan.gate_before_cuda:
-        priming = _priming(launcher) if plan.primer and not Path(plan.gate).exists() else None
         wait_for_gate(Path(plan.gate), progress)
-        if priming is not None:
-            priming.join()  # before the first case: the primer's launch is ncu's first, then the cases'
     shared = SequenceBuffers()
     for index, case in enumerate(plan.cases):
         contents = ahead.contents(index)
@@ -105,21 +101,6 @@ def wait_for_gate(gate: Path, progress: ProgressWriter) -> None:
         if time.monotonic() - written >= _GATE_PROGRESS_S:
             progress.write(None, running=False)
             written = time.monotonic()
-
-
-def _priming(launcher: Launcher) -> threading.Thread:
-    """The primer launched on a thread of its own, while this one waits at the gate rewriting the
-    progress: ncu sets itself up for this process's first profiled launch while the process before it
-    profiles (ncu may hold the primer's launch until that process's launch in flight ends)."""
-    thread = threading.Thread(target=_prime, args=(launcher,), name="ncuverify-primer", daemon=True)
-    thread.start()
-    return thread
-
-
-def _prime(launcher: Launcher) -> None:
-    """Where the primer cannot run, ncu's set-up comes with the first case, as without it."""
-    with contextlib.suppress(Exception):
-        launcher.prime()
 
 
 def _open(gate: Path) -> None:

@@ -5,21 +5,16 @@ from __future__ import annotations
 
 from ncuverify import __version__, profile
 from ncuverify.build import nvrtc_version
-from ncuverify.environment import Gpu
+from ncuverify.environment import Gpu, ncu_version
+from ncuverify.errors import EnvironmentProblem
 from ncuverify.profile import plan, recording
 from ncuverify.provenance import Provenance
 from ncuverify.spec.digests import case_digests
 
 
 def live_provenance(
-    gpu: Gpu,
-    ncu: profile.NcuOptions,
-    ncu_version: str | None,
-    command: list[str],
-    files: list[plan.FileCases],
+    gpu: Gpu, ncu: profile.NcuOptions, command: list[str], files: list[plan.FileCases]
 ) -> Provenance:
-    """ncu_version is what ncu said it is when the run began: it is not asked again after the run,
-    which would cost about a second, or the run's measurements where that ncu no longer answers."""
     major, minor = nvrtc_version()
     return Provenance(
         recorded_at=recording.now(),
@@ -27,7 +22,7 @@ def live_provenance(
         arch=gpu.arch,
         nvidia_driver=recording.nvidia_driver_version(),
         cuda_driver=gpu.driver_version,
-        ncu_version=ncu_version,
+        ncu_version=_ncu_version(ncu),
         nvrtc_version=f"{major}.{minor}",
         ncuverify_version=__version__,
         clock_control=ncu.clock_control,
@@ -44,3 +39,12 @@ def live_provenance(
             for name, digest in case_digests(file.spec).items()
         },
     )
+
+
+def _ncu_version(ncu: profile.NcuOptions) -> str | None:
+    """ncu's version, asked after the run: an ncu that no longer answers leaves it unknown rather than
+    the run's measurements lost."""
+    try:
+        return ncu_version(ncu.executable)
+    except EnvironmentProblem:
+        return None

@@ -54,8 +54,7 @@ def profile_waiting(
         )
         runs, everything = [*runs, *program_runs], everything.combined(by_programs)
         warnings = _remember_passes(options.passes)
-        command = runs[0].command if runs else []
-        provenance = live_provenance(gpu, settings.ncu, environment.ncu_version, command, files)
+        provenance = live_provenance(gpu, settings.ncu, runs[0].command if runs else [], files)
         if options.save_profile is not None:
             recording.save(work_dir, runs, provenance)
         measured, failed = _per_file(lambda some: per_file.by_file(everything, some), keys)
