@@ -17,28 +17,33 @@ import re
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ncuverify import options, pipeline
-from ncuverify.build import BuildLimits
-from ncuverify.environment import gpu_count
 from ncuverify.errors import InputError
-from ncuverify.explain import claim_lines
-from ncuverify.profile import NcuOptions
-from ncuverify.results import FileResult, Verdict
-from ncuverify.spec import Spec, load
 from ncuverify.text import one_line, printable
 
-_RESULTS = pytest.StashKey[dict[Path, FileResult]]()
+# pytest loads an installed plugin in every run, whatever it tests: what checks claims (spec, build,
+# profile, judge: about 0.4 s of imports) is imported only once an expectation file is collected.
+if TYPE_CHECKING:
+    from ncuverify.build import BuildLimits
+    from ncuverify.options import CheckOptions
+    from ncuverify.results import FileResult
+    from ncuverify.spec import Spec
+
+_RESULTS: pytest.StashKey[dict[Path, FileResult]] = pytest.StashKey()
 _FILES = pytest.StashKey[list[Path]]()  # every expectation file collected, in order
-_LIMITS = pytest.StashKey[BuildLimits]()  # the ini file's build limits, checked as pytest starts
+# The build limits an ini file sets, checked as pytest starts.
+_LIMITS: pytest.StashKey[BuildLimits] = pytest.StashKey()
 # The claims each file's selected items name (after -k, -m and node ids): only they are checked.
 _SELECTED = pytest.StashKey[dict[Path, frozenset[str]]]()
 _COLLECTED = pytest.StashKey[dict[Path, set[str]]]()  # every claim collected, by file
-_LOADED = pytest.StashKey[dict[Path, Spec]]()  # every file collected, as read: checked as read
-_RUN = pytest.StashKey[options.CheckOptions]()  # the session's run options, made once
+# Every file collected, as read: checked as read.
+_LOADED: pytest.StashKey[dict[Path, Spec]] = pytest.StashKey()
+_RUN: pytest.StashKey[CheckOptions] = pytest.StashKey()  # the session's run options, made once
+# The compile time limit where the ini file sets none.
+DEFAULT_COMPILE_TIMEOUT = "120"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -56,19 +61,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=[],
     )
     parser.addini(
-        "ncuverify_compile_timeout", "stop compiling one kernel source after this many seconds", default="120"
+        "ncuverify_compile_timeout",
+        "stop compiling one kernel source after this many seconds",
+        default=DEFAULT_COMPILE_TIMEOUT,
     )
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The build limits of the ini file, refused as a usage error before anything is collected."""
+    """The build limits an ini file sets, refused as a usage error before anything is collected (where
+    it sets none, the defaults are made when the first claim runs)."""
+    allow_include = config.getini("ncuverify_allow_include")
     timeout = str(config.getini("ncuverify_compile_timeout"))
+    if allow_include or timeout != DEFAULT_COMPILE_TIMEOUT:
+        config.stash[_LIMITS] = _build_limits(allow_include, timeout)
+
+
+def _build_limits(allow_include: list[Path], timeout: str) -> BuildLimits:
+    from ncuverify import options
+
     try:
-        config.stash[_LIMITS] = options.build_limits(
-            config.getini("ncuverify_allow_include"),
-            _seconds(timeout),
-            "ncuverify_allow_include",
-            "ncuverify_compile_timeout",
+        return options.build_limits(
+            allow_include, _seconds(timeout), "ncuverify_allow_include", "ncuverify_compile_timeout"
         )
     except InputError as error:
         raise pytest.UsageError(printable(str(error))) from None
@@ -123,6 +136,8 @@ def is_expectation_file(path: Path) -> bool:
 
 class ExpectationFile(pytest.File):
     def collect(self) -> Any:
+        from ncuverify.spec import load
+
         try:
             spec = load(self.path)
         except InputError as error:
@@ -141,6 +156,9 @@ class ClaimFailed(Exception):
 
 class ClaimItem(pytest.Item):
     def runtest(self) -> None:
+        from ncuverify.explain import claim_lines
+        from ncuverify.results import Verdict
+
         result = _file_result(self.config, self.path)
         # Ids, figures, messages and ncu's text come from files: shown with their control characters
         # and escape sequences made visible, never sent raw to the terminal.
@@ -176,6 +194,8 @@ def _file_result(config: pytest.Config, path: Path) -> FileResult:
     """The file's results: outside pytest-xdist every file with a selected claim is checked on the first
     call, in one run; in a worker, each file on its own when the worker first needs it, on the
     worker's GPU. Only the selected claims are checked."""
+    from ncuverify import pipeline
+
     results = config.stash.setdefault(_RESULTS, {})
     if path not in results:
         worker = xdist_worker(os.environ)
@@ -194,14 +214,19 @@ def _file_result(config: pytest.Config, path: Path) -> FileResult:
     return results[path]
 
 
-def _run_options(config: pytest.Config, worker: tuple[int, int] | None) -> options.CheckOptions:
+def _run_options(config: pytest.Config, worker: tuple[int, int] | None) -> CheckOptions:
+    from ncuverify import options
+    from ncuverify.environment import gpu_count
+    from ncuverify.profile import NcuOptions
+
     from_profile = config.getoption("ncuverify_from_profile")
     ncu = NcuOptions(executable=config.getoption("ncuverify_ncu"))
+    limits = config.stash.get(_LIMITS, None) or _build_limits([], DEFAULT_COMPILE_TIMEOUT)
     run = options.for_run(
         arch=config.getoption("ncuverify_arch"),
         ncu=ncu,
         from_profile=Path(from_profile) if from_profile else None,
-        build=config.stash[_LIMITS],
+        build=limits,
     )
     gpus = worker_gpus(worker, gpu_count()) if worker is not None and not from_profile else None
     return replace(run, loaded=config.stash.get(_LOADED, {}), gpus=gpus)

@@ -191,3 +191,23 @@ def test_xdist_workers_give_the_verdicts_of_one_process(pytester):
     spread = pytester.runpytest_subprocess(*arguments, "-n", "2", "--dist", "loadfile")
     assert outcomes(alone) and outcomes(spread) == outcomes(alone)
     assert "FAILED" in outcomes(alone).values() and "2 workers" in spread.stdout.str()
+
+
+def test_a_pytest_run_without_expectation_files_does_not_import_what_checks_claims(pytester):
+    # an installed plugin loads in every pytest run: one that tests something else pays none of it
+    pytester.makepyfile(
+        test_other="""
+import sys
+
+def test_nothing_of_the_check_is_imported():
+    heavy = ("ncuverify.pipeline", "ncuverify.spec", "ncuverify.options", "ncuverify.build", "pydantic")
+    assert [name for name in heavy if name in sys.modules] == []
+"""
+    )
+    installed = any(e.value.startswith("ncuverify") for e in entry_points(group="pytest11"))
+    plugin = () if installed else ("-p", "ncuverify.pytest_plugin")
+    result = pytester.runpytest_subprocess(*plugin, "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    pytester.makeini("[pytest]\nncuverify_compile_timeout = 30\n")  # limits set: checked as pytest starts
+    result = pytester.runpytest_subprocess(*plugin, "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
