@@ -42,7 +42,7 @@ _COLLECTED = pytest.StashKey[dict[Path, set[str]]]()  # every claim collected, b
 # Every file collected, as read: checked as read.
 _LOADED: pytest.StashKey[dict[Path, Spec]] = pytest.StashKey()
 _RUN: pytest.StashKey[CheckOptions] = pytest.StashKey()  # the session's run options, made once
-# The compile time limit where the ini file sets none.
+# The ini file's compile time limit where it sets none: BuildLimits' own default.
 DEFAULT_COMPILE_TIMEOUT = "120"
 
 
@@ -216,17 +216,17 @@ def _file_result(config: pytest.Config, path: Path) -> FileResult:
 
 def _run_options(config: pytest.Config, worker: tuple[int, int] | None) -> CheckOptions:
     from ncuverify import options
+    from ncuverify.build import BuildLimits
     from ncuverify.environment import gpu_count
     from ncuverify.profile import NcuOptions
 
     from_profile = config.getoption("ncuverify_from_profile")
     ncu = NcuOptions(executable=config.getoption("ncuverify_ncu"))
-    limits = config.stash.get(_LIMITS, None) or _build_limits([], DEFAULT_COMPILE_TIMEOUT)
     run = options.for_run(
         arch=config.getoption("ncuverify_arch"),
         ncu=ncu,
         from_profile=Path(from_profile) if from_profile else None,
-        build=limits,
+        build=config.stash.get(_LIMITS, None) or BuildLimits(),  # the defaults where the ini sets none
     )
     gpus = worker_gpus(worker, gpu_count()) if worker is not None and not from_profile else None
     return replace(run, loaded=config.stash.get(_LOADED, {}), gpus=gpus)
