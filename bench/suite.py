@@ -30,6 +30,9 @@ from ncuverify.profile.outcome import ELAPSED_FILE
 from ncuverify.profile.plan import REPEATS
 
 ROOT = Path(__file__).resolve().parent.parent
+# The two rows the plugin's ratio is of.
+REPLAY_ROW = "replay of recordings/h200, warm cache"
+PLUGIN_ROW = "the pytest plugin over recordings/h200"
 EXPECTATIONS = ROOT / "expectations"
 
 
@@ -63,15 +66,12 @@ def cpu_rows(cache: Path, repeat: int) -> list[tuple[str, float]]:
     html = str(cache.parent / "report.html")
     warm = {
         "static claims, warm compile cache": (ncuverify("check", "--static-only", "expectations/"), env),
-        "replay of recordings/h200, warm cache": (
-            ncuverify("check", "--from-profile", "recordings/h200", "expectations/"),
-            env,
-        ),
+        REPLAY_ROW: (ncuverify("check", "--from-profile", "recordings/h200", "expectations/"), env),
         "the same replay writing --html": (
             ncuverify("check", "--from-profile", "recordings/h200", "expectations/", "--html", html),
             env,
         ),
-        "the pytest plugin over recordings/h200": (plugin, alone),
+        PLUGIN_ROW: (plugin, alone),
         "the same with -k s22_four_sectors (one claim)": ([*plugin, "-k", "s22_four_sectors"], alone),
         "the plugin with every installed pytest plugin loaded": (
             [sys.executable, "-m", "pytest", *_plugin(), "expectations/", *replay],
@@ -84,13 +84,13 @@ def cpu_rows(cache: Path, repeat: int) -> list[tuple[str, float]]:
     for _ in range(repeat):
         for what, (command, command_env) in warm.items():
             seconds[what].append(timed(command, command_env))
-    rows = [("static claims, cold compile cache", cold)]
-    rows += [(what, statistics.median(times)) for what, times in seconds.items()]
-    by_name = dict(rows)
-    ratio = (
-        by_name["the pytest plugin over recordings/h200"] / by_name["replay of recordings/h200, warm cache"]
-    )
-    return [*rows, ("ratio: the plugin / the replay", ratio)]
+    medians = {what: statistics.median(times) for what, times in seconds.items()}
+    ratio = medians[PLUGIN_ROW] / medians[REPLAY_ROW]
+    return [
+        ("static claims, cold compile cache", cold),
+        *medians.items(),
+        ("ratio: the plugin / the replay", ratio),
+    ]
 
 
 def _plugin() -> list[str]:
