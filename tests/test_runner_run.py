@@ -16,7 +16,7 @@ from ncuverify.runner.__main__ import main
 from ncuverify.runner.plan import Plan, PlannedCase
 from ncuverify.runner.progress import PROGRESS_FILE, Progress
 from ncuverify.runner.run import run_plan
-from ncuverify.runner.status import CaseStatus, read_statuses
+from ncuverify.runner.status import CUDA_DID_NOT_START, CaseStatus, read_statuses
 
 OUT = {"buffer": "int32", "count": 4, "fill": "iota", "name": "out"}
 
@@ -309,30 +309,55 @@ def test_with_a_gate_cuda_starts_but_nothing_launches_until_it_opens_and_the_wai
     assert Plan.read(tmp_path / "plan.json").gate == str(gate)  # the profile stage's plan carries it
 
 
-def test_a_gate_before_cuda_holds_cuda_s_start_too(tmp_path: Path):
+def test_the_runner_says_cuda_has_started_and_waits_for_later_processes_cuda_before_it_launches(
+    tmp_path: Path,
+):
     import threading
     import time
 
-    gate = tmp_path / "gate"
+    ready, later = tmp_path / "this.ready", tmp_path / "later.ready"
     events: list[str] = []
+
+    class Noted(FakeLauncher):
+        def launch(self, kernel, case, args) -> None:
+            events.append("launch")
+            super().launch(kernel, case, args)
 
     def started(device: int) -> FakeLauncher:
         events.append("cuda")
-        return FakeLauncher(device)
+        return Noted(device)
 
-    def open_gate() -> None:
+    def later_process() -> None:  # starts CUDA after this one's
+        while not ready.exists():
+            time.sleep(0.01)
+        events.append("ready")
         time.sleep(0.3)
-        events.append("open")
-        gate.touch()
+        events.append("later")
+        later.touch()
 
-    opener = threading.Thread(target=open_gate)
-    opener.start()
-    plan = Plan(0, str(tmp_path / "status.json"), [planned("a")], str(gate), gate_before_cuda=True)
+    other = threading.Thread(target=later_process)
+    other.start()
+    gate = tmp_path / "gate"
+    gate.touch()
+    plan = Plan(0, str(tmp_path / "status.json"), [planned("a")], str(gate), str(ready), [str(later)])
     statuses = run_plan(plan, started)
-    opener.join()
-    assert events == ["open", "cuda"] and statuses[0].ok
+    other.join()
+    assert events == ["cuda", "ready", "later", "launch"] and statuses[0].ok
     plan.write(tmp_path / "plan.json")
-    assert Plan.read(tmp_path / "plan.json").gate_before_cuda
+    read = Plan.read(tmp_path / "plan.json")
+    assert (read.ready, read.wait_ready) == (str(ready), [str(later)])
+
+
+def test_a_runner_whose_cuda_does_not_start_still_says_so_and_launches_nothing(tmp_path: Path):
+    ready = tmp_path / "ready"
+
+    def fails(device: int) -> FakeLauncher:
+        raise RuntimeError("CUDA_ERROR_NO_DEVICE")
+
+    plan = Plan(0, str(tmp_path / "status.json"), [planned("a")], ready=str(ready))
+    statuses = run_plan(plan, fails)
+    assert ready.exists(), "a process before it must not wait for a CUDA that never starts"
+    assert not statuses[0].ok and CUDA_DID_NOT_START in str(statuses[0].error)
 
 
 class NotedLauncher(FakeLauncher):

@@ -4,6 +4,7 @@ import itertools
 import json
 from pathlib import Path
 
+import pytest
 from conftest import COMPILE_CACHE, DATA
 
 from ncuverify.environment import Environment, Gpu
@@ -350,8 +351,8 @@ claims:
 
 def overlap_check(tmp_path: Path, monkeypatch, per_gpu: int) -> tuple[list, list[dict]]:
     """Four cases that ncu profiles in four processes (their metrics cost too many passes together;
-    timed and timed2 read back what a clock-reading kernel wrote), each process taking 1 s to profile
-    and 0.5 s more to end: the verdicts, and each process's notes."""
+    timed and timed2 read back what a clock-reading kernel wrote), each process taking 0.3 s to start
+    CUDA, 1 s to profile and 0.5 s more to end: the verdicts, and each process's notes."""
     from sweep_files import claim
 
     metrics = {
@@ -363,6 +364,7 @@ def overlap_check(tmp_path: Path, monkeypatch, per_gpu: int) -> tuple[list, list
     claims = "".join(claim(case, case, metric) for case, metric in metrics.items())
     monkeypatch.setenv("FAKE_NCU_SLEEP", "1")
     monkeypatch.setenv("FAKE_NCU_END_SLEEP", "0.5")
+    monkeypatch.setenv("FAKE_NCU_CUDA_SLEEP", "0.3")
     passes = PassCounts()
     for first, second in itertools.combinations(metrics, 2):
         passes.remember(frozenset({metrics[first], metrics[second]}), 1000)
@@ -387,11 +389,52 @@ def test_two_ncu_processes_start_at_once_on_a_gpu_but_launch_one_after_the_other
         assert later["started"] < earlier["ended"], "each process started while the one before profiled"
         assert later["profiled"] >= earlier["cases_done"], "but launched only once that one's cases had run"
         assert later["profiled"] < earlier["ended"], "while that one's ncu was still ending"
-    assert [p["cuda_held"] for p in order] == [False, False, False, True], (
-        "CUDA waits only after a process whose kernels time themselves (the first of timed, timed2)"
+    first_timed, second_timed = order[2:]
+    assert [p["waited_for"] for p in order] == [0, 0, 1, 0], (
+        "only the first of timed, timed2 (kernels that time themselves) waits for a later process"
+    )
+    assert second_timed["started"] < order[1]["ended"], "the second timed one started with the first"
+    assert first_timed["profiled"] >= second_timed["ready"], (
+        "the first timed one launched only once the second one's CUDA had started"
     )
     one_at_a_time, processes = overlap_check(tmp_path, monkeypatch, 1)
     ordered = sorted(processes, key=lambda p: p["started"])
     assert all(later["started"] >= earlier["ended"] for earlier, later in itertools.pairwise(ordered))
-    assert not any(p["cuda_held"] for p in processes)
+    assert not any(p["waited_for"] for p in processes)
     assert one_at_a_time == verdicts
+
+
+def test_a_chain_starts_each_process_in_its_turn_and_a_failure_stops_those_not_begun():
+    import threading
+    import time
+
+    from ncuverify.profile import session
+
+    times: dict[str, tuple[float, float]] = {}
+
+    def timed(item: tuple[str, float]) -> str:
+        name, seconds = item
+        began = time.monotonic()
+        time.sleep(seconds)
+        times[name] = (began, time.monotonic())
+        return name
+
+    items = [("first", 0.3), ("second", 0.6), ("third", 0.0), ("fourth", 0.0)]
+    stop = threading.Event()
+    assert session._in_turn(timed, items, [0, 0, 1, 1], stop) == ["first", "second", "third", "fourth"]
+    for late in ("third", "fourth"):
+        assert times["first"][1] <= times[late][0] < times["second"][1], "once the first ended, not later"
+
+    def failing(item: tuple[str, float]) -> str:
+        if item[0] == "fails":
+            raise ValueError("the ncu process failed")
+        return timed(item)
+
+    def chain(items: list[tuple[str, float]]) -> list[str]:
+        return session._in_turn(failing, items, list(range(len(items))), stop)
+
+    times.clear()
+    chains = [[("slow", 0.3), ("never", 0.0)], [("fails", 0.0)]]
+    with pytest.raises(ValueError, match="the ncu process failed"):  # not the chain that was stopped
+        session._in_turn(chain, chains, [0, 0], stop)
+    assert stop.is_set() and sorted(times) == ["slow"], "after the failure, nothing more began"

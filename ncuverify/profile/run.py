@@ -43,13 +43,16 @@ class Run:
 @dataclass(frozen=True)
 class Gate:
     """What a process waits for before it launches: a file that the process before it creates once its
-    cases have run. With before_cuda, CUDA does not start until then either (that process must have
-    the GPU to itself). opens: the next process's gate, which this one's runner creates when its cases
-    have all run (the profile stage creates it after the process in any case)."""
+    cases have run, and after_ready: the ready files of the processes after it that start CUDA before
+    it launches (its kernels time themselves, and a context starting is work on the GPU). ready: the
+    file this process's runner creates once CUDA has started; opens: the next process's gate, which
+    this one's runner creates when its cases have all run. The profile stage creates both after the
+    process in any case."""
 
     path: Path
-    before_cuda: bool = False
     opens: Path | None = None
+    ready: Path | None = None
+    after_ready: tuple[Path, ...] = ()
 
 
 def run_ncu(
@@ -64,8 +67,8 @@ def run_ncu(
 ) -> Run:
     """Profile the cases in one ncu process on one GPU (device: its index; None: CUDA's default).
     With keep_report, ncu also saves its report as REPORT_FILE in work_dir; with sections, it collects
-    them instead of metrics (see ncu_command). With a gate, the runner starts (Python, and CUDA
-    unless the gate holds it too) but launches nothing until the gate file exists.
+    them instead of metrics (see ncu_command). With a gate, the runner starts (Python and CUDA)
+    but launches nothing until the gate file exists, and those of after_ready.
 
     The process is stopped when it makes no progress for the case timeout: ncu not starting the
     runner, a case that never ends, ncu not ending after the runner's last case. The cases it kept
@@ -81,7 +84,11 @@ def run_ncu(
     plan = Plan(0, str(status_file), list(cases))
     if gate is not None:
         plan = replace(
-            plan, gate=str(gate.path), gate_before_cuda=gate.before_cuda, opens=str(gate.opens or "")
+            plan,
+            gate=str(gate.path),
+            ready=str(gate.ready or ""),
+            wait_ready=[str(path) for path in gate.after_ready],
+            opens=str(gate.opens or ""),
         )
     plan.write(plan_file)
     report_file = work_dir / REPORT_FILE.removesuffix(".ncu-rep") if keep_report else None

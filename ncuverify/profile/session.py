@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
@@ -66,14 +66,17 @@ def profile_files(
         try:
             return index, _run_unit(unit, planned, work_dir / RUNS / f"{index}", ncu, settings, gate)
         finally:
-            if gate is not None and gate.opens is not None:
-                gate.opens.touch()  # the next process on the GPU may launch, if the runner did not say so
+            # Where the runner did not say so: the next process may launch, and this one's CUDA is done.
+            for path in (gate.opens, gate.ready) if gate is not None else ():
+                if path is not None:
+                    path.touch()
 
     def run_gpu(gpu: int) -> list[tuple[int, list[_Measured]]]:
         """The GPU's units in their chain, several processes at once."""
-        return _at_once(run, chains[gpu], ncu.processes_per_gpu, stop)
+        chain = chains[gpu]
+        return _in_turn(run, chain, _starts_after(chain, ncu.processes_per_gpu), stop)
 
-    done = _at_once(run_gpu, list(chains), len(chains), stop)
+    done = _in_turn(run_gpu, list(chains), [0] * len(chains), stop)  # the GPUs at once
     measured_runs = [
         item
         for _, unit_runs in sorted((i for gpu in done for i in gpu), key=lambda item: item[0])
@@ -88,10 +91,21 @@ def profile_files(
 
 def _chain(units: list[tuple[int, schedule.Unit]]) -> list[tuple[int, schedule.Unit]]:
     """The order in which a GPU's units run: a unit that must have the GPU to itself after the others,
-    so that as few processes as may be wait for it before CUDA starts."""
+    so that as few processes as may start early for it (their CUDA must have started before it
+    launches)."""
     return [numbered for numbered in units if not numbered[1].alone] + [
         numbered for numbered in units if numbered[1].alone
     ]
+
+
+def _starts_after(chain: Sequence[tuple[int, schedule.Unit]], processes_per_gpu: int) -> list[int]:
+    """For each unit of a chain, how many units before it must have ended before its process starts:
+    processes_per_gpu at once (one: one after another). With several, the units after the first one that must be alone start with it, so that
+    their CUDA has started before it launches (its gate waits for them)."""
+    if processes_per_gpu <= 1:
+        return list(range(len(chain)))  # one after another: no gates
+    first_alone = next((at for at, (_, unit) in enumerate(chain) if unit.alone), len(chain))
+    return [max(0, min(at, first_alone) - processes_per_gpu + 1) for at in range(len(chain))]
 
 
 def _gates(
@@ -100,38 +114,75 @@ def _gates(
     """With several processes at once on a GPU, each unit's gate, and the next one's that it opens:
     the next process starts (ncu, the runner's Python, CUDA) while one profiles, but fills and launches
     only once that one's cases have all run, so that no two processes' fills or launches ever share
-    the GPU. After a unit that must be alone (its kernels time themselves), the next one's CUDA waits
-    for the gate too. The first gate is open; a gate left by an earlier run in a kept profile's folder
-    is removed."""
+    the GPU. A unit that must be alone (its kernels time themselves) also waits for the CUDA of every
+    unit after it to have started (their ready files): no context starts while it launches. The first
+    gate is open; gates left by an earlier run in a kept profile's folder are removed."""
     if processes_per_gpu <= 1:
         return {}
     folder.mkdir(parents=True, exist_ok=True)
     gates: dict[int, Gate] = {}
     for chain in chains.values():
         paths = [folder / f"{index}.gate" for index, _ in chain]
-        for path in paths:
+        ready = [folder / f"{index}.ready" for index, _ in chain]
+        for path in (*paths, *ready):
             path.unlink(missing_ok=True)
         if paths:
             paths[0].touch()
-        for at, (index, _) in enumerate(chain):
-            after_alone = at > 0 and chain[at - 1][1].alone
+        for at, (index, unit) in enumerate(chain):
             following = paths[at + 1] if at + 1 < len(paths) else None
-            gates[index] = Gate(paths[at], before_cuda=after_alone, opens=following)
+            after = tuple(ready[at + 1 :]) if unit.alone else ()
+            gates[index] = Gate(paths[at], opens=following, ready=ready[at], after_ready=after)
     return gates
 
 
-def _at_once(call: Callable[[_T], _R], items: Sequence[_T], workers: int, stop: threading.Event) -> list[_R]:
-    """call on each item, up to workers at a time, the results in the items' order. On Ctrl-C or a
-    failure, stop is set: the ncu processes still running are stopped too."""
-    if workers <= 1 or len(items) <= 1:
-        return [call(item) for item in items]
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(call, item) for item in items]
+def _in_turn(
+    call: Callable[[_T], _R], items: Sequence[_T], starts_after: Sequence[int], stop: threading.Event
+) -> list[_R]:
+    """call on each item, the results in the items' order; item i once the first starts_after[i] items
+    have ended. On Ctrl-C or a failure, stop is set: the ncu processes still running are stopped too,
+    and items not yet begun are not begun."""
+    ended: set[int] = set()
+    turn = threading.Condition()
+
+    def when_due(at: int) -> _R:
+        with turn:
+            while not ended.issuperset(range(starts_after[at])):
+                if stop.is_set():
+                    raise _NotBegun
+                turn.wait(timeout=0.1)
         try:
-            return [future.result() for future in futures]
+            return call(items[at])
         except BaseException:
-            stop.set()
+            stop.set()  # at once: the items not begun wait for nothing more
             raise
+        finally:
+            with turn:
+                ended.add(at)
+                turn.notify_all()
+
+    if not items:
+        return []
+    with ThreadPoolExecutor(max_workers=len(items)) as pool:
+        return _gathered([pool.submit(when_due, at) for at in range(len(items))], stop)
+
+
+class _NotBegun(Exception):
+    """An item that was not begun because the run stopped."""
+
+
+def _gathered(futures: Sequence[Future[_R]], stop: threading.Event) -> list[_R]:
+    """The futures' results in order. On the first failure (or Ctrl-C), stop is set, and the failure
+    raised is the one that stopped the run, not an item that was then not begun."""
+    try:
+        return [future.result() for future in futures]
+    except BaseException as error:
+        stop.set()
+        if isinstance(error, _NotBegun):
+            for future in futures:
+                cause = future.exception()
+                if cause is not None and not isinstance(cause, _NotBegun):
+                    raise cause from None
+        raise
 
 
 # A run and its measurements: parsed once, to find the cases to run again and to judge.

@@ -42,9 +42,13 @@ class Plan:
     # A file the runner waits for once CUDA has started, before its first case: until it exists, another
     # process profiles on this GPU ("" for none).
     gate: str = ""
-    # Wait for the gate before CUDA starts: the process before this one must have the GPU to itself
-    # (its kernels time themselves), and a context starting is work on the GPU.
-    gate_before_cuda: bool = False
+    # The file the runner creates once CUDA has started (or could not): a process before this one on
+    # the GPU whose kernels time themselves launches only once it exists, since a context starting is
+    # work on the GPU ("" for none).
+    ready: str = ""
+    # The ready files of the processes after this one that start CUDA before it launches: this one's
+    # kernels time themselves, so it waits for them with its gate.
+    wait_ready: list[str] = field(default_factory=list)
     # The file the runner creates once every case has run with CUDA still usable: the next process on
     # the GPU may launch while this one ends (its ncu writes the report; "" for none).
     opens: str = ""
@@ -62,7 +66,8 @@ class Plan:
             data["device"],
             data["status_path"],
             cases,
-            data.get("gate", ""),
-            data.get("gate_before_cuda", False),
-            data.get("opens", ""),
+            gate=data.get("gate", ""),
+            ready=data.get("ready", ""),
+            wait_ready=list(data.get("wait_ready", [])),
+            opens=data.get("opens", ""),
         )

@@ -43,8 +43,6 @@ def _run_cases(
     ahead: ContentsAhead,
 ) -> list[CaseStatus]:
     status: list[CaseStatus] = []
-    if plan.gate and plan.gate_before_cuda:
-        wait_for_gate(Path(plan.gate), progress)
     try:
         launcher = start(plan.device)
     except Exception as error:
@@ -54,8 +52,12 @@ def _run_cases(
         write_atomically(status_path, statuses_json(status))
         progress.write(None, running=False, done=True)
         return status
-    if plan.gate and not plan.gate_before_cuda:
-        wait_for_gate(Path(plan.gate), progress)
+    finally:
+        if plan.ready:
+            _open(Path(plan.ready))  # CUDA has started here, or never will: no more work on the GPU
+    for gate in [plan.gate, *plan.wait_ready]:
+        if gate:
+            wait_for_gate(Path(gate), progress)
     shared = SequenceBuffers()
     for index, case in enumerate(plan.cases):
         contents = ahead.contents(index)
@@ -93,8 +95,9 @@ _GATE_PROGRESS_S = 1.0
 
 
 def wait_for_gate(gate: Path, progress: ProgressWriter) -> None:
-    """Wait until the gate exists (the process before this one on the GPU has profiled its cases),
-    rewriting the progress each second meanwhile: a wait is not a stall."""
+    """Wait until the gate exists (the process before this one on the GPU has profiled its cases, or
+    one after it has started CUDA), rewriting the progress each second meanwhile: a wait is not a
+    stall."""
     written = time.monotonic()
     while not gate.exists():
         time.sleep(_GATE_POLL_S)
@@ -104,9 +107,9 @@ def wait_for_gate(gate: Path, progress: ProgressWriter) -> None:
 
 
 def _open(gate: Path) -> None:
-    """Let the next process on the GPU launch: every case has run, and what is left of this process
-    (Python's end, CUDA's, ncu writing its report) touches no kernel. Where the file cannot be made,
-    the profile stage makes it once this process has ended."""
+    """Let another process on the GPU launch: here, every case has run, and what is left of this
+    process (Python's end, CUDA's, ncu writing its report) touches no kernel; or CUDA has started.
+    Where the file cannot be made, the profile stage makes it once this process has ended."""
     with contextlib.suppress(OSError):
         gate.touch()
 
