@@ -10,6 +10,7 @@ after it run again in a fresh one.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -32,6 +33,7 @@ from ncuverify.runner import AFTER_FAILED_STEP, CaseStatus, PlannedCase
 _T = TypeVar("_T")
 _R = TypeVar("_R")
 
+PASSES_METRIC = "profiler__replayer_passes"  # ncu's replay passes of a launch, on its raw page
 RUNS = "runs"  # under the work folder: one folder per ncu process (plan, status, log, report)
 
 
@@ -273,10 +275,13 @@ def _runner_failure(run: Run, cases: list[str]) -> list[CaseStatus]:
 
 
 def _learn_passes(passes: schedule.PassCounts, measured: Measurements, units: list[schedule.Unit]) -> None:
-    """Remember how many replay passes ncu needed for each unit's metrics, for the next run's grouping."""
-    frame = measured.frame
-    counts = frame[frame["metric"] == "profiler__replayer_passes"].dropna(subset=["value"])
+    """Remember how many replay passes ncu needed for each unit's metrics, for the next run's grouping.
+    Read from the rows: a table of the whole run's values would cost more than this whole step."""
+    most: dict[str, int] = {}
+    for case, _, metric, value, _ in measured.rows:
+        if metric == PASSES_METRIC and not math.isnan(value):
+            most[case] = max(most.get(case, 0), int(value))
     for unit in units:
-        reported = counts[counts["case"].isin(unit.cases)]["value"]
-        if not reported.empty:
-            passes.remember(unit.metrics, int(reported.max()))
+        reported = [most[case] for case in unit.cases if case in most]
+        if reported:
+            passes.remember(unit.metrics, max(reported))
