@@ -102,8 +102,9 @@ def _chain(units: list[tuple[int, schedule.Unit]]) -> list[tuple[int, schedule.U
 
 def _starts_after(chain: Sequence[tuple[int, schedule.Unit]], processes_per_gpu: int) -> list[int]:
     """For each unit of a chain, how many units before it must have ended before its process starts:
-    processes_per_gpu at once (one: one after another). With several, the units after the first one that must be alone start with it, so that
-    their CUDA has started before it launches (its gate waits for them)."""
+    processes_per_gpu at once (one: one after another). With several, the units after the first one
+    that must be alone start with it, so that their CUDA has started before it launches (its gate
+    waits for them)."""
     if processes_per_gpu <= 1:
         return list(range(len(chain)))  # one after another: no gates
     first_alone = next((at for at, (_, unit) in enumerate(chain) if unit.alone), len(chain))
