@@ -28,6 +28,7 @@ from pathlib import Path
 
 from ncuverify.profile.outcome import ELAPSED_FILE
 from ncuverify.profile.plan import REPEATS
+from ncuverify.profile.schedule import PASSES_METRIC
 
 ROOT = Path(__file__).resolve().parent.parent
 # The two rows the plugin's ratio is of.
@@ -207,7 +208,7 @@ def _launch_passes(log: Path) -> list[int]:
     from ncuverify.profile.table import parse_csv
 
     table = parse_csv(log.read_text(errors="replace"))
-    passes = table[table["metric"] == "profiler__replayer_passes"].sort_values("launch")
+    passes = table[table["metric"] == PASSES_METRIC].sort_values("launch")
     return [int(value) for value in passes["value"]]
 
 

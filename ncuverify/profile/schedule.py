@@ -36,6 +36,8 @@ from ncuverify.text import one_line
 START_S = 2.2  # one ncu process: ncu itself, then the runner's Python and CUDA start-up
 PASS_S = 0.045  # one replay pass of one launch, memory save and restore included
 
+# ncu's replay passes of a launch, on its raw page: what PassCounts learns from.
+PASSES_METRIC = "profiler__replayer_passes"
 # A launch's time, which ncu reads without replaying the kernel (a repeated case repeats for it alone).
 TIME_PREFIX = "gpu__time_duration"
 # Metrics that ncu reads without replaying the kernel for them.

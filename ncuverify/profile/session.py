@@ -33,7 +33,6 @@ from ncuverify.runner import AFTER_FAILED_STEP, CaseStatus, PlannedCase
 _T = TypeVar("_T")
 _R = TypeVar("_R")
 
-PASSES_METRIC = "profiler__replayer_passes"  # ncu's replay passes of a launch, on its raw page
 RUNS = "runs"  # under the work folder: one folder per ncu process (plan, status, log, report)
 
 
@@ -280,7 +279,7 @@ def _learn_passes(passes: schedule.PassCounts, measured: Measurements, units: li
     Read from the rows: a table of the whole run's values would cost more than this whole step."""
     most: dict[str, int] = {}
     for case, _, metric, value, _ in measured.rows:
-        if metric == PASSES_METRIC and not math.isnan(value):
+        if metric == schedule.PASSES_METRIC and not math.isnan(value):
             most[case] = max(most.get(case, 0), int(value))
     for unit in units:
         reported = [most[case] for case in unit.cases if case in most]
