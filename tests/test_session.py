@@ -393,6 +393,7 @@ def test_two_ncu_processes_start_at_once_on_a_gpu_but_launch_one_after_the_other
     assert [p["waited_for"] for p in order] == [0, 0, 1, 0], (
         "only the first of timed, timed2 (kernels that time themselves) waits for a later process"
     )
+    assert [p["says_ready"] for p in order] == [False, False, False, True], "only where one waits for it"
     assert second_timed["started"] < order[1]["ended"], "the second timed one started with the first"
     assert first_timed["profiled"] >= second_timed["ready"], (
         "the first timed one launched only once the second one's CUDA had started"

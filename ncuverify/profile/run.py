@@ -45,7 +45,7 @@ class Gate:
     """What a process waits for before it launches: a file that the process before it creates once its
     cases have run, and after_ready: the ready files of the processes after it that start CUDA before
     it launches (its kernels time themselves, and a context starting is work on the GPU). ready: the
-    file this process's runner creates once CUDA has started; opens: the next process's gate, which
+    file this process's runner creates once CUDA has started (where one before it waits); opens: the next process's gate, which
     this one's runner creates when its cases have all run. The profile stage creates both after the
     process in any case."""
 

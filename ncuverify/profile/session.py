@@ -106,8 +106,13 @@ def _starts_after(chain: Sequence[tuple[int, schedule.Unit]], processes_per_gpu:
     waits for them)."""
     if processes_per_gpu <= 1:
         return list(range(len(chain)))  # one after another: no gates
-    first_alone = next((at for at, (_, unit) in enumerate(chain) if unit.alone), len(chain))
+    first_alone = _first_alone(chain)
     return [max(0, min(at, first_alone) - processes_per_gpu + 1) for at in range(len(chain))]
+
+
+def _first_alone(chain: Sequence[tuple[int, schedule.Unit]]) -> int:
+    """Where the chain's units that must be alone begin (they come last); its length if none must."""
+    return next((at for at, (_, unit) in enumerate(chain) if unit.alone), len(chain))
 
 
 def _gates(
@@ -130,10 +135,12 @@ def _gates(
             path.unlink(missing_ok=True)
         if paths:
             paths[0].touch()
+        first_alone = _first_alone(chain)
         for at, (index, unit) in enumerate(chain):
             following = paths[at + 1] if at + 1 < len(paths) else None
+            waited = ready[at] if at > first_alone else None  # a unit before it that must be alone waits
             after = tuple(ready[at + 1 :]) if unit.alone else ()
-            gates[index] = Gate(paths[at], opens=following, ready=ready[at], after_ready=after)
+            gates[index] = Gate(paths[at], opens=following, ready=waited, after_ready=after)
     return gates
 
 
