@@ -211,3 +211,11 @@ def test_nothing_of_the_check_is_imported():
     pytester.makeini("[pytest]\nncuverify_compile_timeout = 30\n")  # limits set: checked as pytest starts
     result = pytester.runpytest_subprocess(*plugin, "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
+
+
+def test_the_ini_file_s_default_compile_time_limit_is_the_build_limits_own():
+    # the plugin tells an ini value from its default without importing the build stage: the two agree
+    from ncuverify.build import BuildLimits
+    from ncuverify.pytest_plugin import DEFAULT_COMPILE_TIMEOUT
+
+    assert float(DEFAULT_COMPILE_TIMEOUT) == BuildLimits().timeout_s
