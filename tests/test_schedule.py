@@ -134,6 +134,37 @@ def test_pass_files_that_are_not_files(tmp_path: Path):
         )
 
 
+def test_a_set_of_known_counters_takes_their_passes_whatever_free_metrics_it_adds():
+    counters = frozenset({"l1tex__a.sum", "lts__b.sum", "sm__c.avg", "dram__d.sum"})
+    passes = known({counters | {"gpu__time_duration.sum"}: 1})
+    # Launch facts, device attributes and the time take no pass: the union is known to take one.
+    assert passes.passes(counters | {"launch__grid_size", "device__attribute_clock_rate"}) == 1
+    assert passes.passes(counters) == 1
+    # A counter more is a set never run: guessed (one pass, plus one per three counters).
+    assert passes.passes(counters | {"smsp__e.sum"}) == 3
+
+
+def test_what_is_remembered_later_answers_for_its_counters():
+    passes = known({frozenset({"l1tex__a.sum"}): 2})
+    assert passes.passes(frozenset({"l1tex__a.sum", "launch__block_size"})) == 2
+    passes.remember(frozenset({"l1tex__a.sum", "gpu__time_duration.sum"}), 3)  # the latest report
+    assert passes.passes(frozenset({"l1tex__a.sum", "launch__block_size"})) == 3
+
+
+def test_time_only_repeats_join_a_one_pass_process_that_holds_the_time():
+    """The repeats' process and a one-pass process of counters that also reads the time: the merge adds
+    no counter, so it costs no pass and saves a start. Before either set's union had run, its passes
+    were guessed from its counters, and the two stayed apart."""
+    time = "gpu__time_duration.sum"
+    counters = {"l1tex__a.sum", "lts__b.sum", "sm__c.avg", "dram__d.sum", "smsp__e.sum", "sm__f.max"}
+    repeats = [case(f"r{i}", {time, "launch__grid_size"}, launches=20) for i in range(5)]
+    counted = [case(f"c{i}", counters | {time}) for i in range(3)]
+    passes = known({frozenset({time, "launch__grid_size"}): 1, frozenset(counters | {time}): 1})
+    plan = groups(repeats + counted, passes)
+    assert [g.cases for g in plan] == [tuple(c.name for c in repeats + counted)]
+    assert passes.passes(plan[0].metrics) == 1
+
+
 def test_counts_ncu_could_not_have_meant_are_not_remembered():
     passes = PassCounts()
     for count in (0, -5, 10**6, True):

@@ -25,7 +25,7 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,6 +91,9 @@ class PassCounts:
     known: dict[str, int] = field(default_factory=dict)
     path: Path | None = None
     warnings: tuple[str, ...] = ()
+    _counter_sets: dict[frozenset[str], int] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def load(cls, path: Path | None) -> PassCounts:
@@ -117,6 +120,7 @@ class PassCounts:
             return
         self.known.pop(key, None)
         self.known[key] = passes
+        self._counter_sets = None
         while len(self.known) > MAX_METRIC_SETS:
             del self.known[next(iter(self.known))]
 
@@ -144,11 +148,20 @@ class PassCounts:
         return None
 
     def passes(self, metrics: frozenset[str]) -> int:
-        """What ncu reported for this set, else a guess: one pass, plus one per three counters."""
+        """What ncu reported for this set, or for a set of the same counters (the free metrics take no
+        pass: a merge that adds none of its counters is seen to cost no pass); else a guess, one
+        pass plus one per three counters."""
         if _key(metrics) in self.known:
             return self.known[_key(metrics)]
-        counters = [m for m in metrics if not m.startswith(_FREE_PREFIXES)]
-        return 1 + math.ceil(len(counters) / 3)
+        counters = _counters(metrics)
+        same = self._by_counters().get(counters)
+        return same if same is not None else 1 + math.ceil(len(counters) / 3)
+
+    def _by_counters(self) -> dict[frozenset[str], int]:
+        """The known sets by their counters (the latest report of each): made again after remember."""
+        if self._counter_sets is None:
+            self._counter_sets = {_counters(key.split(",")): p for key, p in self.known.items()}
+        return self._counter_sets
 
 
 def _read_counts(path: Path) -> dict[str, int]:
@@ -171,6 +184,11 @@ def _read_counts(path: Path) -> dict[str, int]:
 
 def _key(metrics: frozenset[str]) -> str:
     return ",".join(sorted(metrics))
+
+
+def _counters(metrics: Iterable[str]) -> frozenset[str]:
+    """The metrics of a set that take replay passes: all but those ncu reads without replaying."""
+    return frozenset(m for m in metrics if not m.startswith(_FREE_PREFIXES))
 
 
 def groups(cases: Sequence[ProfiledCase], passes: PassCounts) -> list[Group]:
