@@ -397,6 +397,10 @@ def test_two_ncu_processes_start_at_once_on_a_gpu_but_launch_one_after_the_other
     )
     assert [p["says_ready"] for p in order] == [False, False, False, True], "only where one waits for it"
     assert second_timed["started"] < order[1]["ended"], "the second timed one started with the first"
+    for timed in (first_timed, second_timed):
+        assert order[0]["cases_done"] <= timed["started"] < order[0]["ended"], (
+            "the timed ones started once the first process had run its cases, not once it had ended"
+        )
     assert first_timed["profiled"] >= second_timed["ready"], (
         "the first timed one launched only once the second one's CUDA had started"
     )
@@ -427,6 +431,16 @@ def test_a_chain_starts_each_process_in_its_turn_and_a_failure_stops_those_not_b
     assert session._in_turn(timed, items, [0, 0, 1, 1], stop) == ["first", "second", "third", "fourth"]
     for late in ("third", "fourth"):
         assert times["first"][1] <= times[late][0] < times["second"][1], "once the first ended, not later"
+
+    times.clear()
+    released = threading.Event()
+    threading.Timer(0.1, released.set).start()  # the first item's cases have run; its end takes longer
+    items = [("first", 0.6), ("second", 0.0)]
+    assert session._in_turn(timed, items, [0, 1], stop, lambda at: at == 0 and released.is_set()) == [
+        "first",
+        "second",
+    ]
+    assert times["second"][0] < times["first"][1], "the second began once the first was released"
 
     def failing(item: tuple[str, float]) -> str:
         if item[0] == "fails":

@@ -73,9 +73,15 @@ def profile_files(
                     path.touch()
 
     def run_gpu(gpu: int) -> list[tuple[int, list[_Measured]]]:
-        """The GPU's units in their chain, several processes at once."""
+        """The GPU's units in their chain, several processes at once: the next one starts once one
+        before it has ended or has run its cases (it has opened the gate after it)."""
         chain = chains[gpu]
-        return _in_turn(run, chain, _starts_after(chain, ncu.processes_per_gpu), stop)
+
+        def released(at: int) -> bool:
+            gate = gates.get(chain[at][0])
+            return gate is not None and gate.opens is not None and gate.opens.exists()
+
+        return _in_turn(run, chain, _starts_after(chain, ncu.processes_per_gpu), stop, released)
 
     done = _in_turn(run_gpu, list(chains), [0] * len(chains), stop)  # the GPUs at once
     measured_runs = [
@@ -100,8 +106,9 @@ def _chain(units: list[tuple[int, schedule.Unit]]) -> list[tuple[int, schedule.U
 
 
 def _starts_after(chain: Sequence[tuple[int, schedule.Unit]], processes_per_gpu: int) -> list[int]:
-    """For each unit of a chain, how many units before it must have ended before its process starts:
-    processes_per_gpu at once (one: one after another). With several, the units after the first one
+    """For each unit of a chain, how many units before it must have ended, or run their cases, before
+    its process starts: processes_per_gpu at once (one: one after another, each once the one before
+    has ended). With several, the units after the first one
     that must be alone start with it, so that their CUDA has started before it launches (its gate
     waits for them)."""
     if processes_per_gpu <= 1:
@@ -145,20 +152,28 @@ def _gates(
 
 
 def _in_turn(
-    call: Callable[[_T], _R], items: Sequence[_T], starts_after: Sequence[int], stop: threading.Event
+    call: Callable[[_T], _R],
+    items: Sequence[_T],
+    starts_after: Sequence[int],
+    stop: threading.Event,
+    released: Callable[[int], bool] = lambda at: False,
 ) -> list[_R]:
-    """call on each item, the results in the items' order; item i once the first starts_after[i] items
-    have ended. On Ctrl-C or a failure, stop is set: the ncu processes still running are stopped too,
-    and items not yet begun are not begun."""
+    """call on each item, the results in the items' order; item i once each of the first
+    starts_after[i] items has ended or is released (an ncu process whose cases have all run: what is
+    left of it is its end, which holds no GPU work back). On Ctrl-C or a failure, stop is set: the ncu
+    processes still running are stopped too, and items not yet begun are not begun."""
     ended: set[int] = set()
     turn = threading.Condition()
 
+    def due(at: int) -> bool:
+        return all(before in ended or released(before) for before in range(starts_after[at]))
+
     def when_due(at: int) -> _R:
         with turn:
-            while not ended.issuperset(range(starts_after[at])):
+            while not due(at):
                 if stop.is_set():
                     raise _NotBegun
-                turn.wait(timeout=0.1)
+                turn.wait(timeout=_RELEASE_POLL_S)
         try:
             return call(items[at])
         except BaseException:
@@ -173,6 +188,10 @@ def _in_turn(
         return []
     with ThreadPoolExecutor(max_workers=len(items)) as pool:
         return _gathered([pool.submit(when_due, at) for at in range(len(items))], stop)
+
+
+# How often a waiting item looks again whether the items before it are released.
+_RELEASE_POLL_S = 0.02
 
 
 class _NotBegun(Exception):
