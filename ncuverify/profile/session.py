@@ -108,9 +108,8 @@ def _chain(units: list[tuple[int, schedule.Unit]]) -> list[tuple[int, schedule.U
 def _starts_after(chain: Sequence[tuple[int, schedule.Unit]], processes_per_gpu: int) -> list[int]:
     """For each unit of a chain, how many units before it must have ended, or run their cases, before
     its process starts: processes_per_gpu at once (one: one after another, each once the one before
-    has ended). With several, the units after the first one
-    that must be alone start with it, so that their CUDA has started before it launches (its gate
-    waits for them)."""
+    has ended). With several, the units after the first one that must be alone start with it, so
+    that their CUDA has started before it launches (its gate waits for them)."""
     if processes_per_gpu <= 1:
         return list(range(len(chain)))  # one after another: no gates
     first_alone = _first_alone(chain)
