@@ -137,7 +137,7 @@ def gpu_rows(scratch: Path, naive_sample: int) -> list[tuple[str, float]]:
     start_s = sorted(per_case)[len(per_case) // 2]  # one process around one launch: mostly its start
     runs = [plan.parent for plan in sorted(saved.glob("runs/*/*/plan.json"))]
     seconds = [float((run / ELAPSED_FILE).read_text()) for run in runs]
-    by_launch = {run: _launch_passes(run / "ncu.log") for run in runs}  # each log parsed once
+    by_launch = {run: launch_passes(run / "ncu.log") for run in runs}  # each log parsed once
     passes = sum(sum(launches) for launches in by_launch.values())
     pass_s = max(0.0, sum(seconds) - len(runs) * start_s) / max(1, passes)
     own_passes = sum(_own_passes(run, launches) for run, launches in by_launch.items())
@@ -203,7 +203,7 @@ def _keep(scratch: Path, folder: Path) -> None:
         shutil.copytree(scratch / "saved", folder / "saved", dirs_exist_ok=True)
 
 
-def _launch_passes(log: Path) -> list[int]:
+def launch_passes(log: Path) -> list[int]:
     """The replay passes of each launch in an ncu log, in launch order."""
     from ncuverify.profile.table import parse_csv
 
@@ -212,12 +212,12 @@ def _launch_passes(log: Path) -> list[int]:
     return [int(value) for value in passes["value"]]
 
 
-def _own_passes(run: Path, launch_passes: list[int]) -> int:
+def _own_passes(run: Path, by_launch: list[int]) -> int:
     """A process's launch-passes as the floor counts them: each case's first launch with the passes ncu
-    took for it (launch_passes, in launch order), its further launches (repeats, for time only) one
+    took for it (by_launch, in launch order), its further launches (repeats, for time only) one
     pass each."""
     plan = json.loads((run / "plan.json").read_text())
-    passes = iter(launch_passes)
+    passes = iter(by_launch)
     total = 0
     for case in plan["cases"]:
         launches = [next(passes, 1) for _ in range(case["repeat"])]
