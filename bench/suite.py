@@ -1,9 +1,10 @@
 """Benchmark: how long the expectation suite takes, ncuverify against the floor ncu itself sets.
 
-    python bench/suite.py            # the parts that need no GPU: compile cold and warm, replay
+    python bench/suite.py            # the parts that need no GPU: compile cold and warm, replay, plugin
     python bench/suite.py --gpu      # and, on a GPU machine: ncuverify cold and warm, the floor, naive
 
-Prints a Markdown table (seconds of wall time). On a GPU: ncuverify from a cold cache (nothing compiled,
+Prints a Markdown table (seconds of wall time). Beside the plugin, pytest itself over as many items
+that do nothing: what any pytest plugin of that many items costs. On a GPU: ncuverify from a cold cache (nothing compiled,
 ncu's passes guessed) and warm; warm again with one ncu process at a time, its verdicts compared;
 the model floor, one process start plus every launch with the passes ncu took for it (repeats, which
 only time, one pass each), from this run's own pass counts (`profiler__replayer_passes`) and the
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -35,6 +37,18 @@ ROOT = Path(__file__).resolve().parent.parent
 REPLAY_ROW = "replay of recordings/h200, warm cache"
 PLUGIN_ROW = "the pytest plugin over recordings/h200"
 EXPECTATIONS = ROOT / "expectations"
+# A pytest plugin of items that do nothing, as many as the plugin collects: what pytest itself costs.
+EMPTY_ITEMS = """import os, pytest
+class Items(pytest.File):
+    def collect(self):
+        for i in range(int(os.environ["BENCH_ITEMS"])):
+            yield Item.from_parent(self, name=f"item{i}")
+class Item(pytest.Item):
+    def runtest(self):
+        pass
+def pytest_collect_file(file_path, parent):
+    return Items.from_parent(parent, path=file_path) if file_path.suffix == ".items" else None
+"""
 
 
 def timed(command: list[str], env: dict[str, str] | None = None) -> float:
@@ -62,7 +76,18 @@ def cpu_rows(cache: Path, repeat: int) -> list[tuple[str, float]]:
     replay = ("--ncuverify-from-profile", "recordings/h200", "-p", "no:cacheprovider", "-q")
     plugin = [sys.executable, "-m", "pytest", "-p", "ncuverify.pytest_plugin", "expectations/", *replay]
     # pytest's own modules compiled to bytecode too (an installed pytest has them), before timing it.
-    timed([*plugin, "--collect-only"], alone)
+    items = _collected([*plugin, "--collect-only", "-q"], alone)
+    empty = cache.parent / "empty"
+    empty.mkdir(parents=True, exist_ok=True)
+    (empty / "empty_items.py").write_text(EMPTY_ITEMS)
+    (empty / "claims.items").write_text("")
+    bare = {
+        **alone,
+        "BENCH_ITEMS": str(items),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(empty), alone.get("PYTHONPATH")])),
+    }
+    bare_pytest = [sys.executable, "-m", "pytest", "-p", "empty_items", str(empty / "claims.items")]
+    bare_pytest += ["-p", "no:cacheprovider", "-q", "--rootdir", str(empty)]
     cold = timed(ncuverify("check", "--static-only", "expectations/"), env)
     html = str(cache.parent / "report.html")
     warm = {
@@ -74,6 +99,7 @@ def cpu_rows(cache: Path, repeat: int) -> list[tuple[str, float]]:
         ),
         PLUGIN_ROW: (plugin, alone),
         "the same with -k s22_four_sectors (one claim)": ([*plugin, "-k", "s22_four_sectors"], alone),
+        f"pytest itself: {items} items that do nothing, in one file": (bare_pytest, bare),
         "the plugin with every installed pytest plugin loaded": (
             [sys.executable, "-m", "pytest", *_plugin(), "expectations/", *replay],
             env,
@@ -92,6 +118,17 @@ def cpu_rows(cache: Path, repeat: int) -> list[tuple[str, float]]:
         *medians.items(),
         ("ratio: the plugin / the replay", ratio),
     ]
+
+
+def _collected(command: list[str], env: dict[str, str]) -> int:
+    """How many items pytest's --collect-only -q says it collected: its count per file, summed."""
+    completed = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+    found = sum(int(n) for n in re.findall(r"^\S+: ([0-9]+)$", completed.stdout, re.MULTILINE))
+    if not found:
+        sys.exit(
+            f"{' '.join(command)} collected nothing:\n{completed.stdout[-2000:]}{completed.stderr[-2000:]}"
+        )
+    return found
 
 
 def _plugin() -> list[str]:
