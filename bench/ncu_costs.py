@@ -24,6 +24,7 @@ from pathlib import Path
 
 from suite import launch_passes
 
+from ncuverify.environment import detect_gpu
 from ncuverify.profile.command import NcuOptions, ncu_command
 from ncuverify.profile.schedule import PASSES_METRIC
 
@@ -56,15 +57,8 @@ METRIC_SETS = {
 def compile_kernel(folder: Path) -> Path:
     from cuda.core import Program, ProgramOptions
 
-    capability = subprocess.run(
-        ["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader", "-i", "0"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    arch = "sm_" + capability.replace(".", "")
     cubin = folder / "scale.cubin"
-    program = Program(SOURCE, "c++", options=ProgramOptions(arch=arch))
+    program = Program(SOURCE, "c++", options=ProgramOptions(arch=detect_gpu().arch))
     cubin.write_bytes(program.compile("cubin").code)
     return cubin
 
@@ -111,31 +105,28 @@ def run_all(commands: list[list[str]]) -> float:
     return time.monotonic() - started
 
 
-def timed(scratch: Path, cubin: Path, launches: int, metrics: list[str] | None, repeat: int) -> float:
-    """The median wall time of `repeat` runs, each in a folder of its own."""
+def timed(
+    scratch: Path, cubin: Path, launches: int, metrics: list[str] | None, repeat: int
+) -> tuple[float, Path]:
+    """The median wall time of `repeat` runs, each in a folder of its own, and the last run's folder."""
     runs = []
     for _ in range(repeat):
         folder = Path(tempfile.mkdtemp(dir=scratch))
         runs.append(run_all([command(folder, cubin, launches, metrics)]))
-    return statistics.median(runs)
-
-
-def passes_of(scratch: Path, cubin: Path, metrics: list[str]) -> int:
-    folder = Path(tempfile.mkdtemp(dir=scratch))
-    run_all([command(folder, cubin, 1, metrics)])
-    return launch_passes(folder / "ncu.log")[0]
+    return statistics.median(runs), folder
 
 
 def rows(scratch: Path, launches: int, repeat: int) -> list[tuple[str, str]]:
     cubin = compile_kernel(scratch)
-    alone = timed(scratch, cubin, 1, None, repeat)
+    alone, _ = timed(scratch, cubin, 1, None, repeat)
     table = [("the runner alone, one launch (Python, CUDA, the launch)", f"{alone:.2f} s")]
     added = []
+    many_by_set = {}
     for what, metrics in METRIC_SETS.items():
-        one = timed(scratch, cubin, 1, metrics, repeat)
-        many = timed(scratch, cubin, launches, metrics, repeat)
-        per_launch = (many - one) / (launches - 1)
-        passes = passes_of(scratch, cubin, metrics)
+        one, folder = timed(scratch, cubin, 1, metrics, repeat)
+        many_by_set[what], _ = timed(scratch, cubin, launches, metrics, repeat)
+        per_launch = (many_by_set[what] - one) / (launches - 1)
+        passes = launch_passes(folder / "ncu.log")[0]  # ncu's own count, from a timed run's report
         added.append(one - alone)
         table.append(
             (
@@ -150,13 +141,12 @@ def rows(scratch: Path, launches: int, repeat: int) -> list[tuple[str, str]]:
         )
     )
     metrics = METRIC_SETS["DRAM bytes read"]
-    single = timed(scratch, cubin, launches, metrics, repeat)
     folders = [Path(tempfile.mkdtemp(dir=scratch)) for _ in range(2)]
     pair = run_all([command(folder, cubin, launches, metrics) for folder in folders])
     table.append(
         (
             f"two processes of {launches} launches (DRAM bytes) started together, against one",
-            f"{pair:.2f} s against {single:.2f} s",
+            f"{pair:.2f} s against {many_by_set['DRAM bytes read']:.2f} s",
         )
     )
     return table

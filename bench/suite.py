@@ -4,14 +4,15 @@
     python bench/suite.py --gpu      # and, on a GPU machine: ncuverify cold and warm, the floor, naive
 
 Prints a Markdown table (seconds of wall time). Beside the plugin, pytest itself over as many items
-that do nothing: what any pytest plugin of that many items costs. On a GPU: ncuverify from a cold cache (nothing compiled,
-ncu's passes guessed) and warm; warm again with one ncu process at a time, its verdicts compared;
-the model floor, one process start plus every launch with the passes ncu took for it (repeats, which
-only time, one pass each), from this run's own pass counts (`profiler__replayer_passes`) and the
-measured costs: a start is what one ncu process around one launch takes, a launch-pass what the
-one-at-a-time run's processes took beyond their starts, per launch-pass; one ncu per case (a naive
-wrapper, timed on a sample and scaled); and the ratios. On a machine with two GPUs it also times
-`--gpus 0,1`. Not a test: timings belong here, not in the test suite.
+that do nothing: what any pytest plugin of that many items costs. On a GPU: ncuverify from a cold
+cache (nothing compiled, ncu's passes guessed) and warm; warm again with one ncu process at a time,
+its verdicts compared; the model floor, one process start plus every launch with the passes ncu took
+for it (repeats, which only time, one pass each), from this run's own pass counts
+(`profiler__replayer_passes`) and the measured costs: a start is what one ncu process around one
+launch takes, a launch-pass what the one-at-a-time run's processes took beyond their starts, per
+launch-pass; one ncu per case (a naive wrapper, timed on a sample and scaled); and the ratios. On a
+machine with two GPUs it also times `--gpus 0,1`. Not a test: timings belong here, not in the test
+suite.
 """
 
 from __future__ import annotations
