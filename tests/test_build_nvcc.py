@@ -3,6 +3,7 @@ names, nvcc confined and given a minimal environment. Need nvcc (the CUDA wheels
 
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from ncuverify.build.host import host_toolchain
 from ncuverify.build.resolve import Roots
 from ncuverify.build.toolkit import find_tool
 from ncuverify.build.units import Unit
+from ncuverify.build.worker import landlock_abi
 from ncuverify.errors import ExitCode, InputError
 
 pytestmark = pytest.mark.skipif(
@@ -206,3 +208,28 @@ def test_without_g_plus_plus_nvcc_kernels_are_wrong_input_with_one_message(no_gp
     assert "there is no g++ on the PATH here" in result.output
     assert "Traceback" not in result.output
     assert os.environ.get("PATH")  # the process's own PATH is untouched
+
+
+def inline_unit(**fields) -> Unit:
+    """An nvcc unit of inline source, made directly: without unit_of's checks."""
+    unit = Unit(
+        source="__global__ void k() {}\n",
+        source_name="k.yaml:inline",
+        folder=None,
+        arch="sm_90",
+        defines=(),
+        include_dirs=(),
+        lineinfo=False,
+        std="c++17",
+        max_registers=None,
+        flags=(),
+        options=(),
+        compiler="nvcc",
+    )
+    return replace(unit, **fields)
+
+
+def test_nvcc_says_whether_its_network_was_closed(tmp_path):
+    answer = nvcc_module.compile_cubin(inline_unit(), host_toolchain(), Roots(project=tmp_path), 120.0)
+    assert answer.compiled
+    assert answer.network_closed == (answer.confined and landlock_abi() >= 4)

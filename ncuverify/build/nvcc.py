@@ -53,6 +53,7 @@ class NvccAnswer:
     log: str
     cubin: bytes
     confined: bool  # whether Landlock held nvcc to the folders it was given
+    network_closed: bool  # whether Landlock kept nvcc from binding or connecting over TCP
 
 
 def search_folders(unit: Unit, host: HostToolchain) -> list[str]:
@@ -116,15 +117,15 @@ def compile_cubin(unit: Unit, host: HostToolchain, roots: Roots, timeout_s: floa
         }
         (scratch / "request.json").write_text(json.dumps(request))
         finished = _run_worker(unit, scratch, timeout_s)
-        confined, log = _split_answer(finished)
+        confined, network_closed, log = _split_answer(finished)
         log = _named_as_shown(log, str(source), unit.source_name)
         if finished.returncode != 0:
-            return NvccAnswer(False, log, b"", confined)
+            return NvccAnswer(False, log, b"", confined, network_closed)
         try:
             cubin = read_bounded(output / "kernel.cubin", MAX_CUBIN_BYTES)
         except InputError as error:
             raise InputError(f"{unit.source_name}: nvcc left no cubin ({error})") from None
-    return NvccAnswer(True, log, cubin, confined)
+    return NvccAnswer(True, log, cubin, confined, network_closed)
 
 
 def unit_include_dirs(unit: Unit) -> list[str]:
@@ -167,15 +168,17 @@ def _run_worker(unit: Unit, scratch: Path, timeout_s: float) -> Finished:
     return finished
 
 
-def _split_answer(finished: Finished) -> tuple[bool, str]:
-    """Whether the worker could confine nvcc (its first line), and nvcc's output."""
+def _split_answer(finished: Finished) -> tuple[bool, bool, str]:
+    """Whether the worker could confine nvcc and close the network to it (its first line), and nvcc's
+    output."""
     first, _, rest = finished.stdout.partition("\n")
     try:
-        confined = bool(json.loads(first)["confined"])
+        state = json.loads(first)
+        confined, network_closed = bool(state["confined"]), bool(state["network_closed"])
     except (ValueError, KeyError, TypeError):
         last = (finished.stderr.strip().splitlines() or [""])[-1]
         raise RuntimeError(f"the compile worker did not start nvcc: {last}") from None
-    return confined, (rest + finished.stderr).strip()
+    return confined, network_closed, (rest + finished.stderr).strip()
 
 
 def _named_as_shown(log: str, path: str, name: str) -> str:
