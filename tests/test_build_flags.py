@@ -5,7 +5,9 @@ import pytest
 from build_projects import KERNEL, refused, spec_with
 
 from ncuverify.build import BuildLimits, build_spec
-from ncuverify.build.flags import define_value
+from ncuverify.build.flags import checked_flags, define_value, nvrtc_flags
+from ncuverify.build.nvcc_flags import NVCC_OPTIONS
+from ncuverify.build.resolve import Roots
 from ncuverify.errors import InputError
 
 
@@ -93,3 +95,27 @@ def test_defines_are_checked(repo):
         define_value("X", "1\n#include </etc/passwd>", "kernels.k.defines")
     with pytest.raises(InputError, match=r"^kernels.k.defines: 'A B' is not a macro name$"):
         define_value("A B", 1, "kernels.k.defines")
+
+
+def test_nvrtc_which_has_no_shell_takes_what_nvcc_refuses(repo):
+    root, _ = repo
+    (root / "kernels" / "a$b").mkdir()
+    flags = ['-DS="$`\\"', "-Ikernels/a$b"]
+    roots = Roots(project=root.resolve())
+    assert nvrtc_flags(flags, root, roots, "kernels.k.flags") == (
+        ['--define-macro=S="$`\\"'],
+        [str((root / "kernels" / "a$b").resolve())],
+    )
+    with pytest.raises(InputError, match=r"""^kernels.k.flags: -DS="\$`\\": '"' would reach nvcc's shell"""):
+        checked_flags(flags, root, roots, "kernels.k.flags", NVCC_OPTIONS)
+
+
+def test_a_define_nvcc_shell_would_read_is_refused_for_nvcc_only(repo):
+    root, _ = repo
+    kernel = {"source": KERNEL, "entry": "k", "defines": {"D": '1 /* $`\\" */'}}
+    assert "k" in build_spec(spec_with(root, {"k": kernel}), "sm_90")
+    spec = spec_with(root, {"k": {**kernel, "compiler": "nvcc"}})
+    assert refused(spec) == (
+        f"{spec.path}: kernels.k.defines.D: '$' would reach nvcc's shell; nvcc runs its steps through sh, so"
+        ' `$`, backticks, `\\`, `"` and control characters (newlines) are refused in anything passed to it'
+    )

@@ -210,6 +210,29 @@ def test_without_g_plus_plus_nvcc_kernels_are_wrong_input_with_one_message(no_gp
     assert os.environ.get("PATH")  # the process's own PATH is untouched
 
 
+def test_defines_flags_and_paths_nvcc_reads_as_written_still_build(tmp_path, monkeypatch):
+    """What sh reads literally inside double quotes: spaces, ;&|<>*?!() and ' in a file's name; a
+    comma in a define (nvcc splits -D values at commas unless one is escaped)."""
+    folder = tmp_path / "a b;c&d(e)"
+    folder.mkdir()
+    monkeypatch.chdir(tmp_path)
+    source = (
+        "__global__ void k(float* o) {\n"
+        "  int a[] = {ARGS};\n"
+        "  o[threadIdx.x] = ADD(N, X) + sizeof(TYPE) + NAME + a[1];\n"
+        "}\n"
+    )
+    (folder / "k |<>*?!' 1.cu").write_text(source)
+    kernel = {
+        "file": "a b;c&d(e)/k |<>*?!' 1.cu",
+        "entry": "k",
+        "compiler": "nvcc",
+        "defines": {"N": 1024, "TYPE": "float", "NAME": "a_b", "a_b": 2, "ARGS": "1,2"},
+        "flags": ["-DX=(1<<4)", "-DADD(a,b)=((a)+(b))"],
+    }
+    assert build_spec(spec_with(tmp_path, {"k": kernel}), "sm_90")["k"].symbol == "_Z1kPf"
+
+
 def inline_unit(**fields) -> Unit:
     """An nvcc unit of inline source, made directly: without unit_of's checks."""
     unit = Unit(
@@ -227,6 +250,26 @@ def inline_unit(**fields) -> Unit:
         compiler="nvcc",
     )
     return replace(unit, **fields)
+
+
+def test_nvcc_gets_commas_in_defines_escaped():
+    options = ("--define-macro=F(a,b)=a", "--undefine-macro=G", "--optimize=3")
+    unit = inline_unit(defines=(("A", "1,2"),), options=options)
+    assert nvcc_module.nvcc_options(unit)[-4:] == [
+        "-DA=1\\,2",
+        "--define-macro=F(a\\,b)=a",
+        "--undefine-macro=G",
+        "--optimize=3",
+    ]
+
+
+def test_nothing_that_nvcc_shell_would_read_reaches_it_even_past_the_unit_checks(tmp_path):
+    """The last look at the command line, for a unit made without unit_of's checks."""
+    unit = inline_unit(defines=(("N", "$(touch x)"),))
+    with pytest.raises(
+        InputError, match=r"^k.yaml:inline: nvcc's command line: -DN=\$\(touch x\): '\$' would"
+    ):
+        nvcc_module.compile_cubin(unit, host_toolchain(), Roots(project=tmp_path), 120.0)
 
 
 def test_nvcc_says_whether_its_network_was_closed(tmp_path):

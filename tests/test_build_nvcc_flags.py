@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from ncuverify.build.nvcc_flags import nvcc_flags
+from ncuverify.build.nvcc_flags import nvcc_argument_problem, nvcc_flags, nvcc_list_item
 from ncuverify.build.resolve import Roots
 from ncuverify.errors import InputError
 
@@ -77,3 +77,60 @@ def test_an_include_folder_outside_the_project_is_refused(tmp_path):
     (tmp_path / "project").mkdir()
     with pytest.raises(InputError, match="lies outside the project"):
         nvcc_flags(["-I.."], tmp_path / "project", Roots(project=(tmp_path / "project").resolve()), "k")
+
+
+# nvcc runs its steps through sh with each argument inside double quotes (tests/test_hostile_nvcc.py):
+# these would be expanded, would end the quotes or the command.
+SHELL_SPECIAL = ["$", "`", "\\", '"', "\n", "\r", "\t", "\x00", "\x1b", "\x7f"]
+# Literal inside double quotes (tried with nvcc: each reaches g++ and cicc as written).
+LITERAL = ["'", "!", ";", "&", "|", "<", ">", " ", "*", "?", "(", ")", "#", "%", "~", "{", "}", "[", "]", "="]
+
+
+@pytest.mark.parametrize("character", SHELL_SPECIAL)
+def test_what_nvcc_shell_would_read_is_refused_in_any_argument(character):
+    problem = nvcc_argument_problem(f"a{character}b")
+    assert problem is not None and problem.startswith(
+        f"{character!r} would reach nvcc's shell; nvcc runs its"
+    )
+    assert nvcc_argument_problem(f"a{character}b", folder=True) == problem
+
+
+@pytest.mark.parametrize("character", [*LITERAL, ","])
+def test_what_sh_reads_literally_inside_double_quotes_passes(character):
+    assert nvcc_argument_problem(f"X=a{character}b") is None
+
+
+@pytest.mark.parametrize("character", [",", "'"])
+def test_a_folder_nvcc_would_split_or_misquote_is_refused(character):
+    problem = nvcc_argument_problem(f"/p/a{character}b", folder=True)
+    assert problem is not None and problem.startswith(f"{character!r} would change the folder nvcc reads")
+
+
+@pytest.mark.parametrize(
+    ("flags", "shown"),
+    [
+        (["-DN=$(touch x)"], "-DN=$(touch x): '$'"),
+        (["-D", "N=`id`"], "-D N=`id`: '`'"),
+        (["--define-macro=N=a\\b"], "--define-macro=N=a\\b: '\\\\'"),
+        (['-DS="s"'], '-DS="s": \'"\''),
+        (["-UX=$(id)"], "-UX=$(id): '$'"),
+        (["-Ia$b"], "-Ia$b: '$'"),
+        (["--include-path=a,b"], "--include-path=a,b: ','"),
+    ],
+)
+def test_flags_nvcc_shell_would_read_are_refused_with_the_flag_named(tmp_path, flags, shown):
+    with pytest.raises(InputError) as error:
+        flags_of(tmp_path, *flags)
+    assert str(error.value).startswith(f"kernels.k.flags: {shown} would ")
+
+
+def test_an_include_folder_is_checked_as_it_resolves(tmp_path):
+    (tmp_path / "a$b").mkdir()
+    (tmp_path / "clean").symlink_to(tmp_path / "a$b")
+    with pytest.raises(InputError, match=r"^kernels.k.flags: -Iclean: '\$' would reach nvcc's shell"):
+        nvcc_flags(["-Iclean"], tmp_path, Roots(project=tmp_path.resolve()), "kernels.k.flags")
+
+
+def test_a_define_value_keeps_its_commas_as_nvcc_reads_lists():
+    assert nvcc_list_item("F(a,b)=((a)+(b))") == "F(a\\,b)=((a)+(b))"
+    assert nvcc_list_item("N=4") == "N=4"

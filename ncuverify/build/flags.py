@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,8 +37,13 @@ _PROBE = "__has"
 _PROBE_PROBLEM = "a macro that uses __has_include (or another __has_ name) cannot be checked"
 
 
-def include_folder(folder: Path, given: str, roots: Roots, where: str, shown: str) -> str:
-    """An include folder named in the file: resolved, and inside the project or an allowed folder."""
+def include_folder(
+    folder: Path, given: str, roots: Roots, where: str, shown: str, table: OptionTable | None = None
+) -> str:
+    """An include folder named in the file: resolved, and inside the project or an allowed folder; and,
+    given a compiler's table, one that compiler can be handed, as written and as resolved."""
+    if table is not None:
+        check_argument(table, given, f"{where}: {one_line(shown)}", folder=True)
     resolved = Path(os.path.realpath(folder / given))
     inside = (roots.project, *roots.allowed, *roots.toolkit)
     if not any(resolved.is_relative_to(root) for root in inside):
@@ -50,6 +55,8 @@ def include_folder(folder: Path, given: str, roots: Roots, where: str, shown: st
         raise InputError(
             f"{where}: {one_line(shown)}: no such folder: {one_line(given)} (looked in {folder})"
         )
+    if table is not None:  # a link's target may hold what its name does not
+        check_argument(table, str(resolved), f"{where}: {one_line(shown)}", folder=True)
     return str(resolved)
 
 
@@ -123,6 +130,11 @@ _DEFINITION = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\([A-Za-z0-9_, .]*\))?(=.*)?",
 UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f]")
 
 
+# Why a text cannot reach a compiler's command line as written (as an include folder where the flag is
+# true), or None: nvcc's shell (ncuverify.build.nvcc_flags); NVRTC, which has none, takes any.
+ArgumentCheck = Callable[[str, bool], str | None]
+
+
 @dataclass(frozen=True)
 class OptionTable:
     """The options of one compiler that a kernel's `flags` may hold."""
@@ -130,6 +142,7 @@ class OptionTable:
     compiler: str  # as messages name it: NVRTC, nvcc
     allowed: dict[str, tuple[tuple[str, ...], str | None]]  # as ALLOWED_OPTIONS
     attached: dict[str, str]  # single-letter options -> their long names, as _ATTACHED
+    argument_problem: ArgumentCheck | None = None
 
     def long_name(self, name: str) -> str | None:
         """The long name of an allowed or owned option, from either of its names; None for others."""
@@ -177,8 +190,11 @@ def checked_flags(
                 f"{where}: {shown} is not allowed: ncuverify sets it from the kernel's '{key}' key"
             )
         if option == "--include-path":
-            include_dirs.append(include_folder(folder, value or "", roots, where, shown))
-        elif option in ("--define-macro", "--undefine-macro"):
+            include_dirs.append(include_folder(folder, value or "", roots, where, shown, table))
+            continue
+        if value is not None:
+            check_argument(table, value, f"{where}: {shown}")
+        if option in ("--define-macro", "--undefine-macro"):
             if value is None or UNPRINTABLE.search(value) or _DEFINITION.fullmatch(value) is None:
                 raise InputError(f"{where}: {shown}: not a macro definition")
             if _PROBE in value:
@@ -190,6 +206,13 @@ def checked_flags(
                 raise InputError(f"{where}: {shown}: not a value {table.compiler}'s {option} takes")
             options.append(option if value is None else f"{option}={value}")
     return options, include_dirs
+
+
+def check_argument(table: OptionTable, text: str, where: str, folder: bool = False) -> None:
+    """InputError where text cannot reach the table's compiler as written (as an include folder where
+    folder is true)."""
+    if table.argument_problem is not None and (problem := table.argument_problem(text, folder)):
+        raise InputError(f"{where}: {problem}")
 
 
 def _takes_value(option: str, table: OptionTable) -> bool:

@@ -6,6 +6,11 @@ becomes nvcc: nvcc, g++ and everything they start can read only the project, the
 CUDA installation, g++'s system headers and what the tools need to run, and write only the empty
 temporary folder the build gets. They get a minimal environment (ncuverify.build.host), a time limit
 for their whole process group, and only the options of ncuverify.build.nvcc_flags.
+
+nvcc runs its own steps through sh, its arguments inside double quotes: nothing that sh would read there
+(`$`, backticks, backslashes, `"`, a newline) reaches its command line. The expectation file's fields are
+refused as they are read (ncuverify.build.units, with nvcc_flags.nvcc_argument_problem), and the command
+line is looked at once more before nvcc starts.
 """
 
 from __future__ import annotations
@@ -23,11 +28,13 @@ from ncuverify import cache as compile_cache
 from ncuverify.build.demangle import demangle, function_name
 from ncuverify.build.host import HostToolchain, minimal_environment
 from ncuverify.build.launch import WORKER_SCRIPT, worker_environment
+from ncuverify.build.nvcc_flags import nvcc_argument_problem, nvcc_list_item
 from ncuverify.build.resolve import IncludedFile, Roots, Source, read_bounded, resolve
 from ncuverify.build.toolkit import cuda_include_dirs
 from ncuverify.build.units import Unit
 from ncuverify.errors import InputError
 from ncuverify.processes import Finished, TimedOut, run_bounded
+from ncuverify.text import one_line
 
 # What nvcc and g++ read besides the sources and headers: their libraries, g++'s own programs
 # (cc1plus under /usr/lib/gcc or /usr/libexec), the loader's cache, /dev/null.
@@ -80,6 +87,11 @@ def cache_key(unit: Unit, host: HostToolchain, files: list[tuple[str, str, str]]
 def nvcc_options(unit: Unit) -> list[str]:
     """The options of the command line that decide the cubin, include folders aside (they differ
     between machines, and the include graph keys the cache)."""
+    return [_as_listed(option) for option in _options_as_given(unit)]
+
+
+def _options_as_given(unit: Unit) -> list[str]:
+    """nvcc_options with the -D and -U values as the file gives them."""
     options = ["-cubin", f"-arch={unit.arch}", f"-std={unit.std}", "-Xptxas", "-v", "-x", "cu"]
     if unit.lineinfo:
         options.append("-lineinfo")
@@ -87,6 +99,14 @@ def nvcc_options(unit: Unit) -> list[str]:
         options.append(f"-maxrregcount={unit.max_registers}")
     options += [f"-D{n}" if v is None else f"-D{n}={v}" for n, v in unit.defines]
     return [*options, *unit.options]
+
+
+def _as_listed(option: str) -> str:
+    """A -D or -U option with its value as nvcc reads a list (a comma kept inside it)."""
+    for prefix in ("-D", "--define-macro=", "--undefine-macro="):
+        if option.startswith(prefix):
+            return prefix + nvcc_list_item(option.removeprefix(prefix))
+    return option
 
 
 def compile_cubin(unit: Unit, host: HostToolchain, roots: Roots, timeout_s: float) -> NvccAnswer:
@@ -98,16 +118,19 @@ def compile_cubin(unit: Unit, host: HostToolchain, roots: Roots, timeout_s: floa
         for folder in (work, temporary, output):
             folder.mkdir()
         source = _source_path(unit, scratch)
+        folders = unit_include_dirs(unit)
         command = [
             str(host.nvcc),
             "-ccbin",
             str(host.host_compiler),
             *nvcc_options(unit),
-            *(f"-I{folder}" for folder in unit_include_dirs(unit)),
+            *(f"-I{folder}" for folder in folders),
             str(source),
             "-o",
             str(output / "kernel.cubin"),
         ]
+        given = [str(host.nvcc), str(host.host_compiler), *_options_as_given(unit), *command[-3:]]
+        _check_arguments(unit, given, folders)
         readable = [str(p) for p in (*_readable(roots, host), source.parent)]
         request = {
             "exec": command,
@@ -126,6 +149,15 @@ def compile_cubin(unit: Unit, host: HostToolchain, roots: Roots, timeout_s: floa
         except InputError as error:
             raise InputError(f"{unit.source_name}: nvcc left no cubin ({error})") from None
     return NvccAnswer(True, log, cubin, confined, network_closed)
+
+
+def _check_arguments(unit: Unit, arguments: list[str], folders: list[str]) -> None:
+    """The last look before nvcc's shell, at what its command line is made of: the unit's fields were
+    checked as they were read, where a message can name them; this covers the tools' and the temporary
+    folder's paths too."""
+    for argument, folder in [*((a, False) for a in arguments), *((f, True) for f in folders)]:
+        if (problem := nvcc_argument_problem(argument, folder)) is not None:
+            raise InputError(f"{unit.source_name}: nvcc's command line: {one_line(argument)}: {problem}")
 
 
 def unit_include_dirs(unit: Unit) -> list[str]:

@@ -8,11 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ncuverify.build.flags import define_value, include_folder, nvrtc_flags
-from ncuverify.build.nvcc_flags import nvcc_flags
+from ncuverify.build.flags import NVRTC_OPTIONS, check_argument, checked_flags, define_value, include_folder
+from ncuverify.build.nvcc_flags import NVCC_OPTIONS
 from ncuverify.build.resolve import GraphLimits, Roots, read_bounded
 from ncuverify.build.toolkit import cuda_include_dirs, nvrtc_version
 from ncuverify.errors import InputError
+from ncuverify.text import one_line
 
 if TYPE_CHECKING:
     from ncuverify.spec import KernelSpec
@@ -62,12 +63,22 @@ def unit_of(
 ) -> Unit:
     folder = spec_path.parent
     where = f"kernels.{name}"
-    include_dirs = [include_folder(folder, d, roots, f"{where}.include_dirs", d) for d in kernel.include_dirs]
-    check_flags = nvcc_flags if compiler == "nvcc" else nvrtc_flags
-    options, flag_dirs = check_flags(kernel.flags, folder, roots, f"{where}.flags")
+    # What reaches nvcc's command line is checked against its shell (NVRTC has none: its table checks
+    # nothing): -D values here, include folders as given and as resolved, the .cu file's path.
+    table = NVCC_OPTIONS if compiler == "nvcc" else NVRTC_OPTIONS
+    include_dirs = [
+        include_folder(folder, d, roots, f"{where}.include_dirs", d, table) for d in kernel.include_dirs
+    ]
+    options, flag_dirs = checked_flags(kernel.flags, folder, roots, f"{where}.flags", table)
+    defines = tuple(sorted((k, define_value(k, v, f"{where}.defines")) for k, v in kernel.defines.items()))
+    for define, value in defines:
+        check_argument(table, value or "", f"{where}.defines.{define}")
     if kernel.file is not None:
         path = Path(os.path.realpath(folder / kernel.file))
         source_name = _display_path(path)
+        shown = f"{where}.file: {one_line(source_name)}"
+        check_argument(table, str(path.parent), shown, folder=True)  # nvcc's -I for its quoted includes
+        check_argument(table, path.name, shown)
         try:
             data = read_bounded(path, GraphLimits().max_file_bytes)
         except InputError as error:
@@ -81,7 +92,7 @@ def unit_of(
         source_name=source_name,
         folder=source_folder,
         arch=arch,
-        defines=tuple(sorted((k, define_value(k, v, f"{where}.defines")) for k, v in kernel.defines.items())),
+        defines=defines,
         include_dirs=tuple(dict.fromkeys([*include_dirs, *flag_dirs])),
         lineinfo=kernel.lineinfo,
         std=kernel.std,
