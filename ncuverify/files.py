@@ -2,13 +2,14 @@
 of a bounded size.
 
 Every file ncuverify reads from a project, a recording, the cache or the command line goes through
-read_plain (or open_plain, to stream one). Refusals raise one type, Unreadable, whose subclasses say
+read_plain (or open_plain, to stream one; sha256_of, to digest one). Refusals raise one type, Unreadable, whose subclasses say
 which refusal it was so that each reader keeps its own message; str() of each is a short phrase.
 """
 
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import stat
@@ -91,6 +92,22 @@ def read_plain(path: Path, max_bytes: int, follow_links: bool = True) -> bytes:
     if len(data) > max_bytes:
         raise TooLarge(max_bytes)
     return data
+
+
+_CHUNK_BYTES = 1 << 20  # what sha256_of reads at a time
+
+
+def sha256_of(path: Path) -> str:
+    """The sha256 of the regular file at path, read in chunks so that a file of any size costs no more
+    memory than one; Unreadable otherwise."""
+    digest = hashlib.sha256()
+    with open_plain(path) as file:
+        try:
+            while chunk := file.read(_CHUNK_BYTES):
+                digest.update(chunk)
+        except OSError as error:
+            raise CannotRead(error) from None
+    return digest.hexdigest()
 
 
 def read_json(path: Path, limit: int) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import tempfile
 from pathlib import Path
@@ -19,6 +20,7 @@ from ncuverify.files import (
     Unreadable,
     open_plain,
     read_plain,
+    sha256_of,
 )
 
 
@@ -173,6 +175,17 @@ def test_open_plain_streams_a_regular_file_and_refuses_a_fifo(tmp_path: Path) ->
     os.mkfifo(fifo)
     with pytest.raises(NotRegular):
         open_plain(fifo)
+
+
+def test_sha256_of_digests_a_file_larger_than_one_chunk_and_refuses_a_fifo(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    content = bytes(range(256)) * 5000  # over 1 MiB: read in two chunks
+    path.write_bytes(content)
+    assert sha256_of(path) == hashlib.sha256(content).hexdigest()
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(NotRegular):
+        sha256_of(fifo)
 
 
 @settings(max_examples=60, deadline=None)
