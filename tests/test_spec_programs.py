@@ -1,10 +1,12 @@
 """Program cases in an expectation file: their command, folder, environment and launch selectors."""
 
+import os
+
 import pytest
 from expectation_edits import SAMPLE, problems, write
 
 from ncuverify.spec import load
-from ncuverify.spec.programs import ProgramCase
+from ncuverify.spec.programs import ProgramCase, ProgramSpec, named_files
 
 CITE = "cite: {document: d.txt, section: '1', figure: coalesced}"
 
@@ -120,3 +122,37 @@ def test_matches_searches_the_demangled_name_or_compares_it_exactly():
     assert not pattern.matches("void copy(float*)")
     exact = ProgramCase.model_validate({"program": program, "kernel_exact": "add_kernel"})
     assert exact.matches("add_kernel") and not exact.matches("add_kernel2")
+
+
+def test_the_files_a_command_names_are_its_whole_words_that_are_files_of_the_project(tmp_path):
+    """The first word where it holds a / (from the expectation file's folder), every later word that is
+    a regular file from the folder the program runs in; nothing else is taken for a path."""
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    (project / "bench" / "data").mkdir(parents=True)
+    outside.mkdir()
+    (project / ".ncuverify-root").touch()
+    for name in ("run", "bench/add.py", "bench/data/x.bin", "bench/python3", "bench/--n"):
+        (project / name).write_text("")
+    (outside / "secret.py").write_text("")
+    (project / "bench" / "linked.py").symlink_to(outside / "secret.py")
+    os.mkfifo(project / "bench" / "pipe")
+    command = [
+        "./run",  # from the file's folder
+        "add.py",  # from cwd: bench/add.py
+        "add.py",  # each once
+        "data/x.bin",
+        "--input=data/x.bin",  # not a whole word that is a path
+        "data",  # a folder
+        "pipe",  # not a regular file
+        "linked.py",  # a link to a file outside the project
+        "../../outside/secret.py",
+        "absent.py",
+        "x" * 4000,  # a name the OS finds too long
+    ]
+    program = ProgramSpec(command=command, cwd="bench")
+    assert named_files(program, project, project.resolve()) == [
+        (project / name).resolve() for name in ("run", "bench/add.py", "bench/data/x.bin")
+    ]
+    # a first word without / is looked up on the PATH, even where the folder holds a file of its name
+    on_path = ProgramSpec(command=["python3", "--n"], cwd="bench")
+    assert named_files(on_path, project, project.resolve()) == [(project / "bench" / "--n").resolve()]

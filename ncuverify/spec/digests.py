@@ -1,13 +1,19 @@
 """What a case launches with, as a digest: a recording made of a case that has changed since (another
-grid, other arguments, other bytes in a .npy fill, another command) holds figures that may be stale."""
+grid, other arguments, other bytes in a .npy fill, another command) holds figures that may be stale.
+Likewise the files of the project that a program case's command names (its script, its binary)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Collection
+from pathlib import Path
 
+from ncuverify.files import Unreadable, sha256_of
 from ncuverify.spec.expectation_file import Spec
 from ncuverify.spec.npy import planned_arguments
+from ncuverify.spec.programs import ProgramSpec, named_files
+from ncuverify.spec.project import project_root
 
 
 def case_digests(spec: Spec) -> dict[str, str]:
@@ -25,6 +31,29 @@ def case_digests(spec: Spec) -> dict[str, str]:
         digests[name] = _digest(content)
     for name, program in spec.content.programs.items():
         digests[name] = _digest(program.model_dump(mode="json"))
+    return digests
+
+
+def program_file_digests(spec: Spec, only: Collection[str] | None = None) -> dict[str, dict[str, str]]:
+    """Each program case of the file (or those of only) -> the sha256 of every file of the project its
+    command names (spec.programs.named_files), by its path in the project, so that the same files give
+    the same digests on every machine. A file that cannot be read is left out: where it is read later,
+    it differs."""
+    root = project_root(spec.folder)
+    return {
+        name: _file_digests(case.program, spec.folder, root)
+        for name, case in spec.content.programs.items()
+        if only is None or name in only
+    }
+
+
+def _file_digests(program: ProgramSpec, folder: Path, root: Path) -> dict[str, str]:
+    digests: dict[str, str] = {}
+    for path in named_files(program, folder, root):
+        try:
+            digests[path.relative_to(root).as_posix()] = sha256_of(path)
+        except Unreadable:
+            continue
     return digests
 
 

@@ -186,3 +186,25 @@ def program_path_problems(
             program = (folder / first).resolve()
             if not program.is_relative_to(root):
                 yield (("cases", name, "program", "command", 0), f"{first} lies outside the project ({root})")
+
+
+def named_files(program: ProgramSpec, folder: Path, root: Path) -> list[Path]:
+    """The files of the project (root) that the program's command words name, resolved, each once: the
+    first word where it holds a / (relative to the expectation file's folder, as it is run; a first
+    word without one is looked up on the PATH, outside the project), and every later word that is the
+    path of a regular file from the folder the program runs in (an interpreter's script, a data file).
+    Nothing beyond whole words is read for paths: not `--input=x.bin`, not `-m module`, not what the
+    files themselves load, not the environment."""
+    first, *rest = program.command
+    cwd = folder / (program.cwd or ".")
+    candidates = ([folder / first] if "/" in first else []) + [cwd / word for word in rest if word]
+    found: list[Path] = []
+    for candidate in candidates:
+        try:
+            resolved = candidate.resolve()
+            is_file = resolved.is_file()
+        except (OSError, RuntimeError):  # a name too long for the OS, a loop of links
+            continue
+        if is_file and resolved.is_relative_to(root) and resolved not in found:
+            found.append(resolved)
+    return found
