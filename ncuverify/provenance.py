@@ -1,5 +1,5 @@
-"""Where a run's figures come from: the machine, the tools, the settings, the kernels' sources and what
-each case launched with."""
+"""Where a run's figures come from: the machine, the tools, the settings, the kernels' sources, what
+each case launched with and the files each program case ran."""
 
 from __future__ import annotations
 
@@ -33,6 +33,9 @@ class Provenance:
     # <file>::<case> -> digest of its geometry, arguments and fills, or its program (spec.digests);
     # absent from recordings made before ncuverify kept them
     cases: dict[str, str] = field(default_factory=dict)
+    # <file>::<case> of a program case -> {path in the project: sha256} of each file its command names
+    # (spec.digests.program_file_digests); absent from recordings made before ncuverify kept them
+    program_files: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def describe(self) -> str:
         driver = f"driver {self.nvidia_driver}" if self.nvidia_driver else f"CUDA driver {self.cuda_driver}"
@@ -51,7 +54,7 @@ class Provenance:
             raise ValueError(f"{unknown[0][:80]!r}: not a field of a provenance")
         optional = {"nvidia_driver", "ncu_version"}
         values: dict[str, Any] = {}
-        for name in sorted(names - {"ncu_command", "kernels", "cases"}):
+        for name in sorted(names - {"ncu_command", "kernels", "cases", "program_files"}):
             values[name] = _field_string(data, name, optional=name in optional)
         if not re.fullmatch(ARCH_PATTERN, values["arch"], re.ASCII):
             raise ValueError("arch: not a build target such as sm_90")
@@ -60,9 +63,16 @@ class Provenance:
             raise ValueError("ncu_command: not a list of strings")
         digests = {name: data.get(name, {}) for name in ("kernels", "cases")}
         for name, found in digests.items():
-            if not (isinstance(found, dict) and all(isinstance(v, str) for v in found.values())):
+            if not _is_digests(found):
                 raise ValueError(f"{name}: not an object of digests (strings)")
-        return cls(**values, ncu_command=command, **digests)
+        files = data.get("program_files", {})
+        if not (isinstance(files, dict) and all(_is_digests(found) for found in files.values())):
+            raise ValueError("program_files: not an object of objects of digests (strings)")
+        return cls(**values, ncu_command=command, **digests, program_files=files)
+
+
+def _is_digests(found: object) -> bool:
+    return isinstance(found, dict) and all(isinstance(value, str) for value in found.values())
 
 
 def _field_string(data: Mapping[str, object], name: str, optional: bool) -> str | None:

@@ -47,6 +47,8 @@ def test_members_are_named_plainly_or_quoted_and_escaped():
     assert fields.member("f", "s\x1b[2J") == "f['s\\x1b[2J']"
     assert fields.shown("x" * 100) == "'" + "x" * 56 + "..."
     assert refused(fields.text_table, {"k\n": 1}, "t") == "t['k\\n']: not text"
+    assert refused(fields.text_tables, {"f::c": {"run.py": 1}}, "p") == "p.f::c.run.py: not text"
+    assert refused(fields.text_tables, {"f::c": "0f3c"}, "p") == "p.f::c: not an object"
 
 
 def test_json_that_cannot_hold_infinities_is_refused_them():

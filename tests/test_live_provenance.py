@@ -1,10 +1,16 @@
-"""Where a live profile's figures come from: the tools' own versions, asked after the run."""
+"""Where a live profile's figures come from: the tools' own versions, asked after the run, and the
+digests that tie its figures to the files they were measured of."""
+
+import hashlib
 
 from stalling_runs import STALLING_NCU
 
 from ncuverify import environment
 from ncuverify.environment import Gpu
 from ncuverify.profile import NcuOptions
+from ncuverify.profile.plan import FileCases
+from ncuverify.spec import load
+from ncuverify.spec.digests import case_digests
 from ncuverify.stages.live_provenance import live_provenance
 
 
@@ -15,3 +21,28 @@ def test_an_ncu_that_no_longer_answers_leaves_its_version_unknown_not_the_run_lo
     gpu = Gpu(0, "NVIDIA H200", "sm_90", "13.0")
     provenance = live_provenance(gpu, NcuOptions(executable=str(STALLING_NCU)), ["ncu"], [])
     assert provenance.ncu_version is None and provenance.gpu == "NVIDIA H200"
+
+
+def test_a_live_provenance_keeps_each_case_s_digest_and_each_program_case_s_files(tmp_path):
+    (tmp_path / ".ncuverify-root").touch()
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "add.py").write_text("print('adding')\n")
+    path = tmp_path / "programs.yaml"
+    path.write_text(
+        "cases:\n"
+        "  add:\n    program: {command: [python3, add.py], cwd: bench}\n    kernel: add\n"
+        "  other:\n    program: {command: [nvidia-smi]}\n    kernel: add\n"
+        "claims:\n  - {id: t, case: add, metric: gpu__time_duration.sum, expect: {at_least: 0},\n"
+        "     cite: {document: d.txt, section: '1', figure: t}}\n"
+    )
+    spec = load(path)
+    files = [FileCases("programs.yaml", spec, {}, [])]
+    gpu = Gpu(0, "NVIDIA H200", "sm_90", "13.0")
+    provenance = live_provenance(gpu, NcuOptions(executable=str(STALLING_NCU)), ["ncu"], files)
+    assert provenance.cases == {f"programs.yaml::{name}": d for name, d in case_digests(spec).items()}
+    script = hashlib.sha256(b"print('adding')\n").hexdigest()
+    # a program found on the PATH names no file of the project: its digests are there, and none
+    assert provenance.program_files == {
+        "programs.yaml::add": {"bench/add.py": script},
+        "programs.yaml::other": {},
+    }

@@ -2,6 +2,7 @@
 program run in its folder with a minimal environment, its launches selected and combined, its failures
 on its own claims, programs run only where allowed, and the run recorded and replayed."""
 
+import hashlib
 import json
 import re
 import shutil
@@ -257,3 +258,19 @@ def test_a_program_that_fails_when_it_runs_again_leaves_its_claim_unexplained_sa
     assert result.warnings == [
         "no explanation from ncu for add_registers: the program `python3 add.py 0` exited with 3 under ncu"
     ]
+
+
+def saved_program_profile(tmp_path: Path) -> tuple[Path, Path]:
+    """programs.yaml profiled through the stand-in ncu with --save-profile: the file and the recording."""
+    path = program_file(tmp_path)
+    live = checked(path, allow_programs=True, save_profile=tmp_path / "saved")
+    assert [c.verdict for c in live.claims] == [Verdict.PASSED]
+    return path, tmp_path / "saved"
+
+
+def test_a_program_case_s_recording_keeps_the_digest_of_the_files_its_command_names(tmp_path):
+    _, saved = saved_program_profile(tmp_path)
+    provenance = json.loads((saved / "provenance.json").read_text())
+    script = hashlib.sha256((tmp_path / "bench" / "add.py").read_bytes()).hexdigest()
+    # python3 is found on the PATH, and "0" is no file: add.py, from the folder it runs in, is the one
+    assert provenance["program_files"] == {"programs.yaml::add": {"bench/add.py": script}}

@@ -65,6 +65,11 @@ EDITS = [
     (["files", 0, "provenance", "gpu"], None, "files[0].provenance: missing 'gpu'"),
     (["files", 0, "provenance", "ncu_command"], "ncu --csv", "files[0].provenance.ncu_command: not a list"),
     (["files", 0, "provenance", "kernels", "a::b"], 1, "files[0].provenance.kernels.a::b: not text"),
+    (
+        ["files", 0, "provenance", "program_files", "a::b"],
+        {"run.py": 1},
+        "files[0].provenance.program_files.a::b.run.py: not text",
+    ),
     (["files", 0, "measurements", 0, "value"], "8192", "files[0].measurements[0].value: not a number"),
     (["files", 0, "measurements", 0, "unit"], None, "files[0].measurements[0]: missing 'unit'"),
     (["files", 0, "measurements", 0], [1, 2], "files[0].measurements[0]: not an object"),

@@ -129,6 +129,14 @@ def test_a_huge_status_is_refused_before_it_is_read(no_gpu, copy: Path, monkeypa
             lambda data: {**data, "cases": {"sample::stride1": {"grid": 1}}},
             "cases: not an object of digests (strings)",
         ),
+        (
+            lambda data: {**data, "program_files": {"sample::run": "0f3c"}},
+            "program_files: not an object of objects of digests (strings)",
+        ),
+        (
+            lambda data: {**data, "program_files": {"sample::run": {"run.py": 1}}},
+            "program_files: not an object of objects of digests (strings)",
+        ),
         (lambda data: {**data, "host": "ci-7"}, "'host': not a field of a provenance"),
         (lambda data: {**data, "gpu": "x" * 70_000}, "gpu: longer than 65536 characters"),
     ],

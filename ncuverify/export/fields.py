@@ -34,6 +34,10 @@ def text_table(value: Any, where: str) -> dict[str, str]:
     return {key: text(item, member(where, key)) for key, item in json_object(value, where).items()}
 
 
+def text_tables(value: Any, where: str) -> dict[str, dict[str, str]]:
+    return {key: text_table(item, member(where, key)) for key, item in json_object(value, where).items()}
+
+
 def boolean(value: Any, where: str) -> bool:
     if not isinstance(value, bool):
         raise Malformed(where, "not true or false")
@@ -132,6 +136,7 @@ _FIELD_CHECKS: dict[str, Callable[[Any, str], Any]] = {
     "bool": boolean,
     "list[str]": texts,
     "dict[str, str]": text_table,
+    "dict[str, dict[str, str]]": text_tables,
 }
 
 

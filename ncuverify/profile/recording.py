@@ -89,8 +89,9 @@ def save(folder: Path, runs: list[Run], provenance: Provenance) -> None:
         write_file(folder / log, run.report.encode())
         write_file(folder / status, statuses_json(list(run.cases), indent=1).encode())
     written = asdict(provenance)
-    if not written["cases"]:  # a recording made before case digests saves as it was
-        del written["cases"]
+    for name in ("cases", "program_files"):  # a recording made before these digests saves as it was
+        if not written[name]:
+            del written[name]
     write_file(folder / PROVENANCE, json.dumps(written, indent=1).encode())
     write_file(folder / COMMANDS, json.dumps([run.command for run in runs], indent=1).encode())
 

@@ -1,5 +1,6 @@
 """Where a live profile's figures come from: the GPU and its driver, ncu and NVRTC, ncu's settings and
-command, and a digest of every profiled kernel's source and of what every case launched with."""
+command, and a digest of every profiled kernel's source, of what every case launched with and of the
+files every program case's command names."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from ncuverify.environment import Gpu, ncu_version
 from ncuverify.errors import EnvironmentProblem
 from ncuverify.profile import plan, recording
 from ncuverify.provenance import Provenance
-from ncuverify.spec.digests import case_digests
+from ncuverify.spec.digests import case_digests, program_file_digests
 
 
 def live_provenance(
@@ -37,6 +38,11 @@ def live_provenance(
             plan.qualified(file.key, name): digest
             for file in files
             for name, digest in case_digests(file.spec).items()
+        },
+        program_files={
+            plan.qualified(file.key, name): digests
+            for file in files
+            for name, digests in program_file_digests(file.spec).items()
         },
     )
 
