@@ -37,7 +37,9 @@ class CheckOptions:
     gpus: tuple[int, ...] | None = None  # profile on these GPUs; None: the first
     explain: bool = True  # profile failing memory claims again for ncu's rules and source lines
     shard: tuple[int, int] | None = None  # (K, N): judge only the K-th of N shares of the claims
-    allow_stale: bool = False  # judge recorded figures of kernels or cases that changed since (else: error)
+    # judge recorded figures of kernels, cases or program files that changed since, or that the recording
+    # holds no digest of (else: an error, stages.staleness)
+    allow_stale: bool = False
     # judge only these claims of each file (by its resolved path; a file not named: all of its claims)
     claims: Mapping[Path, frozenset[str]] | None = None
     # files already read (by their resolved paths), judged as read rather than read again: the pytest

@@ -301,7 +301,7 @@ def test_a_replay_of_a_kernel_that_changed_since_the_recording_is_stale_unless_a
     # the one claim on kernel scale's case is an error; the claims on the other kernels are judged
     assert "sample.yaml: 7 passed, 0 failed, 1 errors, 0 skipped" in result.stdout
     assert (
-        "error scale_2d_blocks_store_coalesced: stale: kernel scale changed since the recording; its recorded"
+        "error scale_2d_blocks_store_coalesced: stale: kernel scale changed since it was recorded; its recorded"
         " figures are not today's (check --allow-stale judges them anyway)" in " ".join(result.stdout.split())
     )
     allowed = invoke(str(changed), "--from-profile", str(FIXTURES), "--allow-stale")

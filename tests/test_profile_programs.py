@@ -12,10 +12,11 @@ import pytest
 from conftest import DATA
 
 from ncuverify.environment import Environment, Gpu
+from ncuverify.errors import ExitCode
 from ncuverify.options import CheckOptions
 from ncuverify.pipeline import check_files
 from ncuverify.profile import NcuOptions
-from ncuverify.results import FileResult, Verdict
+from ncuverify.results import FileResult, Verdict, exit_code
 
 PROGRAM_NCU = DATA / "fake_ncu" / "program_ncu"
 METRIC = "launch__registers_per_thread"  # the fake ncu reports len(name) + 1000 * launch ID: 28, 1028, ...
@@ -260,6 +261,12 @@ def test_a_program_that_fails_when_it_runs_again_leaves_its_claim_unexplained_sa
     ]
 
 
+UNTIED = (
+    ": its recorded figures may not be today's; record them again (check --save-profile), or pass"
+    " --allow-stale to judge them anyway"
+)
+
+
 def saved_program_profile(tmp_path: Path) -> tuple[Path, Path]:
     """programs.yaml profiled through the stand-in ncu with --save-profile: the file and the recording."""
     path = program_file(tmp_path)
@@ -268,9 +275,88 @@ def saved_program_profile(tmp_path: Path) -> tuple[Path, Path]:
     return path, tmp_path / "saved"
 
 
+def replayed(path: Path, saved: Path, **options: object) -> FileResult:
+    run = CheckOptions(from_profile=saved, explain=False, **options)  # type: ignore[arg-type]
+    [result] = check_files([path], run, Environment(None, None, "no GPU here"))
+    return result
+
+
 def test_a_program_case_s_recording_keeps_the_digest_of_the_files_its_command_names(tmp_path):
     _, saved = saved_program_profile(tmp_path)
     provenance = json.loads((saved / "provenance.json").read_text())
     script = hashlib.sha256((tmp_path / "bench" / "add.py").read_bytes()).hexdigest()
     # python3 is found on the PATH, and "0" is no file: add.py, from the folder it runs in, is the one
     assert provenance["program_files"] == {"programs.yaml::add": {"bench/add.py": script}}
+
+
+def test_a_program_file_changed_since_the_recording_refuses_the_replay(tmp_path):
+    path, saved = saved_program_profile(tmp_path)
+    unchanged = replayed(path, saved)
+    assert unchanged.input_error is None and unchanged.warnings == []
+    assert [c.verdict for c in unchanged.claims] == [Verdict.PASSED]
+    (tmp_path / "bench" / "add.py").write_text(PROGRAM + "# one line more\n")
+    refused = replayed(path, saved)
+    assert refused.input_error == (
+        f"{saved}/provenance.json: program file bench/add.py of case add changed since it was recorded{UNTIED}"
+    )
+    assert exit_code([refused]) == ExitCode.BAD_INPUT
+    allowed = replayed(path, saved, allow_stale=True)
+    assert [c.verdict for c in allowed.claims] == [Verdict.PASSED]
+    assert allowed.warnings == [
+        "program file bench/add.py of case add changed since it was recorded: its figures may be stale"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("change", "untied"),
+    [
+        (
+            lambda data: {k: v for k, v in data.items() if k != "program_files"},
+            "the recording holds no digest of the files of program case add",
+        ),
+        (
+            lambda data: {**data, "program_files": {"programs.yaml::add": {}}},
+            "the recording holds no digest of program file bench/add.py of case add",
+        ),
+        (
+            lambda data: {
+                **data,
+                "program_files": {"other.yaml::add": data["program_files"]["programs.yaml::add"]},
+            },
+            "the recording holds no digest of the files of program case add",
+        ),
+        (
+            lambda data: {k: v for k, v in data.items() if k != "cases"},
+            "the recording holds no digest of case add",
+        ),
+        (
+            lambda data: {
+                **data,
+                "program_files": {
+                    "programs.yaml::add": {
+                        **data["program_files"]["programs.yaml::add"],
+                        "bench/\x1b[2Jold.py": "0f",
+                    }
+                },
+            },
+            "program file bench/\\x1b[2Jold.py of case add changed since it was recorded (its command no longer names it, or it is gone)",
+        ),
+    ],
+)
+def test_a_program_case_s_recording_without_its_digests_is_refused_naming_what_it_lacks(
+    tmp_path, change, untied
+):
+    path, saved = saved_program_profile(tmp_path)
+    provenance = saved / "provenance.json"
+    provenance.write_text(json.dumps(change(json.loads(provenance.read_text()))))
+    refused = replayed(path, saved)
+    assert refused.input_error == f"{provenance}: {untied}{UNTIED}"
+    assert exit_code([refused]) == ExitCode.BAD_INPUT
+
+
+def test_only_the_program_cases_whose_figures_are_judged_must_be_tied_to_today_s_files(tmp_path):
+    path, saved = saved_program_profile(tmp_path)
+    other = "  other:\n    program: {command: [python3, other.py]}\n    kernel: add_kernel\n"
+    path.write_text(path.read_text().replace("\nclaims:", f"\n{other}claims:"))
+    (tmp_path / "bench" / "other.py").write_text("")
+    assert replayed(path, saved).input_error is None  # no claim reads other, never recorded

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import DATA, FIXTURES, RECORDINGS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -144,6 +145,76 @@ def test_a_huge_status_is_refused_before_it_is_read(no_gpu, copy: Path, monkeypa
 def test_a_damaged_provenance_is_an_input_error_naming_its_field(no_gpu, copy: Path, change, message):
     edit_json(copy / "provenance.json", change)
     assert replay(copy) == (ExitCode.BAD_INPUT, f"{copy}/provenance.json: not a provenance: {message}")
+
+
+UNTIED = (
+    ": its recorded figures may not be today's; record them again (check --save-profile), or pass"
+    " --allow-stale to judge them anyway"
+)
+
+
+@pytest.mark.parametrize(
+    ("change", "missing"),
+    [
+        (
+            lambda data: {k: v for k, v in data.items() if k != "kernels"},
+            "kernel read_stride1 of case stride1 (and 2 more)",
+        ),
+        (lambda data: {**data, "kernels": {}}, "kernel read_stride1 of case stride1 (and 2 more)"),
+        (
+            lambda data: {
+                **data,
+                "kernels": {k: v for k, v in data["kernels"].items() if k != "sample::scale"},
+            },
+            "kernel scale of case scale_2d",
+        ),
+        (  # the digests are there, but of another file's kernels
+            lambda data: {
+                **data,
+                "kernels": {f"other::{k.split('::')[1]}": v for k, v in data["kernels"].items()},
+            },
+            "kernel read_stride1 of case stride1 (and 2 more)",
+        ),
+    ],
+)
+def test_a_recording_without_the_digests_of_its_kernels_is_refused_naming_what_it_lacks(
+    no_gpu, copy: Path, change, missing
+):
+    """Figures that no digest ties to today's kernels are stale, as those of a kernel that changed are:
+    one line names the provenance, the kernel and its case."""
+    edit_json(copy / "provenance.json", change)
+    expected = f"{copy}/provenance.json: the recording holds no digest of {missing}{UNTIED}"
+    assert replay(copy) == (ExitCode.BAD_INPUT, expected)
+
+
+def test_allow_stale_judges_figures_without_digests_naming_each_in_a_warning(no_gpu, copy: Path):
+    edit_json(copy / "provenance.json", lambda data: {**data, "kernels": {}})
+    result = CliRunner().invoke(
+        app, ["check", "--from-profile", str(copy), "--allow-stale", str(DATA / "sample.yaml")]
+    )
+    assert result.exit_code == ExitCode.OK, result.stdout
+    shown = " ".join(result.stdout.split())
+    assert (
+        "warning: the recording holds no digest of kernel scale of case scale_2d: its figures may be stale"
+        in shown
+    )
+
+
+def test_a_kernel_that_no_replayed_claim_reads_needs_no_digest(no_gpu, copy: Path, tmp_path: Path):
+    """Only the kernels whose recorded figures are judged must be tied to today's."""
+    content = yaml.safe_load((DATA / "sample.yaml").read_text())
+    content["claims"] = [claim for claim in content["claims"] if claim.get("case") != "scale_2d"]
+    edited = tmp_path / "sample.yaml"  # known by its name, as the recording's `sample` is
+    edited.write_text(yaml.safe_dump(content))
+    without = {
+        k: v
+        for k, v in json.loads((copy / "provenance.json").read_text())["kernels"].items()
+        if k != "sample::scale"
+    }
+    edit_json(copy / "provenance.json", lambda data: {**data, "kernels": without})
+    result = CliRunner().invoke(app, ["check", "--from-profile", str(copy), str(edited)])
+    assert result.exit_code == ExitCode.OK, result.stdout
+    assert "passed, 0 failed" in result.stdout
 
 
 @pytest.mark.parametrize(

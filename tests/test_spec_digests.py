@@ -81,7 +81,7 @@ def test_a_replay_says_which_cases_changed_since_they_were_recorded(tmp_path: Pa
     [on_it] = [c for c in changed.claims if c.claim.case == "scale_2d"]
     assert (on_it.verdict.value, on_it.reason.split(";")[0]) == (
         "error",
-        "stale: case scale_2d changed since the recording",
+        "stale: case scale_2d changed since it was recorded (its launch, arguments or program)",
     )
     assert not [c for c in changed.claims if c is not on_it and "stale" in (c.reason or "")]
     assert [c.verdict for c in same.claims if c.claim.case != "scale_2d"] == [

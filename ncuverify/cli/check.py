@@ -89,7 +89,8 @@ def check(
         bool,
         typer.Option(
             "--allow-stale",
-            help="with --from-profile: judge the recorded figures of kernels and cases that changed since",
+            help="with --from-profile: judge the recorded figures of kernels, cases and program files that"
+            " changed since, or that the recording holds no digest of",
         ),
     ] = False,
     static_only: Annotated[

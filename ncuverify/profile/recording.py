@@ -3,7 +3,8 @@ again without a GPU (`check --from-profile DIR`), and where it came from (proven
 
 A recording is a folder holding each ncu process's log (`ncu.log`, `ncu.1.log`, ...: the CSV) and the
 runner's status per case (`status.json`, `status.1.json`, ...), with cases named `<file>::<case>`,
-and `provenance.json` (with digests of each kernel's source and each case's inputs). `runs/` keeps
+and `provenance.json` (with digests of each kernel's source, each case's inputs and each program
+case's files, which a replay compares with today's: ncuverify.stages.staleness). `runs/` keeps
 each process's plan, output and, when asked, its `.ncu-rep` report; `cubins/` the kernels;
 `explain.*` the second pass over failed claims (`explain-programs/` that of program cases).
 
@@ -135,6 +136,11 @@ def load_provenance(root: Path, key: FileKey) -> Provenance:
     raise InputError(f"no recording of {key.legacy} in {root}: {folder} lacks {LOG}")
 
 
+def provenance_file(root: Path, key: FileKey) -> Path:
+    """The provenance.json that load_provenance reads for key: to name it in a message."""
+    return (root if (root / LOG).is_file() else root / key.legacy) / PROVENANCE
+
+
 def renamed(name: str, keys: Sequence[FileKey]) -> str:
     """A case or kernel as a recording names it (`<file>::<name>`), with the file as keys name it: a
     recording of an earlier version names each file by its stem."""
@@ -238,13 +244,3 @@ def _check_inside(path: Path, root: Path) -> None:
     folder, top = path.parent.resolve(), root.resolve()
     if folder != top and top not in folder.parents:
         raise InputError(f"{path}: lies outside the recording {root}; a recording holds its own files")
-
-
-def changed_since(recorded: dict[str, str], digests: dict[str, str], key: str) -> list[str]:
-    """The names (kernels or cases of the file key) whose digest today differs from the one recorded
-    (provenance.kernels or provenance.cases): their figures may be stale. A name not recorded is not."""
-    return sorted(
-        name
-        for name, digest in digests.items()
-        if f"{key}{SEP}{name}" in recorded and recorded[f"{key}{SEP}{name}"] != digest
-    )

@@ -49,6 +49,10 @@ def finish_file(prepared: Prepared, profiled: Profiled) -> FileResult:
             return FileResult(
                 prepared.path, [], input_error=missing, spec=prepared.spec, key=prepared.key.name
             )
+        elif profiled.replayed and prepared.refused is not None:
+            return FileResult(
+                prepared.path, [], input_error=prepared.refused, spec=prepared.spec, key=prepared.key.name
+            )
         elif prepared.key.name in profiled.measured:
             measured = prepared.static.combined(profiled.measured[prepared.key.name])
             programs, cases = prepared.spec.content.programs, set(measured.cases)

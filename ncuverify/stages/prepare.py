@@ -22,8 +22,8 @@ from ncuverify.options import CheckOptions
 from ncuverify.profile import recording
 from ncuverify.results import FileKey, FileResult
 from ncuverify.spec import Claim, Spec, load, share_of
-from ncuverify.spec.digests import case_digests
 from ncuverify.spec.shares import with_claims
+from ncuverify.stages import staleness
 from ncuverify.stages.progress import say
 from ncuverify.stages.values import Prepared
 
@@ -78,22 +78,27 @@ def prepare_file(
     warnings = build_warnings(builds) + [
         warning for kernel_set in sets.values() for warning in kernel_set.warnings
     ]
-    stale: dict[str, str] = {}
-    if provenance is not None:
-        digests = {name: build.source_digest for name, build in builds.items()}
-        kernels = recording.changed_since(provenance.kernels, digests, key.name)
-        cases = recording.changed_since(provenance.cases, case_digests(spec), key.name)
-        warnings += [
-            f"kernel {name} changed since it was recorded: its figures may be stale" for name in kernels
-        ]
-        warnings += [
-            f"case {name} changed since it was recorded (its launch, arguments or program): its figures may be stale"
-            for name in cases
-        ]
-        if not options.allow_stale:
-            stale = stale_cases(spec, kernels, cases)
+    untied = staleness.Staleness()
+    if provenance is not None and from_profile is not None:
+        where = recording.provenance_file(from_profile, key)
+        untied = staleness.staleness(
+            spec, key.name, builds, provenance, profiler_claims, where, options.allow_stale
+        )
+    warnings += untied.warnings
     return Prepared(
-        key, path, spec, arch, builds, judged, profiler_claims, static, started, warnings, set_aside, stale
+        key,
+        path,
+        spec,
+        arch,
+        builds,
+        judged,
+        profiler_claims,
+        static,
+        started,
+        warnings,
+        set_aside,
+        stale=untied.stale,
+        refused=untied.refused,
     )
 
 
@@ -102,16 +107,6 @@ def _read(path: Path, options: CheckOptions) -> Spec:
     if options.loaded is not None and (spec := options.loaded.get(path.resolve())) is not None:
         return spec
     return load(path)
-
-
-def stale_cases(spec: Spec, kernels: list[str], cases: list[str]) -> dict[str, str]:
-    """Each case whose recorded figures are stale, and why: its kernel, or its launch, changed."""
-    stale = {
-        name: f"kernel {case.kernel} changed since the recording"
-        for name, case in spec.content.cases.items()
-        if case.kernel in kernels
-    }
-    return {**stale, **{name: f"case {name} changed since the recording" for name in cases}}
 
 
 def not_prepared(path: Path, key: FileKey, internal_error: str) -> FileResult:

@@ -29,6 +29,8 @@ class Prepared:
     set_aside: int = 0  # profiler claims left out by --static-only
     # replayed cases whose kernel or launch changed since the recording -> why; their claims are stale
     stale: dict[str, str] = field(default_factory=dict)
+    # why the recorded figures cannot be judged at all (stages.staleness): the file's one input error
+    refused: str | None = None
 
 
 @dataclass(frozen=True)
