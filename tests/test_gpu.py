@@ -1,7 +1,9 @@
 """End to end on a real GPU under Nsight Compute. Skipped, with the reason, where there is none."""
 
+import hashlib
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -365,6 +367,39 @@ def test_a_strided_torch_copy_fails_its_coalescing_claim_with_ncus_numbers(gpu_e
     explanation = result.explanations["strided_copy_coalesced"]
     assert explanation.topic == "global", explanation
     assert "UncoalescedGlobalAccess" in {rule.rule for rule in explanation.rules}, explanation
+
+
+def test_a_program_case_s_recording_is_refused_once_its_program_changed(gpu_environment, tmp_path: Path):
+    """examples/programs' vecadd, built in a project of its own and profiled with --save-profile: the
+    recording keeps the sha256 of the binary its command runs. The same binary replays; once it is
+    edited, the replay is refused, exit 2, naming the file."""
+    (tmp_path / ".ncuverify-root").touch()
+    for name in ("vecadd.cu", "Makefile"):
+        shutil.copy(PROGRAMS / name, tmp_path / name)
+    built = subprocess.run(["make", "-C", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr
+    path = tmp_path / "vecadd.yaml"
+    claim = {"id": "vecadd_four_sectors", "case": "vecadd", "metric": "global_ld_sectors_per_request"}
+    cite = {"document": "cuda-best-practices", "section": "9.2.1", "figure": "128 B per warp: 4 sectors"}
+    case = {"program": {"command": ["./vecadd"], "timeout_s": 120}, "kernel": "^vecadd"}
+    content = {"cases": {"vecadd": case}, "claims": [{**claim, "expect": {"equals": 4}, "cite": cite}]}
+    path.write_text(yaml.safe_dump(content))
+    saved = tmp_path / "saved"
+    live = run_check("--allow-programs", "--save-profile", str(saved), str(path))
+    assert live.returncode == ExitCode.OK, live.stdout + live.stderr
+    binary = hashlib.sha256((tmp_path / "vecadd").read_bytes()).hexdigest()
+    provenance = json.loads((saved / "provenance.json").read_text())
+    assert provenance["program_files"] == {"vecadd.yaml::vecadd": {"vecadd": binary}}
+    replayed = run_check("--from-profile", str(saved), str(path))
+    assert replayed.returncode == ExitCode.OK, replayed.stdout + replayed.stderr
+    with open(tmp_path / "vecadd", "ab") as edited:
+        edited.write(b"\0")
+    refused = run_check("--from-profile", str(saved), str(path))
+    assert refused.returncode == ExitCode.BAD_INPUT, refused.stdout + refused.stderr
+    assert (
+        f"{saved}/provenance.json: program file vecadd of case vecadd changed since it was recorded"
+        in " ".join(refused.stdout.split())
+    )
 
 
 def test_a_sweep_holds_its_sectors_per_request_at_every_size(gpu_environment, tmp_path: Path):
