@@ -65,10 +65,13 @@ def test_program_cases_sit_beside_built_cases_and_claims_compare_them(tmp_path):
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ("      env: {LD_PRELOAD: /x.so}", "cases.add.program.env.LD_PRELOAD: LD_PRELOAD may not be set"),
+        (
+            "      env: {LD_PRELOAD: /x.so}",
+            "cases.add.program.env.LD_PRELOAD: LD_PRELOAD may not be set: the dynamic loader",
+        ),
         ("      env: {PYTHONPATH: /x}", "PYTHONPATH may not be set"),
         ("      env: {PATH: /x}", "PATH may not be set"),
-        ("      env: {'A B': x}", "'A B' is not an environment variable's name"),
+        ("      env: {'A B': x}", "'A B' may not be set: only upper-case names"),
         ("      command: 'python3 add.py'", "cases.add.program.command: Input should be a valid list"),
         ("      command: []", "cases.add.program.command: List should have at least 1 item"),
         ("      timeout_s: 0", "cases.add.program.timeout_s: Input should be greater than 0"),

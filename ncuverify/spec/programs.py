@@ -3,7 +3,6 @@ a built executable), picked from its launches by name, NVTX range and launch num
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -13,13 +12,9 @@ from pydantic import AfterValidator, Field, model_validator
 from ncuverify.spec.claims import Claim
 from ncuverify.spec.fields import Float, Int, StrictModel, Text
 from ncuverify.spec.kernels import kernel_pattern
+from ncuverify.spec.program_env import env_refusal
 from ncuverify.spec.yaml_reader import Location
 
-# What a program's environment may not set: what changes how ncu itself (which runs with this
-# environment) or the program's interpreter loads code, and what ncuverify sets itself.
-REFUSED_ENV_PREFIXES = ("LD_", "DYLD_", "PYTHON", "CUDA_INJECTION", "NVTX_INJECTION", "NV_NSIGHT")
-REFUSED_ENV_NAMES = frozenset({"PATH", "CUDA_VISIBLE_DEVICES", "LC_ALL"})
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}", re.ASCII)
 MAX_COMMAND_WORDS = 256
 MAX_ENV_ENTRIES = 64
 MAX_TIMEOUT_S = 24 * 3600.0
@@ -40,12 +35,9 @@ Word = Annotated[Text, AfterValidator(_word)]
 
 
 def _env_name(value: str) -> str:
-    if not _ENV_NAME.fullmatch(value):
-        raise ValueError(f"{value!r} is not an environment variable's name (letters, digits and _)")
-    if value in REFUSED_ENV_NAMES or value.startswith(REFUSED_ENV_PREFIXES):
-        raise ValueError(
-            f"{value} may not be set: ncuverify sets it, or it changes what ncu or the program loads"
-        )
+    refusal = env_refusal(value)
+    if refusal is not None:
+        raise ValueError(refusal)
     return value
 
 
