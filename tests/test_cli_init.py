@@ -1,6 +1,8 @@
 """`ncuverify init` on the command line, without a GPU: the file it writes passes `ncuverify lint` and
 `ncuverify check --static-only` as written; bad input exits 2 with one line."""
 
+import os
+
 import cli_invoke
 import pytest
 import yaml
@@ -94,6 +96,20 @@ def test_an_existing_file_is_kept_without_force(no_gpu, project):
     assert out.read_text() == "mine\n"
     assert invoke_command("init", "src/ops.cu", "-o", str(out), "--force").exit_code == ExitCode.OK
     assert "kernels:" in out.read_text()
+
+
+@pytest.mark.parametrize("output", ["src/ops.cu", "src/../src/ops.cu", "hard.cu", "soft.cu", "src/ops.cuh"])
+def test_init_never_writes_over_the_source_or_a_file_it_includes_even_with_force(no_gpu, project, output):
+    source = project / "src" / "ops.cu"
+    source.write_text('#include "ops.cuh"\n' + OPS)
+    (project / "src" / "ops.cuh").write_text("#pragma once\n")
+    (project / "hard.cu").hardlink_to(source)
+    (project / "soft.cu").symlink_to(source)
+    before = {path: path.read_bytes() for path in (source, project / "src" / "ops.cuh")}
+    said = _one_line_refusal("src/ops.cu", "-o", output, "--force")
+    assert said.startswith(f"{output}: is ") and "which init reads; refusing to overwrite it" in said
+    assert {path: path.read_bytes() for path in before} == before
+    assert (project / "soft.cu").is_symlink() and os.path.samefile(project / "hard.cu", source)
 
 
 def test_bad_input_exits_2_with_one_line(no_gpu, project):

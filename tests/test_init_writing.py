@@ -63,3 +63,18 @@ def test_without_hard_links_the_file_is_still_written_once(tmp_path, monkeypatch
     with pytest.raises(InputError, match="exists"):
         write_new(tmp_path / "ops.yaml", "y\n", force=False)
     assert (tmp_path / "ops.yaml").read_text() == "x\n" and os.listdir(tmp_path) == ["ops.yaml"]
+
+
+def test_a_file_read_is_never_written_over_even_with_force(tmp_path):
+    source = tmp_path / "ops.cu"
+    source.write_text("__global__ void k() {}\n")
+    (tmp_path / "linked.cu").hardlink_to(source)
+    for name in ("ops.cu", "linked.cu", "sub/../ops.cu"):
+        (tmp_path / "sub").mkdir(exist_ok=True)
+        with pytest.raises(
+            InputError, match=r"which init reads; refusing to overwrite it, even with --force$"
+        ):
+            write_new(tmp_path / name, "kernels: {}\n", force=True, read=[source])
+    assert source.read_text() == "__global__ void k() {}\n"
+    write_new(tmp_path / "ops.yaml", "kernels: {}\n", force=True, read=[source])  # any other file
+    assert (tmp_path / "ops.yaml").read_text() == "kernels: {}\n"

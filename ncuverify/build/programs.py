@@ -43,7 +43,7 @@ def nvrtc_build(
     mangled name where it is not its symbol."""
     templates = [entry for _, entry in kernels if "<" in entry]
     options = nvrtc_options(unit)
-    graph = _include_graph(unit, roots)
+    graph = include_graph(unit, roots)
     compiled, warnings = _through_cache(unit, templates, options, graph, cache, roots, limits)
     entries = entry_functions(compiled.log)
     missing = [entry for _, entry in kernels if compiled.lowered.get(entry, entry) not in entries]
@@ -124,7 +124,7 @@ def compile_unit(
     if unit.compiler == "nvcc":
         compiled, warnings, _ = _nvcc_compiled(unit, cache, roots, limits)
         return compiled, warnings
-    graph = _include_graph(unit, roots)
+    graph = include_graph(unit, roots)
     return _through_cache(unit, [], nvrtc_options(unit), graph, cache, roots, limits)
 
 
@@ -153,7 +153,8 @@ def _through_cache(
     )
 
 
-def _include_graph(unit: Unit, roots: Roots) -> tuple[IncludedFile, ...]:
+def include_graph(unit: Unit, roots: Roots) -> tuple[IncludedFile, ...]:
+    """The files the unit's source includes, as the include walk finds them (each resolved)."""
     source = Source(unit.source_bytes, unit.source_name, unit.folder)
     folders = [Path(folder) for folder in search_folders(unit)]
     return resolve(source, folders, roots)

@@ -52,10 +52,11 @@ def init(
 
     Exit codes: 0 written; 2 the input is wrong (neither a .cu nor an artifact, does not compile, no
     kernel or no cubin for the architecture, an output that exists without --force or cannot be
-    written); 4 ncuverify itself failed.
+    written, an output that is the source or a file it includes, --force or not); 4 ncuverify itself
+    failed.
     """
     check_input_files([("", source)])
-    if output is not None and (problem := writing_problem(output, force)) is not None:
+    if output is not None and (problem := writing_problem(output, force, (source,))) is not None:
         raise InputError(problem)
     limits = options.build_limits(allow_include, compile_timeout)
     chosen = target or _gpu_arch() or DEFAULT_ARCH
@@ -67,7 +68,7 @@ def init(
         sys.stdout.write(made.text)
         return
     print_warnings(shown_on, made.warnings)
-    write_new(output, made.text, force)
+    write_new(output, made.text, force, made.read)
     shown_on.print(line_text(f"{output}: {made.kernels} kernels for {chosen}", "green"), soft_wrap=True)
 
 

@@ -58,4 +58,4 @@ def kernels_in_artifact(
     )
     if not kernels:
         raise InputError(f"{one_line(str(artifact))}: its cubins for {arch} hold no kernel")
-    return SourceKernels(binary, tuple(kernels), (), binary=True)
+    return SourceKernels(binary, tuple(kernels), (), binary=True, read=(artifact,))

@@ -30,6 +30,7 @@ class StarterFile:
     text: str
     kernels: int  # how many kernels it names
     warnings: tuple[str, ...]
+    read: tuple[Path, ...] = ()  # the files it was made from, which it may not be written over
 
 
 def starter_file(
@@ -61,7 +62,7 @@ def starter_file(
         )
     text = starter_yaml(made)
     warnings = _check(text, written_at, arch, cache, limits)
-    return StarterFile(text, len(made.kernels), (*found.warnings, *warnings))
+    return StarterFile(text, len(made.kernels), (*found.warnings, *warnings), found.read)
 
 
 def _check(

@@ -13,7 +13,7 @@ from ncuverify.build.compile import roots_at
 from ncuverify.build.inventory import BuiltKernel, kernels_of
 from ncuverify.build.limits import BuildLimits
 from ncuverify.build.params import parameter_sizes
-from ncuverify.build.programs import compile_unit
+from ncuverify.build.programs import compile_unit, include_graph
 from ncuverify.build.units import unit_of
 from ncuverify.cache import CompileCache
 from ncuverify.errors import InputError
@@ -43,6 +43,7 @@ class SourceKernels:
     kernels: tuple[SourceKernel, ...]
     warnings: tuple[str, ...]
     binary: bool = False  # a built artifact (named by `binary:`), not a source (`file:`)
+    read: tuple[Path, ...] = ()  # the files read to find them: the source and what it includes
 
 
 def kernels_in_source(
@@ -69,7 +70,8 @@ def kernels_in_source(
             " source instantiates it, as `template __global__ void f<float>(float*);`)"
         )
     kernels = tuple(SourceKernel(k, parameter_sizes(compiled.cubin, k.symbol)) for k in every)
-    return SourceKernels(file, kernels, tuple(warnings))
+    read = (source, *(included.path for included in include_graph(unit, roots)))
+    return SourceKernels(file, kernels, tuple(warnings), read=read)
 
 
 def relative_inside(path: Path, written_at: Path, roots: tuple[Path, ...], where: str) -> str:

@@ -1,22 +1,23 @@
-"""Writing a starter file: all at once (a reader or a kill never meets half of it), and never over an
-existing file unless told to."""
+"""Writing a starter file: all at once (a reader or a kill never meets half of it), never over an
+existing file unless told to, and never over a file it was made from, even when told to."""
 
 from __future__ import annotations
 
 import contextlib
 import errno
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from ncuverify.errors import InputError
-from ncuverify.folders import output_problem, reason
+from ncuverify.folders import identity, output_problem, reason
 from ncuverify.text import one_line
 
 
-def write_new(path: Path, text: str, force: bool) -> None:
-    """text as the file at path; InputError where the folder does not exist or cannot be written, or
-    where the file exists and force is False."""
-    refusal = writing_problem(path, force)
+def write_new(path: Path, text: str, force: bool, read: Sequence[Path] = ()) -> None:
+    """text as the file at path; InputError where the folder does not exist or cannot be written,
+    where the file exists and force is False, or where it is one of the files read (see writing_problem)."""
+    refusal = writing_problem(path, force, read)
     if refusal is not None:
         raise InputError(refusal)
     partial = path.with_name(f".{path.name}.partial-{os.getpid()}-{os.urandom(4).hex()}")
@@ -39,8 +40,14 @@ def write_new(path: Path, text: str, force: bool) -> None:
             os.unlink(partial)
 
 
-def writing_problem(path: Path, force: bool) -> str | None:
-    """Why path cannot be written (as `-o` names it), or None."""
+def writing_problem(path: Path, force: bool, read: Sequence[Path] = ()) -> str | None:
+    """Why path cannot be written (as `-o` names it), or None. Never one of the files read (the source,
+    what it includes), force or not: the same file by device and inode (a hard or symbolic link to it
+    too), or by its path resolved."""
+    found = identity(path)
+    source = next((file for file in read if identity(file) == found), None)
+    if source is not None:
+        return one_line(f"{path}: is {source}, which init reads; refusing to overwrite it, even with --force")
     if os.path.lexists(path) and not force:
         return _exists(path)
     problem = output_problem(path)
