@@ -1,9 +1,16 @@
-"""Child processes that cannot outlive their time limit.
+"""Child processes that cannot outlive their time limit, nor leave anything running behind them.
 
-Each command runs in a process group of its own, and the whole group is killed at the limit, on any
-exception (Ctrl-C included) and after the command returns: a grandchild that holds on (a tool's
-helper process, a hung profiler) never keeps ncuverify waiting. Output goes to temporary files rather
-than pipes, because a pipe that a grandchild keeps open blocks a reader past the child's death.
+Each command runs under a launcher (ncuverify/subreaper.py), which leads a session and process group of
+its own and is the command's child subreaper: every process the command starts and leaves, a `setsid`
+daemon that left the group included, becomes the launcher's child, and the launcher kills and reaps
+them all once the command ends, or at once when asked (SIGTERM), or when ncuverify itself ends. At the
+limit, on any exception (Ctrl-C included) and after the command returns, the launcher is asked and
+then the whole group killed: a grandchild that holds on (a tool's helper process, a hung profiler, a
+program's daemon) never keeps ncuverify waiting, nor outlives the run. Output goes to temporary files
+rather than pipes, because a pipe that a grandchild keeps open blocks a reader past the child's death.
+
+The launcher adds about 15 ms to each command (Python's start-up, and ctypes); it imports nothing of
+ncuverify.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -22,11 +30,17 @@ from typing import IO
 # What is read back of a command's output: enough for any report ncuverify parses, and a bound on
 # what a hostile tool can make it hold in memory.
 MAX_OUTPUT_BYTES = 256 * 1024 * 1024
-# How long a killed group may take to end. Its orphans are reaped by init, at init's pace (seconds, in
-# some containers), so a group counts as ended once each of its processes is gone or a zombie: a zombie
-# holds no file and writes nothing.
+# How long a killed group may take to end. Where the launcher was killed itself, its orphans are reaped
+# by init, at init's pace (seconds, in some containers), so a group counts as ended once each of its
+# processes is gone or a zombie: a zombie holds no file and writes nothing.
 GROUP_END_S = 30.0
 _PROC = Path("/proc")
+# The launcher: -I -S, no site and no environment variable of Python's, so that it starts quickly and
+# the command's environment changes nothing of it.
+SUBREAPER = Path(__file__).resolve().with_name("subreaper.py")
+_READY = b"ready"
+_EXEC_FAILED = b"exec "
+_MAX_STATUS = 4096
 
 
 @dataclass(frozen=True)
@@ -73,22 +87,68 @@ def start_group(
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
 ) -> subprocess.Popen[bytes]:
-    """Start command as the leader of a new session and process group (see kill_group)."""
-    return subprocess.Popen(
-        list(command),
-        stdout=stdout,
-        stderr=stderr,
-        stdin=subprocess.DEVNULL,
-        env=dict(env) if env is not None else None,
-        cwd=cwd,
-        start_new_session=True,
-    )
+    """Start command under the launcher, which leads a new session and process group (see kill_group);
+    return once the command runs. OSError where it cannot start (FileNotFoundError: no such program)."""
+    launcher = [sys.executable, "-I", "-S", str(SUBREAPER)]
+    read_end, write_end = os.pipe()
+    try:
+        process = subprocess.Popen(
+            [*launcher, str(write_end), str(os.getpid()), "--", *command],
+            stdout=stdout,
+            stderr=stderr,
+            stdin=subprocess.DEVNULL,
+            env=dict(env) if env is not None else None,
+            cwd=cwd,
+            start_new_session=True,
+            pass_fds=(write_end,),
+        )
+    except BaseException:
+        os.close(read_end)
+        raise
+    finally:
+        os.close(write_end)
+    try:
+        said = _status(read_end)
+    except BaseException:
+        kill_group(process)
+        raise
+    if said != _READY:
+        kill_group(process)
+        raise _not_started(command, said)
+    return process
+
+
+def _status(read_end: int) -> bytes:
+    """What the launcher said on the status pipe, until it closed it (or ended)."""
+    said = b""
+    try:
+        while chunk := os.read(read_end, _MAX_STATUS):
+            said = (said + chunk)[:_MAX_STATUS]
+    finally:
+        os.close(read_end)
+    return said
+
+
+def _not_started(command: Sequence[str], said: bytes) -> OSError:
+    """Why the command did not start: exec's errno, as Popen would raise it, or the launcher's failure."""
+    number = said.removeprefix(_EXEC_FAILED)
+    if said.startswith(_EXEC_FAILED) and number.isdigit():
+        return OSError(int(number), os.strerror(int(number)), command[0])
+    shown = said.decode(errors="replace") or "it ended without a word"
+    return OSError(f"could not start {Path(command[0]).name}: the process launcher failed ({shown})")
 
 
 def kill_group(process: subprocess.Popen[bytes]) -> None:
     """Kill the process and everything it started, reap it, and wait (at most GROUP_END_S) until no
-    process of its group can run, so that none writes anything afterwards. Safe to call more than once."""
+    process of its group can run, so that none writes anything afterwards. Safe to call more than once.
+
+    The launcher is asked first (SIGTERM), since it alone can find what left the group: it kills every
+    process under it, reaps them and exits. Then the group is killed, should the launcher not answer."""
     deadline = time.monotonic() + GROUP_END_S
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(GROUP_END_S)
     _kill(process.pid)
     process.wait()
     while not group_ended(process.pid) and time.monotonic() < deadline:

@@ -357,6 +357,52 @@ def test_program_cases_of_torch_triton_cupy_and_an_nvcc_binary(gpu_environment, 
     assert all(r.verdict is Verdict.PASSED for r in claims.values()), {k: r.reason for k, r in claims.items()}
 
 
+def test_a_program_case_s_setsid_daemon_is_gone_once_check_returns(gpu_environment, tmp_path: Path):
+    """examples/programs' vecadd, made to start a daemon in a session of its own first: its claim is
+    measured, and once check returns the daemon is gone (ncu profiles the application only, so the
+    daemon is none of its)."""
+    from artifact_builds import _nvcc
+    from daemons import assert_none_running
+
+    nvcc = _nvcc()
+    if nvcc is None or shutil.which("g++") is None:
+        pytest.skip("needs nvcc (the CUDA wheels' or a toolkit's) and g++ to build the program")
+    (tmp_path / ".ncuverify-root").touch()
+    daemon = 'std::system("setsid sleep 1000 > /dev/null 2>&1 < /dev/null & echo $! > daemon.pid")'
+    source = (PROGRAMS / "vecadd.cu").read_text()
+    started = source.replace("int main() {", f"int main() {{\n    if ({daemon} != 0) return 1;", 1)
+    assert started != source
+    (tmp_path / "vecadd.cu").write_text("#include <cstdlib>\n" + started)
+    arch = f"-arch={gpu_environment.gpu.arch}"
+    subprocess.run([nvcc, "-O2", arch, "-o", "vecadd", "vecadd.cu"], cwd=tmp_path, check=True, timeout=300)
+    content = {
+        "cases": {
+            "vecadd": {
+                "program": {"command": ["./vecadd"], "timeout_s": 120},
+                "kernel": "^vecadd",
+                "target_processes": "application-only",
+            }
+        },
+        "claims": [
+            {
+                "id": "vecadd_four_sectors",
+                "case": "vecadd",
+                "metric": "global_ld_sectors_per_request",
+                "expect": {"equals": 4},
+                "cite": {"document": "d.txt", "section": "1", "figure": "128 B per warp: 4 sectors"},
+            }
+        ],
+    }
+    path = tmp_path / "daemon.yaml"
+    path.write_text(yaml.safe_dump(content))
+    result = check_file(path, CheckOptions(allow_programs=True), gpu_environment)
+    pid = int((tmp_path / "daemon.pid").read_text())
+    assert_none_running([pid])
+    assert [(r.claim.id, r.verdict) for r in result.claims] == [("vecadd_four_sectors", Verdict.PASSED)], [
+        r.reason for r in result.claims
+    ]
+
+
 def test_a_strided_torch_copy_fails_its_coalescing_claim_with_ncus_numbers(gpu_environment, tmp_path: Path):
     result = _program_result("strided.yaml", "torch", explain=True)
     claim = next(r for r in result.claims if r.claim.id == "strided_copy_coalesced")

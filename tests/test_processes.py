@@ -1,15 +1,27 @@
-"""Child processes bounded by a time limit: the whole group is killed, and has ended when a call returns."""
+"""Child processes bounded by a time limit: the whole group is killed, and has ended when a call returns;
+nothing the command started outlives it, a daemon that left the group included."""
 
 import os
 import re
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
+from daemons import DAEMONS, assert_none_running, daemon_pids, running
 
-from ncuverify.processes import TimedOut, group_ended, kill_group, run_bounded, start_group
+from ncuverify.processes import (
+    SUBREAPER,
+    Finished,
+    TimedOut,
+    group_ended,
+    kill_group,
+    run_bounded,
+    start_group,
+)
 
 
 def states_of(group: int) -> list[str]:
@@ -68,3 +80,117 @@ def test_a_group_that_is_gone_has_ended():
     assert group_ended(leader.pid)
     with pytest.raises(ProcessLookupError):
         os.killpg(leader.pid, signal.SIGKILL)
+
+
+def test_daemons_that_left_the_group_end_with_the_command(tmp_path):
+    finished = run_bounded(["sh", "-c", DAEMONS.format(folder=tmp_path) + "echo done"], 30)
+    assert finished.returncode == 0 and finished.stdout == "done\n"
+    assert_none_running(daemon_pids(tmp_path))
+
+
+def test_daemons_that_left_the_group_end_when_the_command_times_out(tmp_path):
+    with pytest.raises(TimedOut):
+        run_bounded(["sh", "-c", DAEMONS.format(folder=tmp_path) + "sleep 60"], 1)
+    assert_none_running(daemon_pids(tmp_path))
+
+
+def test_daemons_that_left_the_group_end_on_an_exception_while_waiting(tmp_path):
+    class Interrupted(Exception):
+        pass
+
+    def interrupt(signum, frame):
+        raise Interrupted
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    script = DAEMONS.format(folder=tmp_path) + f"touch {tmp_path}/started; sleep 60"
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 1.0)
+        with pytest.raises(Interrupted):
+            run_bounded(["sh", "-c", script], 60)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert (tmp_path / "started").exists(), "interrupted before the daemons started: a longer timer"
+    assert_none_running(daemon_pids(tmp_path))
+
+
+def test_daemons_end_when_ncuverify_itself_is_killed(tmp_path):
+    # A Python process that starts the command and ends with no clean-up, as when killed.
+    script = (
+        "import os, sys\n"
+        "from ncuverify.processes import start_group\n"
+        f"start_group(['sh', '-c', {DAEMONS.format(folder=tmp_path) + 'sleep 60'!r}], -3, -3)\n"
+        f"while not os.path.exists({str(tmp_path / 'orphan')!r}): pass\n"
+        "os._exit(0)\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60, cwd=ROOT)
+    pids = daemon_pids(tmp_path)
+    for _ in range(500):  # the launcher is told of its parent's end with SIGTERM, and kills at once
+        if not any(running(pid) for pid in pids):
+            break
+        time.sleep(0.01)
+    assert_none_running(pids)
+
+
+def test_a_daemon_started_while_the_tree_is_killed_is_killed_too(tmp_path):
+    # The command's child keeps starting daemons after the command has ended.
+    script = (
+        f"sh -c 'trap \"\" TERM; while :; do setsid sleep 1000 & echo $! >> {tmp_path}/pids; done' &"
+        " sleep 0.3"
+    )
+    run_bounded(["sh", "-c", script], 30)
+    pids = [int(line) for line in (tmp_path / "pids").read_text().split()]
+    assert pids
+    assert_none_running(pids)
+
+
+def test_the_command_s_status_output_and_signals_come_through_the_launcher(tmp_path):
+    assert run_bounded(["sh", "-c", "echo out; echo err >&2; exit 3"], 30) == Finished(3, "out\n", "err\n")
+    assert run_bounded(["sh", "-c", "kill -SEGV $$"], 30).returncode == -signal.SIGSEGV
+    # SIGPIPE is the default again in the command (Python ignores it): yes ends quietly on it.
+    assert run_bounded(["sh", "-c", "yes | head -n 1"], 30) == Finished(0, "y\n", "")
+    environment = run_bounded(["env"], 30, env={"ONLY": "this"}, cwd=tmp_path)
+    assert environment.stdout == "ONLY=this\n"
+    assert run_bounded(["pwd"], 30, cwd=tmp_path).stdout == f"{tmp_path}\n"
+
+
+def test_a_command_that_cannot_start_raises_as_popen_would(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        run_bounded([str(tmp_path / "absent")], 30)
+    with pytest.raises(FileNotFoundError):
+        run_bounded(["no-such-program-anywhere"], 30)
+    (tmp_path / "plain").write_text("#!/bin/sh\n")
+    with pytest.raises(PermissionError):
+        run_bounded([str(tmp_path / "plain")], 30)
+
+
+def imported_by(arguments: list[str]) -> set[str]:
+    """The modules Python imports for the arguments (STATUS in them: a pipe's write end), as
+    -X importtime lists them on standard error."""
+    read_end, write_end = os.pipe()
+    try:
+        ran = subprocess.run(
+            [
+                sys.executable,
+                "-I",
+                "-S",
+                "-X",
+                "importtime",
+                *(str(write_end) if a == "STATUS" else a for a in arguments),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,  # the launcher given no parent of its own stops after its imports: 127
+            pass_fds=(write_end,),
+        )
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    lines = [line.split("|") for line in ran.stderr.splitlines() if line.startswith("import time:")]
+    return {fields[-1].strip() for fields in lines[1:]}
+
+
+def test_the_launcher_imports_nothing_of_ncuverify_and_nothing_heavy():
+    launcher = imported_by([str(SUBREAPER), "STATUS", "0", "--", "true"])
+    assert "ctypes" in launcher
+    assert launcher <= imported_by(["-c", "import __future__, _signal, ctypes, os, sys"])

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import DATA
+from daemons import DAEMONS, assert_none_running, daemon_pids
 
 from ncuverify.environment import Environment, Gpu
 from ncuverify.errors import ExitCode
@@ -108,6 +109,22 @@ def test_a_program_past_its_time_limit_is_stopped(tmp_path):
     path.write_text(path.read_text().replace("timeout_s: 20", "timeout_s: 1"))
     [claim] = checked(path, allow_programs=True).claims
     assert "did not end within 1 s under ncu; stopped" in str(claim.reason)
+
+
+@pytest.mark.parametrize("limit", ["20", "1"])
+def test_a_program_s_daemons_end_with_its_case(tmp_path, limit):
+    """Daemons the program starts in sessions of their own: gone once check returns, whether the program
+    ended on its own or was stopped at its time limit."""
+    path = program_file(tmp_path)
+    wait = "" if limit == "20" else "time.sleep(60)\n"
+    script = DAEMONS.format(folder=tmp_path)
+    (tmp_path / "bench" / "add.py").write_text(
+        f"import subprocess, time\nsubprocess.run(['sh', '-c', {script!r}])\n{wait}"
+    )
+    path.write_text(path.read_text().replace("timeout_s: 20", f"timeout_s: {limit}"))
+    [claim] = checked(path, allow_programs=True).claims
+    assert (claim.verdict is Verdict.PASSED) == (limit == "20"), claim.reason
+    assert_none_running(daemon_pids(tmp_path))
 
 
 @pytest.mark.parametrize(
