@@ -12,7 +12,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ncuverify.build.artifacts_diff import diff
+from ncuverify.build.artifacts_diff import diff, listed_again
 from ncuverify.build.artifacts_json import to_json
 from ncuverify.build.artifacts_listing import ListedKernel
 from ncuverify.build_report import print_diff, print_kernels
@@ -23,6 +23,7 @@ from ncuverify.options import CheckOptions
 from ncuverify.report import block_text, line_text
 from ncuverify.results import worst
 from ncuverify.spec.paths import EXPECTATION_PATTERNS
+from ncuverify.text import one_line
 
 
 def is_expectation_input(path: Path) -> bool:
@@ -71,6 +72,23 @@ def write_listing(path: Path, kernels: list[ListedKernel]) -> None:
         path.write_text(text, encoding="utf-8", errors="backslashreplace")
 
 
+def check_listed_once(path: Path, kernels: list[ListedKernel]) -> None:
+    """InputError, one line naming the path and both entries, where a kernel is listed twice with
+    different facts or opcodes."""
+    again = listed_again(kernels)
+    if again is None:
+        return
+    index, earlier = again
+    kernel, first = kernels[index], kernels[earlier]
+    raise InputError(
+        one_line(
+            f"{path}: kernels[{index}] ({kernel.name}, {kernel.arch}, from {kernel.source}) is listed again"
+            f" with other facts or opcodes than kernels[{earlier}] (from {first.source}):"
+            " which one to compare cannot be told; compare the builds one copy at a time"
+        )
+    )
+
+
 def diff_paths(
     shown_on: Console,
     old: Path,
@@ -81,10 +99,12 @@ def diff_paths(
 ) -> ExitCode:
     """What changed from old to new, each a `build --json` file or anything `build` accepts: 0, or
     with fail_on_change 1 where a kernel's fact grew or a kernel was added; 2 where one side cannot be
-    read."""
+    read or lists a kernel twice with different facts."""
     check_exists([old, new])
     before = path_kernels_listed(old, options, environment)
     after = path_kernels_listed(new, options, environment)
+    for path, kernels in ((old, before), (new, after)):
+        check_listed_once(path, kernels)
     changes = diff(before, after)
     print_diff(shown_on, changes)
     if fail_on_change and (changes.grew or changes.added):

@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import stat
+from collections import Counter
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -110,9 +111,26 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def read_json(path: Path, limit: int) -> Any:
+class JsonObject(dict[str, Any]):
+    """A JSON object read with keep_repeats: a dict (holding the last value of a key given twice, as
+    Python's reader does), and the keys given more than once, for a reader that must not guess which
+    value counts."""
+
+    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
+        super().__init__(pairs)
+        counts = Counter(key for key, _ in pairs)
+        self.repeated = tuple(key for key, count in counts.items() if count > 1)
+
+
+def repeated_keys(value: object) -> tuple[str, ...]:
+    """The keys given more than once in a JSON object read with keep_repeats; () for anything else."""
+    return value.repeated if isinstance(value, JsonObject) else ()
+
+
+def read_json(path: Path, limit: int, keep_repeats: bool = False) -> Any:
     """The JSON value in a regular file of at most limit bytes of UTF-8: OSError where the file cannot
-    be opened or read, ValueError saying what is wrong with it otherwise."""
+    be opened or read, ValueError saying what is wrong with it otherwise. With keep_repeats, each
+    object is a JsonObject, which says which of its keys were given twice."""
     try:
         data = read_plain(path, limit)
     except CannotRead as problem:
@@ -125,13 +143,14 @@ def read_json(path: Path, limit: int) -> Any:
         text = data.decode()
     except UnicodeDecodeError as error:
         raise ValueError(f"not UTF-8 text (byte {error.start})") from None
-    return parse_json(text)
+    return parse_json(text, keep_repeats)
 
 
-def parse_json(text: str) -> Any:
-    """JSON text as Python values; ValueError saying why where it is not JSON."""
+def parse_json(text: str, keep_repeats: bool = False) -> Any:
+    """JSON text as Python values (with keep_repeats, each object a JsonObject); ValueError saying why
+    where it is not JSON."""
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=JsonObject if keep_repeats else None)
     except RecursionError:
         raise ValueError("nested too deeply") from None
     except ValueError as error:

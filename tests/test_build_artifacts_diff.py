@@ -1,6 +1,6 @@
 """`build --diff`: kernels matched by symbol and arch, facts before and after, opcodes that moved."""
 
-from ncuverify.build.artifacts_diff import diff
+from ncuverify.build.artifacts_diff import diff, listed_again
 from ncuverify.build.artifacts_listing import ListedKernel
 
 
@@ -26,3 +26,11 @@ def test_a_fact_one_side_lacks_is_no_change_and_shrinking_is_not_growth():
     changes = diff(old, new)
     assert changes.changed[0].facts == (("static__registers_per_thread", 10.0, 8.0),)
     assert not changes.grew
+
+
+def test_a_kernel_listed_again_with_other_facts_is_found_with_its_first_listing():
+    # Two copies of one library list a kernel twice alike: that is no ambiguity.
+    assert listed_again([kernel("a"), kernel("b"), kernel("a")]) is None
+    assert listed_again([kernel("a"), kernel("b"), kernel("a", regs=200.0)]) == (2, 0)
+    assert listed_again([kernel("a"), kernel("a", mix={"LDG": 9})]) == (1, 0)
+    assert listed_again([kernel("a"), kernel("a", arch="sm_80", regs=200.0)]) is None

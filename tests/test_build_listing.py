@@ -1,7 +1,10 @@
 """`ncuverify build PATH` on .cu files, artifacts and folders; `--json`; `--diff`, end to end."""
 
+import copy
 import json
+import math
 
+import pytest
 from artifact_builds import artifacts  # noqa: F401 (a fixture)
 from cli_invoke import invoke_command, no_gpu  # noqa: F401 (a fixture)
 
@@ -44,3 +47,64 @@ def test_nothing_to_build_and_a_source_without_arch_are_bad_input(no_gpu, tmp_pa
     assert result.exit_code == ExitCode.BAD_INPUT, result.output
     assert "nothing to build in this folder" in result.output and "pass --arch" in result.output
     assert "Traceback" not in result.output
+
+
+def _listing(artifacts, tmp_path):  # noqa: F811
+    """The `build --json` listing of a real build, as a document to tamper with."""
+    out = tmp_path / "old.json"
+    result = invoke_command("build", str(artifacts("kernels.o")), "--json", str(out))
+    assert result.exit_code == ExitCode.OK, result.output
+    return out, json.loads(out.read_text())
+
+
+def _diff_against(old, tmp_path, document):
+    new = tmp_path / "new.json"
+    new.write_text(json.dumps(document))  # Python writes NaN and infinities as NaN, Infinity
+    return new, invoke_command("build", "--diff", "--fail-on-change", str(old), str(new))
+
+
+@pytest.mark.parametrize("number", [math.nan, -math.inf])
+def test_a_diff_refuses_a_fact_that_is_not_a_finite_number(artifacts, no_gpu, tmp_path, number):  # noqa: F811
+    old, document = _listing(artifacts, tmp_path)
+    document["kernels"][1]["facts"]["static__registers_per_thread"] = number
+    new, result = _diff_against(old, tmp_path, document)
+    assert result.exit_code == ExitCode.BAD_INPUT, result.output
+    name = document["kernels"][1]["name"]
+    assert f"{new}: kernels[1] ({name}, sm_90): facts: static__registers_per_thread is" in result.output
+    assert "not a finite number" in result.output and "Traceback" not in result.output
+
+
+def test_a_diff_refuses_a_kernel_listed_again_with_other_facts(artifacts, no_gpu, tmp_path):  # noqa: F811
+    old, document = _listing(artifacts, tmp_path)
+    grown = copy.deepcopy(document["kernels"][0])
+    grown["facts"]["static__registers_per_thread"] += 100
+    document["kernels"].append(grown)
+    new, result = _diff_against(old, tmp_path, document)
+    assert result.exit_code == ExitCode.BAD_INPUT, result.output
+    assert result.output.count("\n") == 1, result.output
+    assert f"{new}: kernels[5] ({grown['name']}, sm_90," in result.output
+    assert "listed again with other facts or opcodes than kernels[0]" in result.output
+
+
+def test_a_diff_refuses_a_fact_given_twice(artifacts, no_gpu, tmp_path):  # noqa: F811
+    old, document = _listing(artifacts, tmp_path)
+    text = json.dumps(document).replace(
+        '"static__registers_per_thread": ',
+        '"static__registers_per_thread": 999, "static__registers_per_thread": ',
+        1,
+    )
+    new = tmp_path / "new.json"
+    new.write_text(text)
+    result = invoke_command("build", "--diff", "--fail-on-change", str(new), str(old))
+    assert result.exit_code == ExitCode.BAD_INPUT, result.output
+    assert f"{new}: kernels[0] (" in result.output
+    assert "facts: 'static__registers_per_thread' is given twice" in result.output
+
+
+def test_a_diff_compares_a_kernel_listed_twice_alike_once(artifacts, no_gpu, tmp_path):  # noqa: F811
+    # Two copies of one library in a folder list each kernel twice, alike.
+    old, document = _listing(artifacts, tmp_path)
+    document["kernels"] += copy.deepcopy(document["kernels"])
+    _, result = _diff_against(old, tmp_path, document)
+    assert result.exit_code == ExitCode.OK, result.output
+    assert "0 changed, 0 added, 0 removed, 5 unchanged" in result.output

@@ -19,8 +19,10 @@ from ncuverify.files import (
     TooLarge,
     Unreadable,
     open_plain,
+    parse_json,
     read_plain,
     sha256_of,
+    repeated_keys,
 )
 
 
@@ -199,3 +201,10 @@ def test_a_regular_file_is_read_exactly_or_refused_as_too_large(content: bytes, 
         else:
             with pytest.raises(TooLarge):
                 read_plain(path, bound, follow_links=False)
+
+
+def test_keys_given_twice_are_kept_where_asked() -> None:
+    value = parse_json('{"a": 1, "b": {"c": 1, "c": 2}, "a": 3}', keep_repeats=True)
+    assert value == {"a": 3, "b": {"c": 2}}  # the last, as Python's reader keeps it
+    assert repeated_keys(value) == ("a",) and repeated_keys(value["b"]) == ("c",)
+    assert repeated_keys(parse_json('{"a": 1, "a": 2}')) == ()  # not asked: plain dicts

@@ -38,8 +38,9 @@ class BuildDiff:
 
 
 def diff(old: list[ListedKernel], new: list[ListedKernel]) -> BuildDiff:
-    """The changes from old to new. A kernel listed twice on one side (two copies of a library) is
-    compared once, by its first listing."""
+    """The changes from old to new. A kernel listed twice on one side with the same facts and opcodes
+    (two copies of a library) is compared once; one listed twice with others is refused first (see
+    listed_again)."""
     before = {kernel.key: kernel for kernel in reversed(old)}
     after = {kernel.key: kernel for kernel in reversed(new)}
     changed, unchanged = [], 0
@@ -52,6 +53,19 @@ def diff(old: list[ListedKernel], new: list[ListedKernel]) -> BuildDiff:
     added = tuple(sorted((after[k] for k in after.keys() - before.keys()), key=_order))
     removed = tuple(sorted((before[k] for k in before.keys() - after.keys()), key=_order))
     return BuildDiff(tuple(changed), added, removed, unchanged)
+
+
+def listed_again(kernels: list[ListedKernel]) -> tuple[int, int] | None:
+    """The first kernel listed again (same symbol and architecture) with other facts or opcodes, and
+    the earlier listing: (its index, the earlier one's). Which of the two to compare cannot be told,
+    and comparing either would let the other grow unseen."""
+    first: dict[tuple[str, str], int] = {}
+    for index, kernel in enumerate(kernels):
+        earlier = first.setdefault(kernel.key, index)
+        listed = kernels[earlier]
+        if (listed.facts, listed.mix) != (kernel.facts, kernel.mix):
+            return index, earlier
+    return None
 
 
 def _order(kernel: ListedKernel) -> tuple[str, str, str]:
