@@ -11,7 +11,8 @@ class ExitCode(IntEnum):
     OK = 0  # every claim holds
     CLAIM_FAILED = 1  # a claim failed, or could not be evaluated on a run that did measure
     BAD_INPUT = 2  # the expectation file or a kernel is wrong (YAML, schema, compile)
-    NOT_MEASURABLE = 3  # the claims cannot be measured here (no GPU, no ncu, no counter access)
+    NOT_MEASURABLE = 3  # the claims cannot be measured here (no GPU, no ncu, no counter access;
+    # or --static-only set aside every claim: nothing was judged)
     INTERNAL_ERROR = 4  # a bug in ncuverify: one line names the file that holds the traceback
 
 

@@ -125,10 +125,45 @@ class FileResult:
         return sum(1 for result in self.claims if result.verdict is verdict)
 
 
+# The verdicts of claims that were judged: a value was read (or could not be) and compared.
+JUDGED = (Verdict.PASSED, Verdict.FAILED, Verdict.ERROR, Verdict.XFAILED, Verdict.XPASSED)
+
+
+def set_aside(results: Iterable[FileResult]) -> int:
+    """How many claims on the profiler --static-only set aside, over the files."""
+    return sum(result.set_aside for result in results)
+
+
+def judged_nothing(results: Iterable[FileResult]) -> int:
+    """How many claims --static-only set aside where the run judged none at all (every claim set
+    aside, or about other architectures): 0 where it judged one, or set none aside. Such a run is no
+    pass: nothing was checked."""
+    results = list(results)
+    if any(claim.verdict in JUDGED for result in results for claim in result.claims):
+        return 0
+    return set_aside(results)
+
+
+def nothing_judged_line(count: int) -> str:
+    """What every output says of a run that judged nothing because --static-only set it all aside."""
+    claims = (
+        f"{count} claims need a GPU (--static-only set them"
+        if count != 1
+        else "1 claim needs a GPU (--static-only set it"
+    )
+    return f"nothing could be judged here: {claims} aside)"
+
+
+def set_aside_line(count: int) -> str:
+    """What the outputs say of claims set aside beside claims judged."""
+    return f"{count} set aside (they need a GPU: --static-only)"
+
+
 def exit_code(results: Iterable[FileResult]) -> ExitCode:
     """4 where ncuverify itself failed on a file, else 2 for wrong input anywhere, else 1 for a failed,
-    unevaluable or unexpectedly passing claim, else 3 for skipped (or not run), else 0. An expected
-    failure (xfailed) is no failure. The first that applies in the order 4, 2, 1, 3 wins."""
+    unevaluable or unexpectedly passing claim, else 3 for skipped (or not run), or where --static-only
+    set aside every claim it could have judged, else 0. An expected failure (xfailed) is no failure.
+    The first that applies in the order 4, 2, 1, 3 wins."""
     results = list(results)
     if any(r.internal_error for r in results):
         return ExitCode.INTERNAL_ERROR
@@ -138,6 +173,8 @@ def exit_code(results: Iterable[FileResult]) -> ExitCode:
     if any(v in (Verdict.FAILED, Verdict.ERROR, Verdict.XPASSED) for v in verdicts):
         return ExitCode.CLAIM_FAILED
     if any(v is Verdict.SKIPPED for v in verdicts) or any(r.not_run for r in results):
+        return ExitCode.NOT_MEASURABLE
+    if judged_nothing(results):
         return ExitCode.NOT_MEASURABLE
     return ExitCode.OK
 

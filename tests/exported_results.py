@@ -88,3 +88,8 @@ def hostile(text: str) -> FileResult:
         warnings=[text],
         explanations={"hostile": explanation},
     )
+
+
+def static_only(path: Path) -> FileResult:
+    """The file checked with --static-only: its claims on the profiler set aside."""
+    return check_file(path, CheckOptions(cache=COMPILE_CACHE, static_only=True), NO_GPU)

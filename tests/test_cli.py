@@ -1,6 +1,7 @@
 """The command line, without a GPU: the environment is fixed so these run the same on any machine."""
 
 import re
+from pathlib import Path
 
 import cli_invoke
 import pytest
@@ -281,11 +282,26 @@ def test_static_only_says_how_many_claims_it_set_aside(no_gpu):
     assert result.exit_code == ExitCode.OK, result.output
     # static.yaml has one claim on the profiler, sample.yaml eight; none of them is judged or counted
     assert (
-        "static.yaml: 6 passed, 0 failed, 0 errors, 0 skipped, 1 on the profiler set aside (--static-only)"
+        "static.yaml: 6 passed, 0 failed, 0 errors, 0 skipped, 1 set aside (they need a GPU: --static-only)"
         in result.stdout
     )
-    assert "sample.yaml: no claims to check (8 on the profiler set aside: --static-only)" in result.stdout
-    assert "ncuverify: 6 passed, 0 failed, 0 errors, 0 skipped, 9 on the profiler set aside" in result.stdout
+    said = "sample.yaml: nothing could be judged here: 8 claims need a GPU (--static-only set them aside)"
+    assert said in result.stdout
+    assert "ncuverify: 6 passed, 0 failed, 0 errors, 0 skipped, 9 set aside" in result.stdout
+    assert "ncuverify: nothing could be judged" not in result.stdout  # the run judged six
+
+
+@pytest.mark.parametrize("quiet", [[], ["-q"]])
+def test_static_only_that_judges_nothing_is_not_a_pass(no_gpu, quiet):
+    # sample.yaml's claims are all on the profiler; programs.yaml's are on program cases, without a
+    # build: every one is set aside, so nothing was checked
+    programs = Path(__file__).parent.parent / "examples" / "programs" / "programs.yaml"
+    result = invoke(*quiet, "--static-only", str(DATA / "sample.yaml"), str(programs))
+    assert result.exit_code == ExitCode.NOT_MEASURABLE, result.output
+    said = "ncuverify: nothing could be judged here: 17 claims need a GPU (--static-only set them aside)"
+    assert said in result.stdout
+    assert "17 set aside (they need a GPU: --static-only)" in result.stdout
+    assert "ncuverify doctor" not in result.output  # --static-only measured nothing by choice
 
 
 def test_a_replay_of_a_kernel_that_changed_since_the_recording_is_stale_unless_allowed(tmp_path):

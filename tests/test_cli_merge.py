@@ -81,3 +81,18 @@ def test_a_damaged_shard_is_one_line_exit_2(tmp_path):
         ExitCode.BAD_INPUT,
         f"{part}: not a result of check --json: files[0].claims[0].verdict: 'pased' is not a verdict",
     )
+
+
+def test_merged_shards_count_what_each_set_aside(no_gpu, tmp_path):
+    import json
+
+    parts = [tmp_path / f"shard{k}.json" for k in (1, 2)]
+    for k, part in enumerate(parts, 1):
+        invoke("--static-only", "--shard", f"{k}/2", "--json", str(part), str(DATA / "sample.yaml"))
+    out = tmp_path / "merged.json"
+    merged = invoke_command("merge", *map(str, parts), "--json", str(out))
+    # every claim of sample.yaml is on the profiler: each shard set its share aside, the run judged none
+    assert merged.exit_code == ExitCode.NOT_MEASURABLE, merged.output
+    assert "nothing could be judged here: 8 claims need a GPU (--static-only set them aside)" in merged.stdout
+    document = json.loads(out.read_text())
+    assert document["set_aside"] == 8 and document["files"][0]["set_aside"] == 8

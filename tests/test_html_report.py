@@ -209,3 +209,14 @@ def test_long_ids_and_metric_names_may_break_after_underscores_and_dots_and_read
     assert "smsp__<wbr>sass_<wbr>inst_<wbr>executed_<wbr>op_<wbr>ldgsts.<wbr>sum" in text
     cells = {row["cells"][0]: row["cells"][2] for row in Page(text).rows}
     assert cells["s61_ldgsts_executed"] == "smsp__sass_inst_executed_op_ldgsts.sum"
+
+
+def test_the_summary_says_how_many_claims_were_set_aside(no_gpu):  # noqa: F811
+    options = CheckOptions(cache=COMPILE_CACHE, static_only=True)
+    nothing = export.to_html(check_files([DATA / "sample.yaml"], options))
+    said = "nothing could be judged here: 8 claims need a GPU (--static-only set them aside)"
+    assert f'<p class="problem">{said}</p>' in nothing
+    assert "<td>8 set aside (they need a GPU: --static-only)</td>" in nothing
+    some = export.to_html(check_files([DATA / "sample.yaml", DATA / "static.yaml"], options))
+    assert "6 passed, 9 set aside (they need a GPU: --static-only)" in some
+    assert 'class="problem"' not in some.split("<style>")[0] + some.split("</style>")[1]

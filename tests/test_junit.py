@@ -4,7 +4,8 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
-from exported_results import ATTACKS, PRINTED, hostile, judged_sample, mixed_results
+from conftest import DATA
+from exported_results import ATTACKS, PRINTED, hostile, judged_sample, mixed_results, static_only
 from hypothesis import given, settings
 
 from ncuverify import export
@@ -73,3 +74,23 @@ def test_junit_writes_control_characters_as_visible_escapes():
 @given(PRINTED)
 def test_junit_of_any_text_is_xml(text):
     ElementTree.fromstring(export.to_junit([hostile(text)]))
+
+
+def test_claims_set_aside_are_a_skipped_case_of_their_file(tmp_path):
+    # a CI system must not show a file whose claims were set aside (--static-only) all green
+    path = tmp_path / "results.xml"
+    path.write_text(export.to_junit([static_only(DATA / "sample.yaml"), static_only(DATA / "static.yaml")]))
+    aside, judged = list(JUnitXml.fromfile(str(path)))
+    assert (aside.tests, aside.skipped, aside.failures, aside.errors) == (1, 1, 0, 0)
+    (case,) = list(aside)
+    assert case.name == "set aside"
+    assert (
+        case.result[0].message
+        == "nothing could be judged here: 8 claims need a GPU (--static-only set them aside)"
+    )
+    (skipped,) = [case for case in judged if case.result and isinstance(case.result[0], Skipped)]
+    assert (
+        skipped.name == "set aside"
+        and skipped.result[0].message == "1 set aside (they need a GPU: --static-only)"
+    )
+    assert judged.tests == 7 and judged.skipped == 1

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 from conftest import DATA
-from exported_results import ATTACKS, PRINTED, hostile, judged_sample, mixed_results
+from exported_results import ATTACKS, PRINTED, hostile, judged_sample, mixed_results, static_only
 from hypothesis import example, given, settings
 
 from ncuverify import export
@@ -103,3 +103,18 @@ def test_markdown_escapes_html_pipes_and_markup():
 @example("\u2028")  # a line separator, which splits a line for some readers
 def test_markdown_of_any_text_renders_no_markup_from_it(text):
     assert_safe_markdown(export.to_markdown([hostile(text)]))
+
+
+def test_claims_set_aside_are_said_and_a_run_that_judged_nothing_is_no_pass():
+    only_profiler, some_static = static_only(DATA / "sample.yaml"), static_only(DATA / "static.yaml")
+    nothing = export.to_markdown([only_profiler])
+    assert nothing.startswith(
+        "## ncuverify: nothing could be judged here: 8 claims need a GPU (--static-only set them aside)\n"
+    )
+    assert "- `sample.yaml`: 8 set aside (they need a GPU: --static-only)" in nothing
+    some = export.to_markdown([only_profiler, some_static])
+    assert some.startswith(
+        "## ncuverify: every claim judged holds; 9 set aside (they need a GPU: --static-only)"
+    )
+    assert "every claim holds" not in some
+    assert_safe_markdown(some)

@@ -357,3 +357,26 @@ def test_changes_that_do_not_fit_are_a_line_each_naming_the_measure_whole():
     text = console.export_text()
     assert "┃" not in text
     assert f"worse {long_path} read gpu__time_duration.sum: 100 -> 150 (×1.5)" in text
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_claims_set_aside_are_counted_and_a_run_that_judged_nothing_says_so(quiet):
+    judged = FileResult(Path("static.yaml"), [ClaimResult(claim("p"), Verdict.PASSED, 4.0)], set_aside=1)
+    aside = FileResult(Path("programs.yaml"), [], set_aside=9)
+    console = Console(record=True, width=220)
+    report.print_run(console, [aside, FileResult(Path("none.yaml"), [], set_aside=1)], 1.5, False, quiet)
+    nothing = console.export_text()
+    if not quiet:
+        assert "programs.yaml: nothing could be judged here: 9 claims need a GPU" in nothing
+        assert "none.yaml: nothing could be judged here: 1 claim needs a GPU" in nothing
+        assert "no claims to check" not in nothing
+    assert (
+        "ncuverify: nothing could be judged here: 10 claims need a GPU (--static-only set them aside)"
+        in nothing
+    )
+    assert "0 passed, 0 failed, 0 errors, 0 skipped, 10 set aside (they need a GPU: --static-only)" in nothing
+    console = Console(record=True, width=220)
+    report.print_run(console, [judged, aside], 1.5, False, quiet)
+    some = console.export_text()
+    assert "ncuverify: 1 passed, 0 failed, 0 errors, 0 skipped, 10 set aside" in some
+    assert "ncuverify: nothing could be judged" not in some

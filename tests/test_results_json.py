@@ -3,9 +3,11 @@
 import json
 
 import pytest
-from exported_results import judged_sample
+from conftest import DATA
+from exported_results import judged_sample, static_only
 
 from ncuverify import export
+from ncuverify.errors import ExitCode
 from ncuverify.results import FileResult
 
 
@@ -34,3 +36,18 @@ def test_run_identity_in_the_json(sample):
     assert document["run"] == {"suite": "f" * 64, "shard": [2, 3]}
     whole = json.loads(export.to_json([sample]))
     assert whole["run"] == {"suite": export.suite_digest([sample.path]), "shard": [1, 1]}
+
+
+def test_claims_set_aside_are_in_the_json_and_read_back():
+    only_profiler, some_static = static_only(DATA / "sample.yaml"), static_only(DATA / "static.yaml")
+    nothing = json.loads(export.to_json([only_profiler]))
+    assert nothing["exit_code"] == ExitCode.NOT_MEASURABLE and nothing["set_aside"] == 8
+    assert (
+        nothing["problem"]
+        == "nothing could be judged here: 8 claims need a GPU (--static-only set them aside)"
+    )
+    text = export.to_json([only_profiler, some_static])
+    some = json.loads(text)
+    assert some["exit_code"] == ExitCode.OK and some["set_aside"] == 9 and "problem" not in some
+    assert [record["set_aside"] for record in some["files"]] == [8, 1]
+    assert [result.set_aside for result in export.from_json(text)] == [8, 1]

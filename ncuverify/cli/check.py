@@ -135,8 +135,9 @@ def check(
 
     Exit codes: 0 every claim holds; 1 a claim failed or could not be evaluated, or a measure regressed
     against --baseline; 2 the input is wrong (an output that cannot be written too); 3 the claims could
-    not be measured here (no GPU, no ncu, no counter access); 4 ncuverify itself failed (one line names
-    the file that holds the traceback). The first in the order 4, 2, 1, 3 wins.
+    not be measured here (no GPU, no ncu, no counter access), or --static-only set aside every claim it
+    could have judged; 4 ncuverify itself failed (one line names the file that holds the traceback).
+    The first in the order 4, 2, 1, 3 wins.
     """
     profiles = Profiles(save_profile, ncu_report, from_profile)
     profiler = Profiler(ncu, clock_control, cache_control, case_timeout, processes_per_gpu)
@@ -175,7 +176,8 @@ def check(
     moved = changes.changes if changes is not None else ()
     written = write_results(shown_on, results, code, outputs.by_option(), _run_identity(shares, paths), moved)
     shown = report.print_run(shown_on, results, time.monotonic() - started, verbose, quiet)
-    if code == ExitCode.NOT_MEASURABLE and not quiet:
+    # --static-only measures nothing by choice: what this machine lacks is not why nothing was judged
+    if code == ExitCode.NOT_MEASURABLE and not quiet and not static_only:
         print("ncuverify doctor says what this machine lacks to measure, and how to mend it", file=sys.stderr)
     if changes is not None:
         report.print_changes(shown_on, changes.changes, changes.moves)

@@ -20,7 +20,15 @@ from typing import TYPE_CHECKING
 
 from ncuverify.explain import claim_lines
 from ncuverify.judge import describe, format_number
-from ncuverify.results import ClaimResult, FileResult, Verdict
+from ncuverify.results import (
+    ClaimResult,
+    FileResult,
+    Verdict,
+    judged_nothing,
+    nothing_judged_line,
+    set_aside,
+    set_aside_line,
+)
 from ncuverify.text import one_line, printable
 
 if TYPE_CHECKING:  # names only: the baseline reads exported results (a cycle); matplotlib loads late
@@ -90,16 +98,24 @@ def _summary(results: Sequence[FileResult]) -> str:
     )
     header = "".join(f"<th>{v.value}</th>" for v in Verdict)
     totals = ", ".join(f"{counts[v]} {v.value}" for v in Verdict if counts[v]) or "no claims"
+    aside = set_aside(results)
+    if aside:
+        totals += f", {set_aside_line(aside)}"
+    unjudged = judged_nothing(results)
+    headline = f'<p class="problem">{_text(nothing_judged_line(unjudged))}</p>' if unjudged else ""
     return (
         '<section id="summary"><h2>Summary</h2>'
-        f"<p>{_text(totals)}</p>{_provenance(results)}"
+        f"{headline}<p>{_text(totals)}</p>{_provenance(results)}"
         f'<figure class="chart">{verdict_chart(counts)}</figure>'
         f"<table><tr><th>file</th>{header}<th>problem</th></tr>{rows}</table></section>"
     )
 
 
 def _problem(result: FileResult) -> str:
-    return result.input_error or result.internal_error or result.not_run or ""
+    problem = result.input_error or result.internal_error or result.not_run
+    if problem is None and result.set_aside:
+        return set_aside_line(result.set_aside)
+    return problem or ""
 
 
 def _provenance(results: Sequence[FileResult]) -> str:
@@ -415,6 +431,7 @@ table.claims td:first-child { min-width: 16em; }
 pre { background: #f5f5f5; padding: 0.5em; white-space: pre-wrap; }
 .chart svg { max-width: 100%; height: auto; }
 .provenance { color: #616161; }
+p.problem { color: #f9a825; font-weight: bold; }
 tr.allowed td:last-child { color: #f9a825; }
 figure.sweep { display: inline-block; margin: 0.5em; }
 """

@@ -10,13 +10,21 @@ from ncuverify.explain import Explanation, claim_lines
 from ncuverify.export.outcome import FAILING, NOT_RUN
 from ncuverify.judge import describe, format_number
 from ncuverify.judge_sets import kernel_line, shown_outcomes
-from ncuverify.results import ClaimResult, FileResult, Verdict
+from ncuverify.results import (
+    ClaimResult,
+    FileResult,
+    Verdict,
+    judged_nothing,
+    nothing_judged_line,
+    set_aside_line,
+)
 from ncuverify.text import one_line, printable
 
 
 def to_junit(results: Sequence[FileResult]) -> str:
     """One <testsuite> per file, one <testcase> per claim; wrong input and ncuverify's own failure on a
-    file are <error>s of the file, a file not run a skipped case. Every text is made printable first:
+    file are <error>s of the file, a file not run a skipped case, and so are the claims --static-only
+    set aside (one case, which counts them). Every text is made printable first:
     XML 1.0 cannot hold most control characters, whatever the escaping."""
     suites = ElementTree.Element("testsuites", name="ncuverify")
     for result in results:
@@ -34,6 +42,10 @@ def to_junit(results: Sequence[FileResult]) -> str:
         if result.not_run is not None:
             case = _element(suite, "testcase", classname=classname, name="not run")
             _element(case, "skipped", message=result.not_run)
+            skipped += 1
+        if result.set_aside:  # not judged: a CI system must not show the file all green
+            case = _element(suite, "testcase", classname=classname, name="set aside")
+            _element(case, "skipped", message=_set_aside_message(result))
             skipped += 1
         for claim_result in result.claims:
             case = _element(suite, "testcase", classname=classname, name=claim_result.claim.id, time="0")
@@ -67,6 +79,11 @@ def _element(
     if text is not None:
         element.text = printable(text)
     return element
+
+
+def _set_aside_message(result: FileResult) -> str:
+    unjudged = judged_nothing([result])
+    return nothing_judged_line(unjudged) if unjudged else set_aside_line(result.set_aside)
 
 
 def _message(result: ClaimResult) -> str:

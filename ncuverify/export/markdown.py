@@ -12,7 +12,14 @@ from ncuverify.explain import claim_lines
 from ncuverify.export.outcome import FAILING, run_exit_code
 from ncuverify.judge import describe, format_number
 from ncuverify.judge_sets import kernel_line, shown_outcomes, tally
-from ncuverify.results import FileResult, Verdict
+from ncuverify.results import (
+    FileResult,
+    Verdict,
+    judged_nothing,
+    nothing_judged_line,
+    set_aside,
+    set_aside_line,
+)
 from ncuverify.text import one_line
 
 # Characters that Markdown (GitHub's flavour: tables, strikethrough, math) reads as markup anywhere in a
@@ -73,7 +80,10 @@ def to_markdown(results: Sequence[FileResult]) -> str:
     """A summary: the counts, where the figures come from, and every claim that did not pass. Every
     text from a file or from ncu is escaped: the summary is shown as a pull-request comment."""
     code = run_exit_code(results)
-    lines = [f"## ncuverify: {_headline(code)}", "", *verdict_pie(results)]
+    lines = [f"## ncuverify: {_headline(code, results)}", "", *verdict_pie(results)]
+    aside = set_aside(results)
+    if aside:
+        lines += [f"{set_aside_line(aside)}: not judged, so not shown as passing.", ""]
     lines += [
         "| file | passed | failed | errors | skipped | other |",
         "| --- | --- | --- | --- | --- | --- |",
@@ -103,6 +113,8 @@ def to_markdown(results: Sequence[FileResult]) -> str:
             how = "replayed from a recording made" if result.replayed else "measured"
             lines.append(f"- {name}: {how} on {_inline(result.provenance.describe())}")
         lines += [f"- {name}: warning: {_inline(w)}" for w in result.warnings]
+        if result.set_aside:
+            lines.append(f"- {name}: {set_aside_line(result.set_aside)}")
     problems = [(r, c) for r in results for c in r.claims if c.verdict in (*FAILING, Verdict.ERROR)]
     broken = [r for r in results if r.input_error is not None or r.internal_error is not None]
     if problems or broken:
@@ -153,7 +165,12 @@ def to_markdown(results: Sequence[FileResult]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _headline(code: ExitCode) -> str:
+def _headline(code: ExitCode, results: Sequence[FileResult]) -> str:
+    unjudged = judged_nothing(results)
+    if code is ExitCode.NOT_MEASURABLE and unjudged:
+        return nothing_judged_line(unjudged)
+    if code is ExitCode.OK and set_aside(results):
+        return "every claim judged holds; " + set_aside_line(set_aside(results))
     return {
         ExitCode.OK: "every claim holds",
         ExitCode.CLAIM_FAILED: "claims failed",

@@ -47,10 +47,15 @@ def read_document(document: Any, source: str) -> tuple[list[FileResult], ShardOf
 
 
 def _results(document: Any) -> tuple[list[FileResult], ShardOf | None]:
-    record = fields.json_object(document, "", {"ncuverify", "exit_code", "counts", "files"}, {"run"})
+    record = fields.json_object(
+        document, "", {"ncuverify", "exit_code", "counts", "files"}, {"run", "set_aside", "problem"}
+    )
     fields.text(record["ncuverify"], "ncuverify")
     fields.integer(record["exit_code"], "exit_code", 0, max(ExitCode))
     _counts(record["counts"], "counts")
+    # written for readers, recomputed from the files: only their form is checked
+    fields.integer(record.get("set_aside", 0), "set_aside", 0, 2**31)
+    fields.optional(fields.text, record.get("problem"), "problem")
     files = fields.json_list(record["files"], "files")
     results = [_file_result(item, f"files[{i}]") for i, item in enumerate(files)]
     return results, _shard_of(record["run"], "run") if "run" in record else None
@@ -87,7 +92,7 @@ _FILE_KEYS = {
     "measurements",
 }
 # absent from older versions' files
-_LATER_FILE_KEYS = {"internal_error", "not_run", "explanations", "key"}
+_LATER_FILE_KEYS = {"internal_error", "not_run", "explanations", "key", "set_aside"}
 
 
 def _file_result(value: Any, where: str) -> FileResult:
@@ -121,6 +126,7 @@ def _file_result(value: Any, where: str) -> FileResult:
         },
         # older files: from the path
         key=fields.optional(fields.text, record.get("key"), f"{where}.key") or "",
+        set_aside=fields.integer(record.get("set_aside", 0), f"{where}.set_aside", 0, 2**31),
     )
 
 

@@ -14,7 +14,7 @@ from ncuverify.errors import ExitCode
 from ncuverify.export.outcome import run_exit_code
 from ncuverify.export.run_identity import ShardOf, suite_digest
 from ncuverify.judge import describe
-from ncuverify.results import ClaimResult, FileResult, Verdict
+from ncuverify.results import ClaimResult, FileResult, Verdict, judged_nothing, nothing_judged_line, set_aside
 
 
 def _number(value: float | None) -> float | None:
@@ -87,6 +87,7 @@ def file_record(result: FileResult) -> dict[str, Any]:
         "warnings": result.warnings,
         "counts": {verdict.value: result.count(verdict) for verdict in Verdict},
         "claims": [claim_record(claim) for claim in result.claims],
+        "set_aside": result.set_aside,
         "measurements": measurements,
         "explanations": {claim_id: e.to_dict() for claim_id, e in result.explanations.items()},
     }
@@ -94,7 +95,8 @@ def file_record(result: FileResult) -> dict[str, Any]:
 
 def to_json(results: Sequence[FileResult], code: ExitCode | None = None, shard: ShardOf | None = None) -> str:
     """Everything the run found, and which run it was: without shard, the whole (1/1) of the suite of
-    the results' files."""
+    the results' files. `set_aside` counts the claims on the profiler that --static-only left out, and
+    a run that judged nothing says so in `problem`."""
     code = run_exit_code(results) if code is None else code
     shard = shard or ShardOf(1, 1, suite_digest([result.path for result in results]))
     document = {
@@ -102,8 +104,12 @@ def to_json(results: Sequence[FileResult], code: ExitCode | None = None, shard: 
         "exit_code": int(code),
         "run": _run_record(shard),
         "counts": {verdict.value: sum(r.count(verdict) for r in results) for verdict in Verdict},
+        "set_aside": set_aside(results),
         "files": [file_record(result) for result in results],
     }
+    unjudged = judged_nothing(results)
+    if unjudged:
+        document["problem"] = nothing_judged_line(unjudged)
     return json.dumps(document, indent=1)
 
 

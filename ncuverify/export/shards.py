@@ -153,6 +153,7 @@ def _both_results(known: FileResult, result: FileResult) -> FileResult:
         warnings=[*known.warnings, *result.warnings],
         measurements=_both(known.measurements, result.measurements),
         explanations={**known.explanations, **result.explanations},
+        set_aside=known.set_aside + result.set_aside,  # each shard set aside the claims of its share
     )
 
 

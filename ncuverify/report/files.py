@@ -23,7 +23,14 @@ from ncuverify.report.claims import (
     table_fits,
 )
 from ncuverify.report.text import block_text, line_text, wrapped
-from ncuverify.results import FileResult, Verdict
+from ncuverify.results import (
+    FileResult,
+    Verdict,
+    judged_nothing,
+    nothing_judged_line,
+    set_aside,
+    set_aside_line,
+)
 from ncuverify.text import one_line
 
 
@@ -39,9 +46,9 @@ def summary(results: Sequence[FileResult], seconds: float) -> str:
             text += f", {counts[verdict]} {verdict.value}"
     if counts[Verdict.OTHER_ARCH]:
         text += f", {counts[Verdict.OTHER_ARCH]} for other architectures"
-    set_aside = sum(r.set_aside for r in results)
-    if set_aside:
-        text += f", {set_aside} on the profiler set aside (--static-only)"
+    aside = set_aside(results)
+    if aside:
+        text += f", {set_aside_line(aside)}"
     if bad_files:
         text += f", {bad_files} file{'s' if bad_files > 1 else ''} with input errors"
     failed_files = sum(1 for r in results if r.internal_error)
@@ -63,8 +70,11 @@ def print_file(console: Console, result: FileResult, verbose: bool) -> None:
         console.print(line_text(f"{result.path}: not run: {result.not_run}", "yellow"), soft_wrap=True)
         return
     if not result.claims:
-        aside = f" ({result.set_aside} on the profiler set aside: --static-only)" if result.set_aside else ""
-        console.print(line_text(f"{result.path}: no claims to check{aside}"), soft_wrap=True)
+        if result.set_aside:
+            said = f"{result.path}: {nothing_judged_line(result.set_aside)}"
+            console.print(line_text(said, "yellow"), soft_wrap=True)
+        else:
+            console.print(line_text(f"{result.path}: no claims to check"), soft_wrap=True)
         return
     if not verbose and _skipped_alike(result):
         # One cause for every claim (no GPU, no ncu): one line, not a table of the same words.
@@ -168,6 +178,11 @@ def print_run(
         for described in sorted(recordings):
             _print_prose(console, f"replayed from a recording made on {described}")
     if quiet or len(results) > 1:
+        unjudged = judged_nothing(results)
+        if unjudged:
+            console.print(
+                line_text(f"ncuverify: {nothing_judged_line(unjudged)}", "bold yellow"), soft_wrap=True
+            )
         line = f"ncuverify: {summary(results, seconds)} ({len(results)} files)"
         console.print(line_text(line, "bold"), soft_wrap=True)
     return status

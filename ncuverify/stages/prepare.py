@@ -63,7 +63,10 @@ def prepare_file(
     if builds is None:
         reason = f"{environment.problem or 'no GPU'}; and no architecture to build for: pass --arch or set 'arch' in the file"
         judged += skip_all(static_claims + profiler_claims, reason)
-        return Prepared(key, path, spec, arch, None, judged, [], Measurements.empty(), started)
+        # what --static-only set aside is counted here too: a file of program cases has no build
+        return Prepared(
+            key, path, spec, arch, None, judged, [], Measurements.empty(), started, set_aside=set_aside
+        )
     by_key = members(spec, builds, sets)
     static = static_measurements(spec, builds, applicable)
     if by_key:
