@@ -4,6 +4,7 @@ a kernel fails that no allow entry accepts, naming each such kernel with its val
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ncuverify.build.inventory import BuiltKernel, selected
 from ncuverify.judge import as_expected, describe, format_number, holds, value_of
@@ -32,6 +33,31 @@ def judge_over_kernels(
         return ClaimResult(claim, Verdict.ERROR, reason=reason)
     outcomes = tuple(_outcome(claim, label, kernel, measured, allow) for label, kernel in chosen.items())
     return as_expected(claim, _verdict(claim, outcomes), arch)
+
+
+def judge_again(
+    claim: Claim, stored: Sequence[KernelOutcome], measured: Measurements, arch: str | None = None
+) -> ClaimResult:
+    """The claim judged again on the kernels it was judged on, as a file of results (a shard) says:
+    each kernel's value read anew from measured. A kernel that fails stays allowed only where it was
+    allowed: the allow entries are in the expectation file, which the results do not hold."""
+    assert claim.kernels is not None  # a claim over kernels
+    if not stored:
+        return ClaimResult(claim, Verdict.ERROR, reason=f"no kernel of {claim.kernels} was judged")
+    outcomes = tuple(_outcome_again(claim, outcome, measured) for outcome in stored)
+    return as_expected(claim, _verdict(claim, outcomes), arch)
+
+
+def _outcome_again(claim: Claim, stored: KernelOutcome, measured: Measurements) -> KernelOutcome:
+    assert claim.kernels is not None
+    value, problem = value_of(claim, set_case(claim.kernels, stored.kernel), measured)
+    if value is None:
+        return KernelOutcome(stored.kernel, None, KernelVerdict.ERROR, problem)
+    if holds(claim.expect, value):
+        return KernelOutcome(stored.kernel, value, KernelVerdict.PASSED)
+    if stored.verdict is KernelVerdict.ALLOWED:
+        return replace(stored, value=value)
+    return KernelOutcome(stored.kernel, value, KernelVerdict.FAILED)
 
 
 def narrowed(claim: Claim, kernels: dict[str, BuiltKernel]) -> dict[str, BuiltKernel]:

@@ -96,3 +96,32 @@ def test_merged_shards_count_what_each_set_aside(no_gpu, tmp_path):
     assert "nothing could be judged here: 8 claims need a GPU (--static-only set them aside)" in merged.stdout
     document = json.loads(out.read_text())
     assert document["set_aside"] == 8 and document["files"][0]["set_aside"] == 8
+
+
+def test_a_shard_whose_failed_verdict_was_rewritten_to_passed_is_refused(no_gpu, tmp_path):
+    import json
+
+    # A real failure: a local array of 32 floats has a 128-byte stack frame, not 64.
+    spec = tmp_path / "static.yaml"
+    spec.write_text(
+        (DATA / "static.yaml").read_text().replace("expect: {equals: 128}", "expect: {equals: 64}")
+    )
+    part = tmp_path / "shard.json"
+    checked = invoke("--static-only", "--json", str(part), str(spec))
+    assert checked.exit_code == ExitCode.CLAIM_FAILED, checked.output
+    document = json.loads(part.read_text())
+    (claim,) = [c for c in document["files"][0]["claims"] if c["verdict"] == "failed"]
+    assert (claim["id"], claim["measured"]) == ("local_array_has_a_stack", 128)
+    # Everything that says it failed is rewritten; the measured figures are left as they were.
+    claim |= {"verdict": "passed", "reason": None}
+    document["exit_code"] = 0
+    document["counts"] |= {"passed": document["counts"]["passed"] + 1, "failed": 0}
+    document["files"][0]["counts"] = document["counts"]
+    part.write_text(json.dumps(document))
+    merged = invoke_command("merge", str(part))
+    assert (merged.exit_code, merged.stdout) == (
+        ExitCode.BAD_INPUT,
+        f"{part}: {spec}: claim local_array_has_a_stack: 'passed' in the shard, but its measured values"
+        " give 'failed' (measured 128, expected == 64): the shard was edited, or judged by another"
+        " ncuverify\n",
+    )

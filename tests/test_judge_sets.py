@@ -3,6 +3,7 @@ columns, JSON (read back as merge reads it), JUnit and Markdown. The kernels are
 tested is the judging, not the build."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
@@ -12,7 +13,7 @@ from ncuverify import export, report
 from ncuverify.build import StaticFacts
 from ncuverify.build.inventory import BuiltKernel
 from ncuverify.build.reports import ResourceUsage
-from ncuverify.judge_sets import judge_over_kernels
+from ncuverify.judge_sets import judge_again, judge_over_kernels
 from ncuverify.kernel_sets import labels, of_set_case, set_case, set_measurements
 from ncuverify.results import FileResult, KernelVerdict, Verdict
 from ncuverify.spec import load
@@ -184,3 +185,24 @@ def test_junit_and_markdown_name_each_failing_kernel(tmp_path):
         assert f"static__registers_per_thread = 168 for axpy_gemm&lt;{n}&gt;" in junit
         assert f"- static\\_\\_registers\\_per\\_thread = 168 for axpy\\_gemm&lt;{n}&gt;\n" in markdown
     assert "fails for 30 of 300 kernels" in markdown
+
+
+def test_judged_again_from_the_values_gives_what_judging_the_kernels_gave(tmp_path):
+    allow = [{"kernel": "axpy_gemm<150>", "claim": "regs", "reason": "unrolled on purpose"}]
+    first = judged(tmp_path, many(failing=(150,)), allow)
+    (result,) = first.claims
+    claim, measured = result.claim, first.measurements
+    assert judge_again(claim, result.kernels, measured) == result  # the allowed kernel stays allowed
+    # A kernel stored as passing whose figure fails: judged again, it fails, value and all.
+    rows = tuple(
+        (case, kernel, metric, 200.0 if case == "gemms[axpy_gemm<8>]" else value, unit)
+        for case, kernel, metric, value, unit in measured.rows
+    )
+    again = judge_again(claim, result.kernels, replace(measured, rows=rows))
+    assert again.verdict is Verdict.FAILED
+    assert again.reason == (
+        "fails for 1 of 300 kernels (1 allowed), expected <= 128: static__registers_per_thread = 200 for axpy_gemm<8>"
+    )
+    assert [o.kernel for o in again.kernels if o.verdict is KernelVerdict.FAILED] == ["axpy_gemm<8>"]
+    # No kernel at all is no pass.
+    assert judge_again(claim, (), measured).verdict is Verdict.ERROR

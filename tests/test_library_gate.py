@@ -141,3 +141,49 @@ def test_a_kernel_removed_since_the_baseline_is_reported_and_does_not_fail(no_gp
     assert "baseline: 1 kernels removed since (not a failure)" in checked.output
     assert "libops.yaml: library[ops::tiled_gemm<int, 32>]" in checked.output
     assert "holds for 44 kernels (1 allowed)" in checked.output
+
+
+def _shards(project: Callable[[str], None], variants: tuple[str, str]) -> list[str]:
+    """check --static-only --shard K/2 --json of libops.yaml, shard K on the library's variants[K-1]."""
+    written = []
+    for k, variant in enumerate(variants, 1):
+        project(variant)
+        checked = invoke_command(
+            "check", "--static-only", "--shard", f"{k}/2", "--json", f"{k}.json", "libops.yaml"
+        )
+        assert checked.exit_code == ExitCode.OK, checked.output
+        written.append(f"{k}.json")
+    return written
+
+
+def test_merge_judges_the_claims_over_kernels_again_from_the_shards_figures(no_gpu, project):
+    parts = _shards(project, ("as_is", "as_is"))
+    merged = invoke_command("merge", *parts)
+    assert merged.exit_code == ExitCode.OK, merged.output
+    assert "3 passed, 0 failed" in merged.output and "ops::local_scan (allowed:" in merged.output
+    # A kernel's figure that fails its claim, in every shard (each holds the facts of every kernel),
+    # under the verdict that still says it holds.
+    for part in parts:
+        document = json.loads(Path(part).read_text())
+        rows = document["files"][0]["measurements"]
+        (row,) = [
+            r for r in rows if (r["case"], r["metric"]) == (REGISTER_GEMM, "static__registers_per_thread")
+        ]
+        row["value"] = 96
+        Path(part).write_text(json.dumps(document))
+    refused = invoke_command("merge", *parts)
+    assert refused.exit_code == ExitCode.BAD_INPUT, refused.output
+    assert refused.stdout.endswith(
+        "claim gemm_registers: 'passed' in the shard, but its measured values give 'failed' (fails for 1"
+        " of 13 kernels, expected <= 64: static__registers_per_thread = 96 for ops::register_gemm): the"
+        " shard was edited, or judged by another ncuverify\n"
+    )
+
+
+def test_merge_refuses_shards_of_two_builds_of_the_library(no_gpu, project):
+    # The expectation file is the same, so the suite is; the library beside it was rebuilt in between.
+    merged = invoke_command("merge", *_shards(project, ("as_is", "unrolled")))
+    assert merged.exit_code == ExitCode.BAD_INPUT, merged.output
+    assert f"static__registers_per_thread of case {REGISTER_GEMM} (" in merged.stdout
+    assert "the shards measured two versions of it, not one run" in merged.stdout
+    assert merged.stdout.count("\n") == 1

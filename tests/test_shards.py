@@ -293,3 +293,109 @@ def run(*args: str):
 
 def test_bad_shard_options():
     assert run("check", str(SAMPLE), "--shard", "3/2").exit_code == ExitCode.BAD_INPUT
+
+
+# --- every verdict judged again, every kernel and case of one version ---------------------------------
+
+
+@pytest.fixture(scope="module")
+def whole_run(whole) -> dict:
+    """The sample's whole run (1/1) as check --json writes it, to tamper with."""
+    return json.loads(export.to_json([whole], shard=ShardOf(1, 1, SUITE)))
+
+
+REQUESTS = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
+
+
+def with_row(document: dict, case: str, metric: str, value: float) -> dict:
+    """The document with the case's value of metric replaced: the shard's figures say something else."""
+    edited = json.loads(json.dumps(document))
+    (row,) = [m for m in edited["files"][0]["measurements"] if (m["case"], m["metric"]) == (case, metric)]
+    row["value"] = value
+    return edited
+
+
+def claim_record(document: dict, claim_id: str) -> dict:
+    return next(c for c in document["files"][0]["claims"] if c["id"] == claim_id)
+
+
+@pytest.mark.parametrize("verdict", ["passed", "xfailed", "skipped", "other_arch"])
+def test_a_verdict_that_its_own_measured_values_do_not_give_is_refused(whole_run, tmp_path: Path, verdict):
+    # Twice the requests for stride1: 4 sectors a request become 2, and `== 4` fails; the verdict
+    # field still says what the shard wants.
+    edited = with_row(whole_run, "stride1", REQUESTS, 16384.0)
+    claim_record(edited, "contiguous_four_sectors")["verdict"] = verdict
+    given = shards(tmp_path, {"shard.json": json.dumps(edited)})
+    with pytest.raises(InputError) as error:
+        export.merge(given)
+    given_instead = (
+        "the claim is about every architecture, and the figures were measured on sm_90"
+        if verdict == "other_arch"
+        else "its measured values give 'failed' (measured 2, expected == 4)"
+    )
+    assert str(error.value) == (
+        f"{tmp_path}/shard.json: {SAMPLE}: claim contiguous_four_sectors: {verdict!r} in the shard, but"
+        f" {given_instead}: the shard was edited, or judged by another ncuverify"
+    )
+
+
+def test_a_failing_verdict_is_kept_and_a_passing_one_takes_the_values_judged_again(whole_run, tmp_path: Path):
+    edited = with_row(whole_run, "stride1", REQUESTS, 16384.0)
+    for claim_id in ("contiguous_four_sectors", "one_request_per_warp"):
+        claim_record(edited, claim_id)["verdict"] = "failed"  # as check judged them on these figures
+    claim_record(edited, "stride32_sectors")["measured"] = 4.0  # a figure the verdict does not rest on
+    (merged,), _ = export.merge(shards(tmp_path, {"shard.json": json.dumps(edited)}))
+    verdict = {c.claim.id: (c.verdict.value, c.measured) for c in merged.claims}
+    assert verdict["contiguous_four_sectors"][0] == verdict["one_request_per_warp"][0] == "failed"
+    assert verdict["stride32_sectors"] == ("passed", 32.0)
+    # a stored error says what the figures cannot (a stale recording, a case that did not run)
+    claim_record(edited, "stride32_sectors")["verdict"] = "error"
+    (merged,), _ = export.merge(shards(tmp_path, {"shard.json": json.dumps(edited)}))
+    assert next(c for c in merged.claims if c.claim.id == "stride32_sectors").verdict.value == "error"
+
+
+@pytest.mark.parametrize(
+    ("field", "what"),
+    [
+        (
+            "kernels",
+            "provenance.kernels[tests/data/sample.yaml::read_stride1] (the digest of its source and options)",
+        ),
+        (
+            "cases",
+            "provenance.cases[tests/data/sample.yaml::stride1] (the digest of its launch, arguments or program)",
+        ),
+    ],
+)
+def test_shards_of_two_versions_of_a_kernel_or_a_case_are_refused(thirds, tmp_path: Path, field, what):
+    edited = json.loads(thirds[2])
+    digests = edited["files"][0]["provenance"][field]
+    name = what.split("[")[1].split("]")[0]
+    before = digests.setdefault(name, "0123456789abcdef")  # recordings made before cases had digests
+    digests[name] = "f" * 16
+    first = json.loads(thirds[1])
+    first["files"][0]["provenance"][field][name] = before
+    given = shards(
+        tmp_path,
+        {"shard1.json": json.dumps(first), "shard2.json": json.dumps(edited), "shard3.json": thirds[3]},
+    )
+    with pytest.raises(InputError) as error:
+        export.merge(given)
+    assert str(error.value) == (
+        f"{tmp_path}/shard2.json: {what} is {'f' * 16}, but {before} in {tmp_path}/shard1.json:"
+        " the shards measured two versions of it, not one run"
+    )
+
+
+def test_shards_whose_kernels_have_other_static_facts_are_refused(thirds, tmp_path: Path):
+    # A run of static claims alone carries no digests: the kernels' facts tell the builds apart.
+    edited = with_row(json.loads(thirds[3]), "stride1", "static__registers_per_thread", 40.0)
+    given = shards(
+        tmp_path, {"shard1.json": thirds[1], "shard2.json": thirds[2], "shard3.json": json.dumps(edited)}
+    )
+    with pytest.raises(InputError) as error:
+        export.merge(given)
+    assert str(error.value) == (
+        f"{tmp_path}/shard3.json: {SAMPLE}: static__registers_per_thread of case stride1 (read_stride1) is"
+        f" 40.0, but 10.0 in {tmp_path}/shard1.json: the shards measured two versions of it, not one run"
+    )

@@ -33,7 +33,10 @@ def merge(
 ) -> None:
     """Join the JSON results of the shards of a run (check --shard K/N --json) into one report and one
     exit code, as if one machine had run them all. Shards that are not one whole run (one missing or
-    twice, another suite's) are refused (exit 2) unless --partial is given."""
+    twice, another suite's) are refused (exit 2) unless --partial is given. Every claim is judged again
+    from its shard's measured values: a shard whose verdict they do not give is refused (exit 2), and so
+    are shards that measured two versions of a kernel or a case (their digests, or the kernels' static
+    facts, differ)."""
     outputs = Outputs(json_file, junit_xml, markdown, html)
     outputs.check(results)
     check_input_files([("", path) for path in results])

@@ -1,15 +1,20 @@
 """The shards of a run, read back and merged. The merge takes only the shards of one whole run: one
-suite (the same expectation files, with the same contents), each of its N shares exactly once."""
+suite (the same expectation files, with the same contents), each of its N shares exactly once, every
+kernel and case of one version in every shard; and it judges every claim again from the shard's own
+measured values (rejudging.py), never taking a verdict on trust."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ncuverify.build.static import STATIC_PREFIX
 from ncuverify.errors import InputError
 from ncuverify.export.reading import NOT_A_RESULT, read_document
+from ncuverify.export.rejudging import Disagrees, rejudged
 from ncuverify.export.run_identity import ShardOf
+from ncuverify.expression import SASS_PREFIX
 from ncuverify.files import read_json
 from ncuverify.measurements import Measurements, Row
 from ncuverify.results import FileResult
@@ -47,7 +52,8 @@ def read_shard(path: Path) -> Shard:
 def merge(shards: Sequence[Shard], partial: bool = False) -> tuple[list[FileResult], list[str]]:
     """One result per file from the shards of one run, every claim once, in the first shard's file
     order; and warning lines. InputError unless the shards are one whole run: one suite, one N, each
-    share 1..N exactly once. With partial, an incomplete run, or shards written before the JSON named
+    share 1..N exactly once, and unless every kernel and case is of one version in every shard; and
+    unless each claim's verdict is what its shard's measured values give. With partial, an incomplete run, or shards written before the JSON named
     its run, are merged too, and the warnings say what is missing or could not be checked."""
     if not shards:
         raise InputError("merge: no shards given")
@@ -70,7 +76,8 @@ def merge(shards: Sequence[Shard], partial: bool = False) -> tuple[list[FileResu
                     " (merge --partial merges them anyway)"
                 )
             warnings.append(f"merge: {what}: the results are those of {count} shards of the run")
-    return _merged(shards), warnings
+    _one_version(shards)
+    return _merged([_judged_again(shard) for shard in shards]), warnings
 
 
 def _incomplete(shard: Shard, of: ShardOf, partial: bool) -> str:
@@ -117,6 +124,68 @@ def _one_run(runs: Sequence[tuple[Shard, ShardOf]]) -> None:
                 f"{name}: files: not the files of {_name(first.path)} ({odd} is in one of them only;"
                 " run every shard from the same folder on the same files)"
             )
+
+
+def _judged_again(shard: Shard) -> Shard:
+    """The shard with every claim judged again; InputError where a stored verdict is not the one its
+    measured values give (the shard is refused whole: which of its fields were edited is not known)."""
+    results = []
+    for result in shard.results:
+        try:
+            results.append(rejudged(result))
+        except Disagrees as error:
+            raise InputError(
+                one_line(
+                    f"{_name(shard.path)}: {result.path}: {error}: the shard was edited, or judged by"
+                    " another ncuverify"
+                )
+            ) from None
+    return replace(shard, results=results)
+
+
+def _one_version(shards: Sequence[Shard]) -> None:
+    """InputError where two shards measured different versions of a kernel or a case: other sources
+    or options (the kernels' digests), another launch, arguments or program (the cases' digests), or
+    other static facts (a run of static claims alone carries no digests). Their figures are not of
+    one run, whatever the suite's files say."""
+    seen: dict[tuple[str, ...], tuple[str, Shard]] = {}
+    for shard in shards:
+        for key, value, what in _versions(shard):
+            first, earlier = seen.setdefault(key, (value, shard))
+            if first != value:
+                raise InputError(
+                    one_line(
+                        f"{_name(shard.path)}: {what} is {value}, but {first} in {_name(earlier.path)}:"
+                        " the shards measured two versions of it, not one run"
+                    )
+                )
+
+
+def _versions(shard: Shard) -> Iterator[tuple[tuple[str, ...], str, str]]:
+    """What says which version of a kernel or a case a shard measured: (key, value, what it is)."""
+    for result in shard.results:
+        provenance = result.provenance
+        if provenance is not None:
+            for name, digest in provenance.kernels.items():
+                yield (
+                    ("kernel", name),
+                    digest,
+                    f"provenance.kernels[{name}] (the digest of its source and options)",
+                )
+            for name, digest in provenance.cases.items():
+                yield (
+                    ("case", name),
+                    digest,
+                    f"provenance.cases[{name}] (the digest of its launch, arguments or program)",
+                )
+        for case, kernel, metric, value, _ in result.measurements.rows if result.measurements else ():
+            if metric.startswith((STATIC_PREFIX, SASS_PREFIX)):
+                # every digit counts; n/a is written as null and read back as NaN, alike in both
+                yield (
+                    ("static", result.key, case, kernel, metric),
+                    repr(value),
+                    f"{result.path}: {metric} of case {case} ({kernel})",
+                )
 
 
 def _merged(shards: Sequence[Shard]) -> list[FileResult]:
