@@ -36,7 +36,8 @@ def merge(
     twice, another suite's) are refused (exit 2) unless --partial is given. Every claim is judged again
     from its shard's measured values: a shard whose verdict they do not give is refused (exit 2), and so
     are shards that measured two versions of a kernel or a case (their digests, or the kernels' static
-    facts, differ)."""
+    facts, differ). Where the expectation files are here as the shards ran them, a claim whose copy in
+    a shard is not the file's is refused (exit 2); elsewhere a warning says the copies are unchecked."""
     outputs = Outputs(json_file, junit_xml, markdown, html)
     outputs.check(results)
     check_input_files([("", path) for path in results])

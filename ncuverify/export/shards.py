@@ -1,7 +1,8 @@
 """The shards of a run, read back and merged. The merge takes only the shards of one whole run: one
 suite (the same expectation files, with the same contents), each of its N shares exactly once, every
-kernel and case of one version in every shard; and it judges every claim again from the shard's own
-measured values (rejudging.py), never taking a verdict on trust."""
+kernel and case of one version in every shard, every claim as its expectation file has it (where the
+files are here: written.py); and it judges every claim again from the shard's own measured values
+(rejudging.py), never taking a verdict on trust."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from ncuverify.errors import InputError
 from ncuverify.export.reading import NOT_A_RESULT, read_document
 from ncuverify.export.rejudging import Disagrees, rejudged
 from ncuverify.export.run_identity import ShardOf
+from ncuverify.export.written import not_as_written
 from ncuverify.expression import SASS_PREFIX
 from ncuverify.files import read_json
 from ncuverify.measurements import Measurements, Row
@@ -77,6 +79,8 @@ def merge(shards: Sequence[Shard], partial: bool = False) -> tuple[list[FileResu
                 )
             warnings.append(f"merge: {what}: the results are those of {count} shards of the run")
     _one_version(shards)
+    found = {not_as_written(_name(s.path), s.results, s.shard.suite if s.shard else None) for s in shards}
+    warnings += sorted(warning for warning in found if warning is not None)
     return _merged([_judged_again(shard) for shard in shards]), warnings
 
 
