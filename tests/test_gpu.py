@@ -519,3 +519,33 @@ def test_xdist_workers_profile_and_give_the_verdicts_of_one_process(gpu_environm
 
     alone = outcomes()
     assert len(alone) >= 14 and outcomes("-n", "2", "--dist", "loadfile") == alone
+
+
+def test_live_shards_merge_into_the_verdicts_of_one_run_and_an_edit_is_refused(
+    gpu_environment, tmp_path: Path
+):
+    # Every claim of the shards is judged again from their figures on merge: a live run's must agree.
+    files = [str(DATA / "sample.yaml"), str(DATA / "static.yaml")]
+    whole = run_check("--json", str(tmp_path / "whole.json"), *files)
+    assert whole.returncode == ExitCode.OK, whole.stdout + whole.stderr
+    parts = [str(tmp_path / f"{k}.json") for k in (1, 2)]
+    for k, part in enumerate(parts, 1):
+        shard = run_check("--shard", f"{k}/2", "--json", part, *files)
+        assert shard.returncode == ExitCode.OK, shard.stdout + shard.stderr
+    merge = [sys.executable, "-m", "ncuverify", "merge", *parts]
+    merged = subprocess.run(merge, capture_output=True, text=True, cwd=ROOT)
+    assert merged.returncode == ExitCode.OK, merged.stdout + merged.stderr
+    assert "warning" not in merged.stdout
+    # A profiler figure edited under the verdict that rests on it: refused, in one line.
+    for part in parts:
+        document = json.loads(Path(part).read_text())
+        (sample,) = [f for f in document["files"] if f["path"].endswith("sample.yaml")]
+        if any(c["id"] == "one_request_per_warp" for c in sample["claims"]):
+            metric = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
+            for row in sample["measurements"]:
+                if (row["case"], row["metric"]) == ("stride1", metric):
+                    row["value"] = 4096.0
+            Path(part).write_text(json.dumps(document))
+            refused = subprocess.run(merge, capture_output=True, text=True, cwd=ROOT)
+            assert refused.returncode == ExitCode.BAD_INPUT, refused.stdout + refused.stderr
+            assert refused.stdout.count("\n") == 1 and "'passed' in the shard" in refused.stdout
