@@ -387,6 +387,24 @@ def test_shards_of_two_versions_of_a_kernel_or_a_case_are_refused(thirds, tmp_pa
     )
 
 
+def test_shards_that_ran_two_versions_of_a_program_file_are_refused(thirds, tmp_path: Path):
+    case, path = "tests/data/sample.yaml::stride1", "bench/run.py"
+    first, edited = json.loads(thirds[1]), json.loads(thirds[2])
+    first["files"][0]["provenance"]["program_files"] = {case: {path: "a" * 64}}
+    edited["files"][0]["provenance"]["program_files"] = {case: {path: "b" * 64}}
+    given = shards(
+        tmp_path,
+        {"shard1.json": json.dumps(first), "shard2.json": json.dumps(edited), "shard3.json": thirds[3]},
+    )
+    with pytest.raises(InputError) as error:
+        export.merge(given)
+    assert str(error.value) == (
+        f"{tmp_path}/shard2.json: provenance.program_files[{case}][{path}] (the sha256 of a file its"
+        f" command runs) is {'b' * 64}, but {'a' * 64} in {tmp_path}/shard1.json: the shards measured two"
+        " versions of it, not one run"
+    )
+
+
 def test_shards_whose_kernels_have_other_static_facts_are_refused(thirds, tmp_path: Path):
     # A run of static claims alone carries no digests: the kernels' facts tell the builds apart.
     edited = with_row(json.loads(thirds[3]), "stride1", "static__registers_per_thread", 40.0)

@@ -149,8 +149,8 @@ def _judged_again(shard: Shard) -> Shard:
 
 def _one_version(shards: Sequence[Shard]) -> None:
     """InputError where two shards measured different versions of a kernel or a case: other sources
-    or options (the kernels' digests), another launch, arguments or program (the cases' digests), or
-    other static facts (a run of static claims alone carries no digests). Their figures are not of
+    or options (the kernels' digests), another launch, arguments or program (the cases' digests),
+    other program files (their sha256), or other static facts (a run of static claims alone carries no digests). Their figures are not of
     one run, whatever the suite's files say."""
     seen: dict[tuple[str, ...], tuple[str, Shard]] = {}
     for shard in shards:
@@ -182,6 +182,13 @@ def _versions(shard: Shard) -> Iterator[tuple[tuple[str, ...], str, str]]:
                     digest,
                     f"provenance.cases[{name}] (the digest of its launch, arguments or program)",
                 )
+            for case, files in provenance.program_files.items():
+                for path, digest in files.items():
+                    yield (
+                        ("program file", case, path),
+                        digest,
+                        f"provenance.program_files[{case}][{path}] (the sha256 of a file its command runs)",
+                    )
         for case, kernel, metric, value, _ in result.measurements.rows if result.measurements else ():
             if metric.startswith((STATIC_PREFIX, SASS_PREFIX)):
                 # every digit counts; n/a is written as null and read back as NaN, alike in both
