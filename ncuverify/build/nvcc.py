@@ -28,6 +28,7 @@ from ncuverify import cache as compile_cache
 from ncuverify.build.demangle import demangle, function_name
 from ncuverify.build.host import HostToolchain, minimal_environment
 from ncuverify.build.launch import WORKER_SCRIPT, worker_environment
+from ncuverify.build.limits import MAX_CUBIN_BYTES
 from ncuverify.build.nvcc_flags import nvcc_argument_problem, nvcc_list_item
 from ncuverify.build.resolve import IncludedFile, Roots, Source, read_bounded, resolve
 from ncuverify.build.toolkit import cuda_include_dirs
@@ -47,8 +48,6 @@ _RUNTIME_FOLDERS = (
     "/etc/ld.so.cache",
     "/dev/null",
 )
-# A cubin larger than this is not read back.
-MAX_CUBIN_BYTES = 256 * 1024 * 1024
 
 
 @dataclass(frozen=True)
