@@ -141,3 +141,26 @@ def test_too_many_cubins_are_refused(fake_cuobjdump, tmp_path, monkeypatch):
     (tmp_path / "lib.so").write_bytes(b"junk")
     with pytest.raises(InputError, match="holds more than 2 cubins"):
         artifact_cubins(tmp_path / "lib.so")
+
+
+def test_a_cubin_larger_than_one_may_be_is_refused(fake_cuobjdump, artifacts, tmp_path, monkeypatch):  # noqa: F811
+    """Whether the artifact is a cubin or cuobjdump extracted it (its headers said less, say)."""
+    monkeypatch.setattr(reading, "MAX_CUBIN_BYTES", 1000)
+    with pytest.raises(
+        InputError, match=r"kernels\.cubin: a cubin of [\d,]+ bytes, more than the 1,000 bytes"
+    ):
+        artifact_cubins(artifacts("kernels.cubin"))
+    fake_cuobjdump("head -c 1001 /dev/zero > artifact.2.sm_90.cubin")
+    (tmp_path / "lib.so").write_bytes(b"junk")
+    with pytest.raises(
+        InputError, match=r"lib\.so: cubin 2 \(sm_90\): a cubin of 1,001 bytes, more than the 1,000"
+    ):
+        artifact_cubins(tmp_path / "lib.so")
+
+
+def test_extracted_cubins_larger_than_the_total_are_refused(fake_cuobjdump, tmp_path, monkeypatch):
+    monkeypatch.setattr(reading, "MAX_UNPACKED_BYTES", 1500)
+    fake_cuobjdump("for i in 1 2; do head -c 1000 /dev/zero > artifact.$i.sm_90.cubin; done")
+    (tmp_path / "lib.so").write_bytes(b"junk")
+    with pytest.raises(InputError, match="holds more than 4096 cubins or 1,500 bytes of them"):
+        artifact_cubins(tmp_path / "lib.so")

@@ -1,9 +1,11 @@
 """A cubin's ELF read for its arch and kernels: crafted or cut headers and tables are refused."""
 
 import struct
+import time
 
 import pytest
 from artifact_builds import artifacts  # noqa: F401 (a fixture)
+from forged_cubins import PROGBITS, STRTAB, SYMTAB, header, new_header, section_table, with_sections
 
 from ncuverify.build.artifacts_elf import read_cubin
 from ncuverify.errors import InputError
@@ -41,3 +43,67 @@ def test_a_name_longer_than_the_bound_is_refused(artifacts, monkeypatch):  # noq
     monkeypatch.setattr(artifacts_elf, "MAX_NAME_BYTES", 4)  # "scale" is five
     with pytest.raises(InputError, match="not in its string table or longer than 4 bytes"):
         read_cubin(artifacts("kernels.cubin").read_bytes(), "k")
+
+
+# --- tables larger than the bounds --------------------------------------------------------------------------
+
+
+def refused_at_once(data: bytes, match: str) -> None:
+    started = time.monotonic()
+    with pytest.raises(InputError, match=match):
+        read_cubin(data, "k")
+    assert time.monotonic() - started < 0.5
+
+
+def test_thousands_of_symbol_tables_are_refused_at_once(artifacts):  # noqa: F811
+    """Each over the same symbols: their bytes add up to more than the file's, and they are too many."""
+    cubin = artifacts("kernels.cubin").read_bytes()
+    forged = with_sections(cubin, [header(cubin, SYMTAB)] * 5000)
+    refused_at_once(forged, r"^k: its \d+ sections add up to \d+ bytes, more than 4 times its \d+; refusing")
+    fewer = with_sections(cubin, [header(cubin, SYMTAB)] * 100)
+    refused_at_once(
+        fewer, r"^k: it has 101 symbol tables, more than the 16 a cubin may; refusing to read it$"
+    )
+
+
+def test_thousands_of_sections_over_the_same_bytes_are_refused_at_once(artifacts):  # noqa: F811
+    cubin = artifacts("kernels.cubin").read_bytes()
+    forged = with_sections(cubin, [new_header(PROGBITS, 0, len(cubin))] * 5000)
+    refused_at_once(forged, r"sections add up to \d+ bytes, more than 4 times its \d+; refusing to read it")
+
+
+def test_more_symbols_than_the_bound_are_refused(artifacts, monkeypatch):  # noqa: F811
+    from ncuverify.build import artifacts_elf
+
+    monkeypatch.setattr(artifacts_elf, "MAX_SYMBOLS", 3)
+    refused_at_once(
+        artifacts("kernels.cubin").read_bytes(), r"it has \d+ symbols, more than the 3 a cubin may"
+    )
+
+
+def test_kernel_names_that_add_up_to_more_than_the_cubin_are_refused(artifacts):  # noqa: F811
+    """A hundred kernel symbols naming one string of 1000 bytes: a real cubin stores each name once."""
+    cubin = artifacts("kernels.cubin").read_bytes()
+    names = b"k" * 1000 + b"\0"
+    entry = struct.pack("<IBBHQQ", 0, 0x12, 0x10, 0, 0, 0)  # a global function, marked a kernel
+    count = section_table(cubin)[2]
+    strtab = new_header(STRTAB, len(cubin), len(names))
+    symtab = new_header(SYMTAB, len(cubin) + len(names), 100 * len(entry), link=count, entry_size=len(entry))
+    forged = with_sections(cubin, [strtab, symtab], names + entry * 100)
+    refused_at_once(forged, r"its kernels' names add up to more than its own \d+ bytes; refusing to read it")
+
+
+def test_reading_stops_at_the_deadline(artifacts):  # noqa: F811
+    from ncuverify.build.limits import Deadline
+
+    with pytest.raises(
+        InputError, match=r"^k: reading its tables took longer than 0 s; refusing to read it$"
+    ):
+        read_cubin(artifacts("kernels.cubin").read_bytes(), "k", Deadline(0))
+
+
+def test_a_section_past_the_end_is_refused(artifacts):  # noqa: F811
+    cubin = artifacts("kernels.cubin").read_bytes()
+    forged = with_sections(cubin, [new_header(PROGBITS, len(cubin), 2**20)])
+    with pytest.raises(InputError, match=r"not a readable cubin \(its section \d+ lies past its end\)"):
+        read_cubin(forged, "k")

@@ -5,8 +5,9 @@ cuobjdump extracts the artifact's cubins into an empty temporary folder, from a 
 under a name ncuverify chose (cuobjdump names what it writes after its input), within a time limit and
 bounds on the artifact's size, the number of cubins and their bytes. Every file it leaves is checked
 against the names it writes before one is read. Each cubin's architecture comes from its own ELF
-header, its kernels from its symbol table, and their facts from cuobjdump's resource table and (where
-asked) nvdisasm's SASS, as for a kernel that ncuverify compiled; there is no ptxas report.
+header, its kernels from its symbol table (both read within bounds, ncuverify.build.artifacts_elf),
+and their facts from cuobjdump's resource table and (where asked) nvdisasm's SASS, as for a kernel
+that ncuverify compiled; there is no ptxas report.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ncuverify import cache as compile_cache
 from ncuverify.build.artifacts_elf import ELF_MAGIC, read_cubin
 from ncuverify.build.binutils import TOOL_TIMEOUT_S, through_cache, tool_outputs
 from ncuverify.build.inventory import BuiltKernel, built_kernels
+from ncuverify.build.limits import MAX_CUBIN_BYTES, MAX_UNPACKED_BYTES, MIB, Deadline, in_mib
 from ncuverify.build.static import static_facts
 from ncuverify.build.toolkit import find_tool
 from ncuverify.cache import CompileCache, Compiled
@@ -30,10 +32,8 @@ from ncuverify.errors import InputError
 from ncuverify.files import NotRegular, Unreadable, open_plain
 from ncuverify.processes import TimedOut, run_bounded
 
-MIB = 1024 * 1024
 MAX_ARTIFACT_BYTES = 1024 * MIB
 MAX_CUBINS = 4096
-MAX_CUBIN_BYTES = 1024 * MIB  # all of one artifact's cubins together
 
 _COPY = "artifact"  # the artifact's name in the temporary folder
 _EXTRACTED = re.compile(rf"{_COPY}(?:\.(\d+))?\.(sm_\d+[af]?)\.cubin")
@@ -113,10 +113,19 @@ def artifact_cubins(path: Path, timeout_s: float = TOOL_TIMEOUT_S) -> list[Cubin
         with open(folder / _COPY, "rb") as copy:
             head = copy.read(20)
         if head[:4] == ELF_MAGIC and head[18:20] == (190).to_bytes(2, "little"):  # a cubin itself
+            _check_cubin_size(str(path), (folder / _COPY).stat().st_size)
             data = (folder / _COPY).read_bytes()
-            header = read_cubin(data, str(path))
+            header = read_cubin(data, str(path), Deadline())
             return [Cubin(str(path), header.arch, data, header.kernels)]
         return _extracted(path, folder, timeout_s)
+
+
+def _check_cubin_size(label: str, size: int) -> None:
+    if size > MAX_CUBIN_BYTES:
+        raise InputError(
+            f"{label}: a cubin of {in_mib(size)}, more than the {in_mib(MAX_CUBIN_BYTES)} one may be;"
+            " refusing to read it"
+        )
 
 
 def _copy_bounded(path: Path, copy: Path) -> None:
@@ -164,22 +173,25 @@ def _extracted(path: Path, folder: Path, timeout_s: float) -> list[Cubin]:
             raise InputError(
                 f"{path}: cuobjdump wrote {entry.name[:200]!r}, which no cubin it extracts is named"
             )
-        total += entry.stat(follow_symlinks=False).st_size
-        if len(found) >= MAX_CUBINS or total > MAX_CUBIN_BYTES:
+        size = entry.stat(follow_symlinks=False).st_size
+        total += size
+        if len(found) >= MAX_CUBINS or total > MAX_UNPACKED_BYTES:
             raise InputError(
-                f"{path}: holds more than {MAX_CUBINS} cubins or {MAX_CUBIN_BYTES // MIB} MiB of them;"
+                f"{path}: holds more than {MAX_CUBINS} cubins or {in_mib(MAX_UNPACKED_BYTES)} of them;"
                 " refusing to read on"
             )
+        _check_cubin_size(f"{path}: cubin {match.group(1) or 1} ({match.group(2)})", size)
         found.append((int(match.group(1) or 0), match.group(2), Path(entry.path)))
     if not found:
         raise InputError(f"{path}: {_no_cubin(path, folder, timeout_s)}")
-    return [_cubin(path, index, arch, file) for index, arch, file in sorted(found)]
+    deadline = Deadline()  # for all its cubins' tables together, cuobjdump's run aside
+    return [_cubin(path, index, arch, file, deadline) for index, arch, file in sorted(found)]
 
 
-def _cubin(path: Path, index: int, listed_arch: str, file: Path) -> Cubin:
+def _cubin(path: Path, index: int, listed_arch: str, file: Path, deadline: Deadline) -> Cubin:
     label = f"{path}: cubin {index or 1} ({listed_arch})"
     data = file.read_bytes()
-    header = read_cubin(data, label)
+    header = read_cubin(data, label, deadline)
     if header.arch != listed_arch.rstrip("af"):
         raise InputError(f"{label}: cuobjdump says {listed_arch}, its ELF header {header.arch}")
     return Cubin(label, listed_arch, data, header.kernels)

@@ -1,8 +1,11 @@
-"""What a cubin's own ELF says about it: the architecture it was built for and its kernels (entry
-functions, not device functions).
+"""What a cubin's own ELF says about it: the architecture it was built for, its kernels (entry
+functions, not device functions), and its sections for the readers of one (ncuverify.build.params).
 
 A cubin may come from a pull request's build, so every offset and size is checked against the file
-before it is read: a truncated or crafted ELF is an InputError, never an exception from struct.
+before it is read: a truncated or crafted ELF is an InputError, never an exception from struct. And
+what its tables may make ncuverify do is bounded: the sections, the symbol tables and their symbols,
+the bytes of its kernels' names, and the time, so that a cubin of thousands of tables is refused at
+once rather than read for minutes.
 """
 
 from __future__ import annotations
@@ -10,18 +13,32 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from ncuverify.build.limits import Deadline
 from ncuverify.errors import InputError
 
 ELF_MAGIC = b"\x7fELF"
 EM_CUDA = 190
 _SHT_SYMTAB = 2
+_SHT_NOBITS = 8  # a section that takes no bytes of the file (.bss, .nv.shared.*)
 _STT_FUNC = 2
 _STB_GLOBAL, _STB_WEAK = 1, 2
 _STO_CUDA_ENTRY = 0x10  # st_other's bit that marks a kernel
-# Bounds on what one cubin's tables may make ncuverify read.
-MAX_SECTIONS = 65_536
-MAX_SYMBOLS = 1_000_000
-MAX_NAME_BYTES = 4096
+_DEADLINE_EVERY = 4096  # symbols read between two looks at the clock
+# Bounds on what one cubin's tables may make ncuverify read, each far above the largest measured: a
+# cubin of 4000 kernels (nvcc -cubin, one template instantiated 4000 times: 22 s to build), a kernel
+# of 8000 int parameters, and the cubins of the CUDA wheels' libcurand and libcudadevrt.
+MAX_SECTIONS = 65_536  # all that e_shnum can say; 12_012 measured (4000 kernels), libcurand's 788
+MAX_SYMBOL_TABLES = 16  # every cubin measured has one
+MAX_SYMBOLS = 262_144  # all its symbol tables together; 12_007 measured (4000 kernels)
+MAX_NAME_BYTES = 65_536  # one symbol's name; 8_009 measured for the kernel of 8000 parameters
+# What its sections that take bytes of the file may add up to, as a multiple of the file's size: a
+# cubin's sections do not overlap, but for aliases (.nv.merc.* copies), 1.12 at most among those
+# measured. Thousands of sections over the same bytes are refused.
+MAX_SECTION_BYTES_PER_FILE_BYTE = 4
+
+
+class TooLarge(ValueError):
+    """A cubin whose tables are larger than the bounds: refused as too large, not as damaged."""
 
 
 @dataclass(frozen=True)
@@ -32,11 +49,26 @@ class CubinHeader:
     kernels: tuple[str, ...]
 
 
-def read_cubin(data: bytes, label: str) -> CubinHeader:
-    """The cubin's architecture and kernels; InputError naming label where it is no CUDA ELF or its
-    tables do not fit in it."""
+@dataclass(frozen=True)
+class Section:
+    """One section's header: where its name lies in the section names' table, its type, its bytes in the
+    file, the section it links to and the size of its entries."""
+
+    name_at: int
+    kind: int
+    offset: int
+    size: int
+    link: int
+    entry_size: int
+
+
+def read_cubin(data: bytes, label: str, deadline: Deadline | None = None) -> CubinHeader:
+    """The cubin's architecture and kernels; InputError naming label where it is no CUDA ELF, its
+    tables do not fit in it, they are larger than the bounds, or reading them outlasts deadline."""
     try:
-        return CubinHeader(_arch(data), tuple(sorted(set(_kernels(data)))))
+        return CubinHeader(_arch(data), tuple(sorted(set(_kernels(data, deadline or Deadline())))))
+    except TooLarge as error:
+        raise InputError(f"{label}: {error}; refusing to read it") from None
     except (struct.error, ValueError) as error:
         raise InputError(f"{label}: not a readable cubin ({error})") from None
 
@@ -57,48 +89,85 @@ def _arch(data: bytes) -> str:
     return f"sm_{number}"
 
 
-def _sections(data: bytes) -> list[tuple[int, int, int, int, int]]:
-    """(type, offset, size, link, entry size) of each section."""
+def sections(data: bytes) -> list[Section]:
+    """Every section's header, each checked to lie in the file; ValueError where one does not, TooLarge
+    where they are more, or add up to more, than the bounds."""
     (table,) = struct.unpack_from("<Q", data, 40)
     entry_size, count = struct.unpack_from("<HH", data, 58)
-    if count > MAX_SECTIONS or entry_size < 64:
+    if count > MAX_SECTIONS:
+        raise TooLarge(f"it has {count} sections, more than the {MAX_SECTIONS} a cubin may")
+    if entry_size < 64:
         raise ValueError(f"{count} sections of {entry_size} bytes")
     if table + count * entry_size > len(data):
         raise ValueError("its section table lies past its end")
-    sections = []
+    found = []
+    total = 0
     for index in range(count):
         base = table + index * entry_size
-        kind = struct.unpack_from("<I", data, base + 4)[0]
+        name_at, kind = struct.unpack_from("<II", data, base)
         offset, size = struct.unpack_from("<QQ", data, base + 24)
-        link = struct.unpack_from("<I", data, base + 40)[0]
-        symbol_size = struct.unpack_from("<Q", data, base + 56)[0]
-        sections.append((kind, offset, size, link, symbol_size))
-    return sections
-
-
-def _kernels(data: bytes) -> list[str]:
-    sections = _sections(data)
-    found = []
-    for kind, offset, size, link, entry_size in sections:
-        if kind != _SHT_SYMTAB:
-            continue
-        if entry_size < 24 or offset + size > len(data) or size // entry_size > MAX_SYMBOLS:
-            raise ValueError("its symbol table does not fit in it")
-        if link >= len(sections):
-            raise ValueError("its symbol table names no string table")
-        _, names_offset, names_size, _, _ = sections[link]
-        if names_offset + names_size > len(data):
-            raise ValueError("its string table lies past its end")
-        names = data[names_offset : names_offset + names_size]
-        for base in range(offset, offset + size - entry_size + 1, entry_size):
-            name_at, info, other = struct.unpack_from("<IBB", data, base)
-            if info & 0xF == _STT_FUNC and info >> 4 in (_STB_GLOBAL, _STB_WEAK) and other & _STO_CUDA_ENTRY:
-                found.append(_name(names, name_at))
+        (link,) = struct.unpack_from("<I", data, base + 40)
+        (symbol_size,) = struct.unpack_from("<Q", data, base + 56)
+        if kind != _SHT_NOBITS:
+            if offset + size > len(data):
+                raise ValueError(f"its section {index} lies past its end")
+            total += size
+        found.append(Section(name_at, kind, offset, size, link, symbol_size))
+    if total > MAX_SECTION_BYTES_PER_FILE_BYTE * len(data):
+        raise TooLarge(
+            f"its {count} sections add up to {total} bytes, more than {MAX_SECTION_BYTES_PER_FILE_BYTE}"
+            f" times its {len(data)}"
+        )
     return found
 
 
-def _name(names: bytes, at: int) -> str:
-    end = names.find(b"\0", at, at + MAX_NAME_BYTES + 1)
-    if at >= len(names) or end < 0:
-        raise ValueError(f"a symbol's name is not in its string table or longer than {MAX_NAME_BYTES} bytes")
-    return names[at:end].decode("ascii", errors="replace")
+def section_name(data: bytes, names: Section, section: Section) -> bytes | None:
+    """The section's name, read from the section names' table; None where it is not in it."""
+    return _string(data, names, section.name_at)
+
+
+def _kernels(data: bytes, deadline: Deadline) -> list[str]:
+    every = sections(data)
+    tables = [section for section in every if section.kind == _SHT_SYMTAB]
+    if len(tables) > MAX_SYMBOL_TABLES:
+        raise TooLarge(f"it has {len(tables)} symbol tables, more than the {MAX_SYMBOL_TABLES} a cubin may")
+    symbols = 0
+    for table in tables:
+        if table.entry_size < 24:
+            raise ValueError("its symbol table does not fit in it")
+        symbols += table.size // table.entry_size
+    if symbols > MAX_SYMBOLS:
+        raise TooLarge(f"it has {symbols} symbols, more than the {MAX_SYMBOLS} a cubin may")
+    found: list[str] = []
+    name_bytes = 0
+    for table in tables:
+        if table.link >= len(every):
+            raise ValueError("its symbol table names no string table")
+        names = every[table.link]
+        end = table.offset + table.size - table.entry_size + 1
+        for count, base in enumerate(range(table.offset, end, table.entry_size)):
+            if count % _DEADLINE_EVERY == 0 and deadline.passed():
+                raise TooLarge(f"reading its tables took longer than {deadline.seconds:g} s")
+            name_at, info, other = struct.unpack_from("<IBB", data, base)
+            if info & 0xF == _STT_FUNC and info >> 4 in (_STB_GLOBAL, _STB_WEAK) and other & _STO_CUDA_ENTRY:
+                name = _string(data, names, name_at)
+                if name is None:
+                    raise ValueError(
+                        f"a symbol's name is not in its string table or longer than {MAX_NAME_BYTES} bytes"
+                    )
+                # A real cubin stores each kernel's name once: its names cannot add up to more than it.
+                name_bytes += len(name)
+                if name_bytes > len(data):
+                    raise TooLarge(f"its kernels' names add up to more than its own {len(data)} bytes")
+                found.append(name.decode("ascii", errors="replace"))
+    return found
+
+
+def _string(data: bytes, table: Section, at: int) -> bytes | None:
+    """The NUL-ended string at `at` in the string table, read in place; None where it is not in the
+    table or longer than MAX_NAME_BYTES."""
+    if table.kind == _SHT_NOBITS or at >= table.size:
+        return None
+    start = table.offset + at
+    end = data.find(b"\0", start, min(table.offset + table.size, start + MAX_NAME_BYTES + 1))
+    return data[start:end] if end >= 0 else None
