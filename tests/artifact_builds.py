@@ -9,6 +9,8 @@ The commands, from tests/fixtures/artifacts:
   nvcc -shared -Xcompiler -fPIC -arch=sm_90 kernels.cu -o libkernels.so
   nvcc -arch=sm_90 kernels.cu main.cu -o program
   nvcc -fatbin -gencode arch=compute_90,code=compute_90 kernels.cu -o ptx_only.fatbin
+  nvcc -fatbin --compress-mode=size (the two -gencode of kernels.fatbin) kernels.cu -o compressed.fatbin
+  nvcc -fatbin --concat (the same) kernels.cu -o concatenated.fatbin
 """
 
 import fcntl
@@ -51,6 +53,9 @@ COMMANDS = {
     "program": ["-arch=sm_90", "kernels.cu", "main.cu"],
     "ptx_only.fatbin": ["-fatbin", "-gencode", "arch=compute_90,code=compute_90", "kernels.cu"],
 }
+# Each cubin compressed, and the two cubins concatenated in one compressed entry.
+COMMANDS["compressed.fatbin"] = ["--compress-mode=size", *COMMANDS["kernels.fatbin"]]
+COMMANDS["concatenated.fatbin"] = ["--concat", *COMMANDS["kernels.fatbin"]]
 
 
 def shared_build(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Path:

@@ -3,11 +3,12 @@ static library (.a), a shared library (.so) or an executable.
 
 cuobjdump extracts the artifact's cubins into an empty temporary folder, from a copy of the artifact
 under a name ncuverify chose (cuobjdump names what it writes after its input), within a time limit and
-bounds on the artifact's size, the number of cubins and their bytes. Every file it leaves is checked
-against the names it writes before one is read. Each cubin's architecture comes from its own ELF
-header, its kernels from its symbol table (both read within bounds, ncuverify.build.artifacts_elf),
-and their facts from cuobjdump's resource table and (where asked) nvdisasm's SASS, as for a kernel
-that ncuverify compiled; there is no ptxas report.
+bounds on the artifact's size, the number of cubins and their bytes. What its fatbins unpack to is read
+from their headers first (ncuverify.build.artifacts_fatbin), so that cuobjdump never writes more than
+the bounds. Every file it leaves is checked against the names it writes before one is read. Each
+cubin's architecture comes from its own ELF header, its kernels from its symbol table (both read within
+bounds, ncuverify.build.artifacts_elf), and their facts from cuobjdump's resource table and (where
+asked) nvdisasm's SASS, as for a kernel that ncuverify compiled; there is no ptxas report.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from ncuverify import cache as compile_cache
 from ncuverify.build.artifacts_elf import ELF_MAGIC, read_cubin
+from ncuverify.build.artifacts_fatbin import check_unpacked
 from ncuverify.build.binutils import TOOL_TIMEOUT_S, through_cache, tool_outputs
 from ncuverify.build.inventory import BuiltKernel, built_kernels
 from ncuverify.build.limits import MAX_CUBIN_BYTES, MAX_UNPACKED_BYTES, MIB, Deadline, in_mib
@@ -117,6 +119,7 @@ def artifact_cubins(path: Path, timeout_s: float = TOOL_TIMEOUT_S) -> list[Cubin
             data = (folder / _COPY).read_bytes()
             header = read_cubin(data, str(path), Deadline())
             return [Cubin(str(path), header.arch, data, header.kernels)]
+        check_unpacked(path, folder / _COPY, Deadline())
         return _extracted(path, folder, timeout_s)
 
 
