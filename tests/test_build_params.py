@@ -1,15 +1,19 @@
 """A kernel's parameters read from its cubin, and a case's arguments checked against them before
 anything runs."""
 
+import time
 from pathlib import Path
 
 import pytest
+from artifact_builds import artifacts  # noqa: F401 (a fixture)
 from conftest import COMPILE_CACHE, DATA
+from forged_cubins import PROGBITS, new_header, with_sections
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ncuverify.build import build_spec
-from ncuverify.build.params import check_arguments, parameter_sizes
+from ncuverify.build.artifacts_elf import sections
+from ncuverify.build.params import check_arguments, kernel_parameters, parameter_sizes
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.spec import load
 
@@ -44,6 +48,38 @@ def test_any_damage_to_a_cubin_gives_sizes_or_none(sample_builds, noise, at, pat
     for data in (noise, b"\x7fELF\x02\x01" + noise, damaged, cubin[:at]):
         sizes = parameter_sizes(data, "scale")
         assert sizes is None or all(isinstance(size, int) for size in sizes)
+
+
+def test_every_kernel_of_a_cubin_is_read_at_once_its_section_table_once(artifacts, monkeypatch):  # noqa: F811
+    from ncuverify.build import params
+    from ncuverify.build.artifacts_elf import read_cubin
+
+    cubin = artifacts("kernels.cubin").read_bytes()
+    symbols = read_cubin(cubin, "k").kernels
+    tables = []
+    monkeypatch.setattr(params, "sections", lambda data: tables.append(1) or sections(data))
+    found = kernel_parameters(cubin, symbols, "k")
+    assert len(tables) == 1
+    assert found == {symbol: parameter_sizes(cubin, symbol) for symbol in symbols}
+    assert found["scale"] == (8, 4) and found["_ZN2ns4copyEPfPKfi"] == (8, 8, 4)
+
+
+def test_more_info_records_than_the_bound_are_refused(artifacts, monkeypatch):  # noqa: F811
+    from ncuverify.build import params
+
+    monkeypatch.setattr(params, "MAX_INFO_RECORDS", 3)
+    cubin = artifacts("kernels.cubin").read_bytes()
+    with pytest.raises(InputError, match=r"^k: its kernels' \.nv\.info sections hold more than 3 records"):
+        kernel_parameters(cubin, ["scale", "_Z5twicePf"], "k")
+
+
+def test_thousands_of_sections_over_the_same_bytes_are_refused_at_once(artifacts):  # noqa: F811
+    cubin = artifacts("kernels.cubin").read_bytes()
+    forged = with_sections(cubin, [new_header(PROGBITS, 0, len(cubin))] * 5000)
+    started = time.monotonic()
+    with pytest.raises(InputError, match=r"^k: its \d+ sections add up to \d+ bytes, more than 4 times its"):
+        kernel_parameters(forged, ["scale"], "k")
+    assert time.monotonic() - started < 0.5
 
 
 def test_the_sample_s_cases_fit_their_kernels(sample_builds):

@@ -7,12 +7,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ncuverify.build.artifacts import artifact_cubins, cubin_kernels, cubins_for
+from ncuverify.build.artifacts import Cubin, artifact_cubins, cubin_kernels, cubins_for
 from ncuverify.build.artifacts_elf import ELF_MAGIC
 from ncuverify.build.artifacts_listing import ARTIFACT_SUFFIXES
 from ncuverify.build.compile import roots_at
 from ncuverify.build.limits import BuildLimits
-from ncuverify.build.params import parameter_sizes
+from ncuverify.build.params import kernel_parameters
 from ncuverify.cache import CompileCache
 from ncuverify.errors import InputError
 from ncuverify.files import Unreadable, open_plain
@@ -49,13 +49,16 @@ def kernels_in_artifact(
     binary = relative_inside(artifact, written_at, (roots.project, *roots.allowed), where)
     cubins = cubins_for(artifact_cubins(artifact, limits.timeout_s), arch, artifact)
     kernels = sorted(
-        (
-            SourceKernel(kernel, parameter_sizes(cubin.data, kernel.symbol))
-            for cubin in cubins
-            for kernel in cubin_kernels(cubin, limits.timeout_s, cache)
-        ),
+        (kernel for cubin in cubins for kernel in _cubin_kernels(cubin, limits, cache)),
         key=lambda k: (k.built.name, k.built.signature, k.built.symbol),
     )
     if not kernels:
         raise InputError(f"{one_line(str(artifact))}: its cubins for {arch} hold no kernel")
     return SourceKernels(binary, tuple(kernels), (), binary=True, read=(artifact,))
+
+
+def _cubin_kernels(cubin: Cubin, limits: BuildLimits, cache: CompileCache | None) -> list[SourceKernel]:
+    """The cubin's kernels, each with its parameters' sizes, its section table read once for them all."""
+    built = cubin_kernels(cubin, limits.timeout_s, cache)
+    sizes = kernel_parameters(cubin.data, (kernel.symbol for kernel in built), cubin.label)
+    return [SourceKernel(kernel, sizes[kernel.symbol]) for kernel in built]

@@ -12,7 +12,7 @@ from pathlib import Path
 from ncuverify.build.compile import roots_at
 from ncuverify.build.inventory import BuiltKernel, kernels_of
 from ncuverify.build.limits import BuildLimits
-from ncuverify.build.params import parameter_sizes
+from ncuverify.build.params import kernel_parameters
 from ncuverify.build.programs import compile_unit, include_graph
 from ncuverify.build.units import unit_of
 from ncuverify.cache import CompileCache
@@ -69,7 +69,8 @@ def kernels_in_source(
             f"{unit.source_name}: defines no kernel (no __global__ function; a template counts where the"
             " source instantiates it, as `template __global__ void f<float>(float*);`)"
         )
-    kernels = tuple(SourceKernel(k, parameter_sizes(compiled.cubin, k.symbol)) for k in every)
+    sizes = kernel_parameters(compiled.cubin, (k.symbol for k in every), unit.source_name)
+    kernels = tuple(SourceKernel(k, sizes[k.symbol]) for k in every)
     read = (source, *(included.path for included in include_graph(unit, roots)))
     return SourceKernels(file, kernels, tuple(warnings), read=read)
 
