@@ -5,6 +5,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from artifact_builds import artifacts  # noqa: F401 (a fixture)
 from conftest import COMPILE_CACHE, DATA
 from forged_cubins import PROGBITS, new_header, with_sections
@@ -151,3 +152,33 @@ def test_a_struct_of_another_size_is_refused_naming_the_parameter_and_both_sizes
         f"{tmp_path / 'structs.yaml'}: cases.grid_constant.args[0]: a struct (24 bytes), but parameter 0 of"
         " kernel grid_constant is 32 bytes"
     )
+
+
+def test_a_kernel_of_more_than_4_kib_of_parameters_is_read_too(tmp_path: Path):
+    """ptxas describes its parameters in EIATTR_KPARAM_INFO_V2 records: read as the others, not taken for
+    a kernel of none. And a kernel of 5000 one-byte parameters has them all read."""
+    chars = ", ".join(f"char a{i}" for i in range(5000))
+    kernels = {
+        "wide": {
+            "source": 'struct Big { char bytes[5000]; };\nextern "C" __global__ void wide(float* out, Big big,'
+            " short h) { out[0] = big.bytes[1] + h; }\n",
+            "entry": "wide",
+        },
+        "many": {
+            "source": f'extern "C" __global__ void many(float* out, {chars}) {{ out[0] = a0 + a4999; }}\n',
+            "entry": "many",
+        },
+    }
+    case = {"kernel": "wide", "grid": 1, "block": 32, "args": [{"buffer": "float32", "count": 32}]}
+    claim = {"id": "r", "case": "c", "metric": "static__registers_per_thread", "expect": {"at_most": 255}}
+    claim["cite"] = {"document": "d.txt", "section": "1", "figure": "f"}
+    document = {"arch": "sm_90", "kernels": kernels, "cases": {"c": case}, "claims": [claim]}
+    (tmp_path / ".ncuverify-root").touch()
+    (tmp_path / "wide.yaml").write_text(yaml.safe_dump(document))
+    spec = load(tmp_path / "wide.yaml")
+    builds = build_spec(spec, "sm_90", COMPILE_CACHE)
+    wide, many = builds["wide"], builds["many"]
+    assert parameter_sizes(wide.cubin, wide.symbol) == (8, 5000, 2)
+    assert parameter_sizes(many.cubin, many.symbol) == (8, *([1] * 5000))
+    with pytest.raises(InputError, match=r"cases\.c\.args: 1 argument, but kernel wide takes 3 parameters"):
+        check_arguments(spec, builds)

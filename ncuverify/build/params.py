@@ -1,5 +1,5 @@
 """A kernel's parameters as its cubin declares them: the size of each, in order, read from the ELF
-section `.nv.info.<symbol>` (its EIATTR_KPARAM_INFO records), as cuobjdump -elf prints them. The cubin
+section `.nv.info.<symbol>` (its EIATTR_KPARAM_INFO or _V2 records), as cuobjdump -elf prints them. The cubin
 is untrusted like everything the build reads: a record or a section out of bounds means "not known",
 never a crash, and the check is then left to the launch; more sections or records than the bounds are
 an InputError. Its section table is read once however many of its kernels are asked about."""
@@ -28,7 +28,11 @@ _FORMAT_BYTE = 0x02  # EIFMT_BVAL: an 8-bit value
 _FORMAT_NONE = 0x01  # EIFMT_NVAL: none
 _KPARAM_INFO = 0x17  # EIATTR_KPARAM_INFO: index (32 bits), ordinal (16), offset (16), flags (32)
 _SIZE_SHIFT, _SIZE_MASK = 18, 0x3FFF  # a parameter's size in bytes, in the flags' top 14 bits
-MAX_PARAMETERS = 4096  # far more than the 32 KiB of parameters a kernel may take in 8-byte pieces
+# EIATTR_KPARAM_INFO_V2, in place of the above in a kernel of more than 4 KiB of parameters: the same
+# fields, but the size in the last 32 bits' low 16 (the pointee's alignment and space above them).
+_KPARAM_INFO_V2 = 0x45
+_V2_SIZE_MASK = 0xFFFF
+MAX_PARAMETERS = 32_768  # a kernel's parameters take at most 32 KiB (32_764 bytes), each a byte at least
 # .nv.info records read in one cubin, its kernels' together: 48_000 measured in a cubin of 4000 kernels
 # (12 a kernel), 8_012 for a kernel of 8000 int parameters.
 MAX_INFO_RECORDS = 1_000_000
@@ -165,9 +169,11 @@ def _sizes(section: bytes, most: int) -> tuple[tuple[int, ...] | None, int]:
             read += 1
             if read > most:
                 return None, read
-            if attribute == _KPARAM_INFO and len(value) >= 12:
+            if attribute in (_KPARAM_INFO, _KPARAM_INFO_V2) and len(value) >= 12:
                 ordinal = struct.unpack_from("<H", value, 4)[0]
-                sizes[ordinal] = (struct.unpack_from("<I", value, 8)[0] >> _SIZE_SHIFT) & _SIZE_MASK
+                (word,) = struct.unpack_from("<I", value, 8)
+                v2 = attribute == _KPARAM_INFO_V2
+                sizes[ordinal] = word & _V2_SIZE_MASK if v2 else (word >> _SIZE_SHIFT) & _SIZE_MASK
                 if len(sizes) > MAX_PARAMETERS:
                     return None, read
     except struct.error:
