@@ -21,8 +21,8 @@ from ncuverify.files import (
     open_plain,
     parse_json,
     read_plain,
-    sha256_of,
     repeated_keys,
+    sha256_of,
 )
 
 
