@@ -162,6 +162,30 @@ def test_any_nesting_reads_or_fails_cleanly(depth, opening):
         assert depth <= 64
 
 
+@settings(FUZZ, max_examples=25)
+@given(st.integers(1, 40), st.integers(1, 12), st.integers(0, 3000))
+def test_aliases_read_unless_they_add_more_than_is_written(width, levels, plain):
+    """Lines of aliases of the line before (a billion laughs, for some widths and depths) beside plain
+    values: read where the aliases add no more values than the file writes (or MAX_ALIAS_VALUES),
+    refused saying so otherwise."""
+    lines = [f"a0: &a0 [{', '.join(['x'] * width)}]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * width)}]" for i in range(1, levels)]
+    text = "\n".join([*lines, f"p: [{', '.join(['1'] * plain)}]"]) + "\n"
+    written = 1 + levels * (2 + width) + 2 + plain  # the root; each line's key, list and items
+    expanded, values = 1 + 2 + plain, 1 + width  # a0's list and its items
+    for _ in range(levels):
+        expanded += 1 + values  # the line's key and its list, expanded
+        values = 1 + width * values
+    try:
+        data, _ = read_yaml(text)
+    except InputError as error:
+        assert expanded - written > max(100_000, written), (expanded, written)
+        assert f"aliases expand the file's {written} values to more than" in str(error)
+        return
+    assert expanded - written <= max(100_000, written)
+    assert len(data) == levels + 1
+
+
 # YAML 1.2's core schema (https://yaml.org/spec/1.2.2/#1032-tag-resolution), written out independently.
 CORE_INT = re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+")
 CORE_FLOAT = re.compile(

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -187,3 +188,90 @@ def test_on_the_gpu_the_attacks_are_refused_and_the_other_files_measured(gpu_env
     )
     assert sample["input_error"] is None
     assert {claim["verdict"] for claim in sample["claims"]} == {"passed"}
+
+
+# --- files too large, or too clever, to read --------------------------------------------------------------
+
+INLINE_KERNEL = """arch: sm_90
+kernels:
+  k:
+    source: 'extern "C" __global__ void k(float* out) { out[threadIdx.x] = 1.0f; }'
+    entry: k
+"""
+
+
+def many_claims(claims: int, cases: int) -> str:
+    """A valid file of as many cases and claims as asked, each written out (no aliases)."""
+    lines = [INLINE_KERNEL + "cases:"]
+    lines += [f"  c{i}: {{kernel: k, grid: {i + 1}, block: 32, args: [{{buffer: float32, count: {32 * (i + 1)}}}]}}" for i in range(cases)]  # fmt: skip
+    lines.append("claims:")
+    for i in range(claims):
+        lines += [
+            f"  - id: claim_{i}",
+            f"    case: c{i % cases}",
+            "    metric: static__registers_per_thread",
+            "    expect: {at_least: 1}",
+            '    cite: {document: d, section: "1", figure: f}',
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def aliases_refused(written: int) -> str:
+    return (
+        f"line 6: aliases expand the file's {written} values to more than {written + 100_000} (they may add"
+        " 100000 at most); refusing to read on"
+    )
+
+
+def billion_laughs(width: int = 9, levels: int = 9) -> str:
+    lines = [f"a0: &a0 [{', '.join(['lol'] * width)}]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * width)}]" for i in range(1, levels)]
+    return INLINE_KERNEL + "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An empty project, its root marked, with a folder for expectation files."""
+    (tmp_path / "expectations").mkdir()
+    (tmp_path / ".ncuverify-root").write_text("")
+    return tmp_path
+
+
+def shown_lines(result: subprocess.CompletedProcess[str]) -> list[str]:
+    return [line for line in (result.stdout + result.stderr).splitlines() if line.strip()]
+
+
+def test_large_valid_files_load_and_alias_bombs_do_not(project):
+    """10,000 claims, or 9,000 cases, are many values but no attack: they load and their claims are
+    judged, while a billion laughs beside them is refused, alone, in one line."""
+    claims, cases, bomb = (
+        project / "expectations" / name for name in ("claims.yaml", "cases.yaml", "bomb.yaml")
+    )
+    claims.write_text(many_claims(10_000, 1))
+    cases.write_text(many_claims(9_000, 9_000))
+    bomb.write_text(billion_laughs())
+    result = run("check", "--static-only", claims, cases, bomb, cwd=project)
+    assert result.returncode == ExitCode.BAD_INPUT, result.stdout + result.stderr
+    lines = shown_lines(result)
+    assert "Traceback" not in result.stdout + result.stderr
+    assert any(line.startswith(f"{claims}: 10000 passed, 0 failed") for line in lines), lines
+    assert any(line.startswith(f"{cases}: 9000 passed, 0 failed") for line in lines), lines
+    assert f"{bomb}: {aliases_refused(110)}" in lines
+
+
+def test_an_alias_bomb_is_refused_within_a_second(project):
+    bomb = project / "expectations" / "bomb.yaml"
+    bomb.write_text(billion_laughs(10, 10))
+    started = time.perf_counter()
+    result = run("lint", bomb, cwd=project)
+    elapsed = time.perf_counter() - started
+    assert result.returncode == ExitCode.BAD_INPUT, result.stdout + result.stderr
+    assert shown_lines(result) == [
+        f"{bomb}: input error",
+        f"{bomb}: {aliases_refused(131)}",
+    ]
+    startup = time.perf_counter()
+    run("--version", cwd=project)
+    # The refusal itself, beyond starting Python and ncuverify, takes about 0.4 s on an idle 2-core
+    # machine; the bound leaves room for a loaded one, and expanding the billion values would take hours.
+    assert elapsed - (time.perf_counter() - startup) < 3.0

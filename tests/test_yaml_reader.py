@@ -1,5 +1,6 @@
 """The bounded YAML reader: lines remembered, tags, aliases, nesting and sizes refused."""
 
+import time
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ from expectation_edits import (
 )
 
 from ncuverify.errors import InputError
-from ncuverify.spec import read_yaml
+from ncuverify.spec import read_yaml, yaml_reader
 
 
 @pytest.mark.parametrize(
@@ -34,14 +35,52 @@ def test_malformed_files(tmp_path, text, expected):
     assert expected in problems(write(tmp_path, text))
 
 
-def test_alias_bomb_is_refused(tmp_path):
-    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
-    lines += [
-        f"a{i}: &a{i} [*a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}]"
-        for i in range(1, 12)
-    ]
-    message = problems(write(tmp_path, "\n".join(lines) + "\n"))
-    assert "more than 100000 values once aliases are expanded" in message
+def alias_bomb(width: int, levels: int) -> str:
+    """Billion laughs: each line a list of `width` aliases of the line before, `width ** levels` values."""
+    lines = [f"a0: &a0 [{', '.join(['lol'] * width)}]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * width)}]" for i in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(("width", "levels"), [(9, 9), (10, 10), (6, 12), (2, 60), (1000, 3)])
+def test_alias_bomb_is_refused_fast(tmp_path, width, levels):
+    started = time.perf_counter()
+    message = problems(write(tmp_path, alias_bomb(width, levels)))
+    elapsed = time.perf_counter() - started
+    written = 1 + levels * (2 + width)  # the root mapping; a line: its key, its list and its items
+    assert f"aliases expand the file's {written} values to more than {written + 100_000}" in message
+    assert "(they may add 100000 at most); refusing to read on" in message
+    # About 0.4 s on an idle 2-core machine; the bound leaves room for a loaded one, and a reader that
+    # expanded what the aliases make would take hours.
+    assert elapsed < 5.0, f"{elapsed:.2f} s"
+
+
+def test_many_values_written_without_aliases_read():
+    """A file of more plain values than aliases may add to a small one reads: its size bounds it."""
+    text = "".join(f"c{i}: {{kernel: k, grid: {i}, block: 32}}\n" for i in range(13_000))  # 8 values a line
+    data, _ = read_yaml(text)
+    assert len(data) == 13_000 and data["c12999"] == {"kernel": "k", "grid": 12999, "block": 32}
+
+
+def test_aliases_may_add_as_many_values_as_are_written(monkeypatch):
+    """Beyond MAX_ALIAS_VALUES, a file's aliases may add as many values as it writes; one more and it
+    is refused."""
+    monkeypatch.setattr(yaml_reader, "MAX_ALIAS_VALUES", 1000)
+    cite = "cite: &c {document: d, section: s, figure: f}\n"  # 8 values, with the root's: 9
+    plain = "".join(f"p{i}: [1, 2, 3, 4, 5, 6]\n" for i in range(250))  # 8 values a line
+    # Each line writes 2 values and reads 8: 6 added. 502 lines add 3012 to the 3013 written.
+    aliases = "".join(f"a{i}: *c\n" for i in range(502))
+    data, _ = read_yaml(cite + plain + aliases)
+    assert data["a501"] == {"document": "d", "section": "s", "figure": "f"}
+    with pytest.raises(InputError, match=r"aliases expand the file's 3015 values to more than 6030 \("):
+        read_yaml(cite + plain + aliases + "b: *c\n")
+
+
+def test_values_written_are_bounded(monkeypatch):
+    monkeypatch.setattr(yaml_reader, "MAX_WRITTEN_VALUES", 1000)
+    with pytest.raises(InputError, match=r"^line 1: more than 1000 values; refusing to read on$"):
+        read_yaml("kernels: [" + "1, " * 1000 + "]\n")
+    read_yaml("kernels: [" + "1, " * 997 + "]\n")  # the root mapping, its key and the list: 1000
 
 
 def test_read_yaml_records_lines():
@@ -77,7 +116,6 @@ def test_read_yaml_records_lines():
             "kernels: &k {a: *k}\n",
             "line 1: lists and mappings nest deeper than 64 levels once aliases are expanded",
         ),
-        ("kernels: [" + "1, " * 100_001 + "]\n", "line 1: more than 100000 values; refusing to read on"),
         (
             "base: &b {kernel: copy}\ncases: {a: {<<: *b, grid: 1}}\n",
             "line 2: '<<' merges mappings in YAML 1.1 only, and ncuverify reads YAML 1.2: write the keys out",

@@ -3,7 +3,8 @@
 The YAML is read with PyYAML's safe composer and turned into plain values by hand, so that every value
 keeps its line number (for error messages), duplicate keys are refused, plain scalars are typed as
 YAML 1.2's core schema types them (not as YAML 1.1: 010 is not 8, yes is not true), and what reading
-costs is bounded: the file's size, its nesting and its values once aliases are expanded. pydantic then
+costs is bounded: the file's size, its nesting, the values it writes and what its aliases add to them
+once expanded (as many as it writes: a large plain file reads, a billion laughs does not). pydantic then
 validates the shape, strictly where numbers belong; references between kernels, cases and claims are
 checked last. The problems are reported together (the first MAX_PROBLEMS), each with the file, the
 line and the field.

@@ -19,12 +19,12 @@ from ncuverify.spec.variables import (
     uses_variables,
     variable_name,
 )
-from ncuverify.spec.yaml_reader import MAX_YAML_NODES, Location
+from ncuverify.spec.yaml_reader import MAX_ALIAS_VALUES, Location
 
 MAX_SWEEP_CASES = 256  # the points of one sweep
 MAX_CASES = 4096  # the cases of a file once its sweeps are expanded
-# The values of the swept cases once expanded: as many as a file may hold once its aliases are.
-MAX_EXPANDED_VALUES = MAX_YAML_NODES
+# The values of the swept cases once expanded: as many as aliases may add to a small file.
+MAX_EXPANDED_VALUES = MAX_ALIAS_VALUES
 
 
 @dataclass(frozen=True)

@@ -28,14 +28,21 @@ try:  # libyaml's parser, in C, which PyYAML's wheels include: most of the time 
 except ImportError:  # a PyYAML built without libyaml
     FAST_PARSER = PurePythonParser  # type: ignore[misc,assignment]
 
-# Bounds the work an expectation file can cause while it is read (aliases can expand exponentially).
-MAX_YAML_NODES = 100_000
+# The values a file may write (an alias counting as one): reading takes about 10 s a million on a
+# slow machine. A file of 10,000 claims writes about 200,000, and MAX_FILE_BYTES holds fewer than
+# 700,000 written as claims and cases are: only a file of bare values (`[1,1,1,...]`) reaches this.
+MAX_WRITTEN_VALUES = 1_000_000
+# What aliases may add to the values written, once expanded: as many as are written, or this many in
+# a small file. Aliases are what can expand exponentially (nine lines of nine aliases each make a
+# billion values), so what they add is bounded against what is written, not by a bound that a large
+# file of plain values would reach.
+MAX_ALIAS_VALUES = 100_000
 
 Location = tuple[str | int, ...]
 
 # What reading one file may cost besides its size (MAX_FILE_BYTES): how deep its lists and mappings
-# nest (PyYAML's composer recurses once a level) and, with MAX_YAML_NODES, how many values it holds
-# once aliases are expanded.
+# nest (PyYAML's composer recurses once a level) and, with the bounds above, how many values it
+# writes and its aliases add once expanded.
 MAX_KEY_LENGTH = MAX_TEXT_LENGTH
 MAX_YAML_DEPTH = 64
 
@@ -45,11 +52,12 @@ class _YamlReader:
     """Turns composed YAML nodes into plain values, remembering the line of every value."""
 
     lines: dict[Location, int]
-    budget: int = MAX_YAML_NODES
+    written: int  # the values the text writes, an alias counting as one
+    spent: int = 0
 
     def value(self, node: yaml.Node, where: Location, depth: int = 0) -> Any:
-        self._spend()
         line = node.start_mark.line + 1
+        self._spend(line)
         if depth > MAX_YAML_DEPTH:  # an alias can nest what the text does not
             raise InputError(
                 f"line {line}: lists and mappings nest deeper than {MAX_YAML_DEPTH} levels once aliases are expanded"
@@ -67,11 +75,14 @@ class _YamlReader:
             return node.value
         raise InputError(f"line {line}: the tag {node.tag} is not allowed")
 
-    def _spend(self) -> None:
-        self.budget -= 1
-        if self.budget < 0:
+    def _spend(self, line: int) -> None:
+        """Count one value read; refuse once aliases have added more than the file writes (at least
+        MAX_ALIAS_VALUES). A file without aliases reads each value it writes once."""
+        self.spent += 1
+        if self.spent > self.written + max(MAX_ALIAS_VALUES, self.written):
             raise InputError(
-                f"more than {MAX_YAML_NODES} values once aliases are expanded; refusing to read on"
+                f"line {line}: aliases expand the file's {self.written} values to more than {self.spent - 1}"
+                f" (they may add {max(MAX_ALIAS_VALUES, self.written)} at most); refusing to read on"
             )
 
     @staticmethod
@@ -92,8 +103,8 @@ class _YamlReader:
 
     def _key(self, node: yaml.Node) -> str:
         """A key is text as written: `010:` is the key '010'."""
-        self._spend()
         line = node.start_mark.line + 1
+        self._spend(line)
         if not isinstance(node, yaml.ScalarNode):
             raise InputError(f"line {line}: a key must be plain text")
         if node.tag not in (PLAIN_TAG, STR_TAG):
@@ -132,21 +143,28 @@ class _Composing(Composer, Resolver):
         return node
 
     def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
-        event = self.peek_event()  # type: ignore[attr-defined]  # the parser's, beside it in the loader
-        assert event is not None and event.start_mark is not None  # called only where an event starts a node
-        line = event.start_mark.line + 1
-        self.nodes += 1
-        if self.nodes > MAX_YAML_NODES:
-            raise InputError(f"line {line}: more than {MAX_YAML_NODES} values; refusing to read on")
+        self.nodes += 1  # an alias counts once here: what it expands to is bounded by the reader
+        if self.nodes > MAX_WRITTEN_VALUES:
+            raise InputError(
+                f"line {self._line()}: more than {MAX_WRITTEN_VALUES} values; refusing to read on"
+            )
         if not self.check_event(yaml.SequenceStartEvent, yaml.MappingStartEvent):  # type: ignore[attr-defined]
             return self._composed(parent, index)
         self.depth += 1
         if self.depth > MAX_YAML_DEPTH:
-            raise InputError(f"line {line}: lists and mappings nest deeper than {MAX_YAML_DEPTH} levels")
+            raise InputError(
+                f"line {self._line()}: lists and mappings nest deeper than {MAX_YAML_DEPTH} levels"
+            )
         try:
             return self._composed(parent, index)
         finally:
             self.depth -= 1
+
+    def _line(self) -> int:
+        """The line of the node that starts here."""
+        event = self.peek_event()  # type: ignore[attr-defined]  # the parser's, beside it in the loader
+        assert event is not None and event.start_mark is not None  # called only where an event starts a node
+        return int(event.start_mark.line) + 1
 
 
 class _FastLoader(_Composing, FAST_PARSER):
@@ -171,6 +189,7 @@ def read_yaml(text: str, parser: str = "libyaml") -> tuple[Any, dict[Location, i
     try:
         loader = LOADERS[parser](text)  # a bad character raises here
         root = loader.get_single_node()
+        written = loader.nodes
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
@@ -183,4 +202,4 @@ def read_yaml(text: str, parser: str = "libyaml") -> tuple[Any, dict[Location, i
     if root is None:
         raise InputError("the file is empty")
     lines: dict[Location, int] = {}
-    return _YamlReader(lines).value(root, ()), lines
+    return _YamlReader(lines, written).value(root, ()), lines
