@@ -111,6 +111,11 @@ def test_unknown_key_names_line_and_suggests(tmp_path):
         ),
         (lambda c: c["kernels"]["scale"].update(file="scale.cu"), "give exactly one of 'file'"),
         (
+            lambda c: c["kernels"]["scale"].update(source=c["kernels"]["scale"]["source"] + "\0int cut;\n"),
+            "kernels.scale.source: holds a NUL character (line 5 of the source): the compiler would read"
+            " the source only up to it",
+        ),
+        (
             lambda c: c["kernels"]["scale"].update(max_registers=300),
             "kernels.scale.max_registers: Input should be less",
         ),

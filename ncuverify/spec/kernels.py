@@ -42,6 +42,23 @@ def _define_value(value: Any) -> Any:
     return value
 
 
+def _inline_source(value: str) -> str:
+    """NVRTC takes a program as a C string: a NUL would end it there, and what follows would be left
+    out unseen."""
+    if (at := value.find("\0")) >= 0:
+        line = value.count("\n", 0, at) + 1
+        raise ValueError(
+            f"holds a NUL character (line {line} of the source): the compiler would read the source only"
+            " up to it; remove it (write \\0 inside a string or character literal)"
+        )
+    return value
+
+
+InlineSource = Annotated[
+    str,
+    AfterValidator(_inline_source),
+    WithJsonSchema({"type": "string", "pattern": "^[^\\x00]*$"}),
+]
 MacroName = Annotated[
     str,
     AfterValidator(_macro_name),
@@ -85,7 +102,7 @@ class KernelSpec(StrictModel):
     """One kernel: where its source is, which entry point, and how to compile it."""
 
     file: Text | None = Field(None, description="a .cu file, relative to the expectation file")
-    source: str | None = Field(None, description="inline CUDA C++ source")
+    source: InlineSource | None = Field(None, description="inline CUDA C++ source")
     binary: Text | None = Field(
         None,
         description="a built artifact (cubin, fatbin, .o, .a, .so or executable), relative to the expectation file",
