@@ -86,6 +86,40 @@ def test_missing_entry_point_lists_what_exists(tmp_path):
     )
 
 
+LATIN_1_KERNEL = b'// caf\xe9, na\xefve: a comment written in Latin-1\nextern "C" __global__ void k(float* o) { o[0] = VALUE; }\n'
+
+
+def test_a_source_and_a_header_that_are_not_utf8_compile_as_written(tmp_path):
+    """Legacy sources have comments in Latin-1: NVRTC takes their bytes, and so does ncuverify. A byte
+    0xff in a header is read like any other (NVRTC reads headers from their files)."""
+    (tmp_path / "value.h").write_bytes(b"// \xff\xfe\xe9\n#define VALUE 2.0f\n")
+    (tmp_path / "legacy.cu").write_bytes(b'#include "value.h"\n' + LATIN_1_KERNEL)
+    builds = build_spec(spec_with(tmp_path, {"k": {"file": "legacy.cu", "entry": "k"}}), "sm_90")
+    assert builds["k"].symbol == "k" and builds["k"].facts.ptxas.registers > 0
+
+
+@pytest.mark.parametrize(
+    ("cut", "said"),
+    [
+        (b"\xff", "the byte 0xff at byte offset {at} (line 4): NVRTC reads the source only up to it and would"
+         " leave the rest out of the build; save the file as UTF-8 (where no byte is 0xff), or compile it"
+         " with `compiler: nvcc`"),
+        (b"\x00", "a NUL byte at byte offset {at} (line 4): NVRTC reads the source only up to it and would"
+         " leave the rest out of the build; remove it"),
+    ],
+)  # fmt: skip
+def test_a_byte_that_nvrtc_ends_a_source_at_is_refused(tmp_path, cut, said):
+    """NVRTC compiles a source given to it only up to a NUL or a 0xff: what follows would be left out
+    of the build unseen (here a second kernel, and an error that it would never report)."""
+    head = b"#define VALUE 1.0f\n" + LATIN_1_KERNEL + b"// "
+    tail = b'\nextern "C" __global__ void k2(float* o) {}\nerror;\n'
+    (tmp_path / "cut.cu").write_bytes(head + cut + tail)
+    spec = spec_with(tmp_path, {"k": {"file": "cut.cu", "entry": "k"}})
+    with pytest.raises(InputError) as error:
+        build_spec(spec, "sm_90")
+    assert str(error.value) == f"{spec.path}: {tmp_path / 'cut.cu'}: {said.format(at=len(head))}"
+
+
 NAIVE = "__global__ void transposeNaive(float* out, const float* in) { out[threadIdx.x] = in[threadIdx.x]; }"
 
 

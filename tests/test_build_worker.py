@@ -114,3 +114,26 @@ def test_the_nvrtc_worker_reports_its_confinement_in_its_answer(tmp_path):
         confinement(tmp_path)[0] is None,
         confinement(tmp_path)[1],
     )
+
+
+def test_nvrtc_ends_a_program_at_a_byte_0xff_or_a_nul():
+    """What the build's refusal of these bytes stands on: NVRTC compiles a program given to it only up
+    to either, with no word of the rest (a kernel, and an error). Should a later NVRTC read the whole
+    program, this fails, and the refusal can go."""
+    from ncuverify.build.worker import compile_program
+
+    kernel = b'extern "C" __global__ void k(float* o) { o[0] = 1.0f; }\n'
+    for cut in (b"\xff", b"\0"):
+        source = kernel + b"// " + cut + b'\nextern "C" __global__ void k2(float* o) {}\nerror;\n'
+        assert compile_program(source, "cut.cu", ["-arch=sm_90"], [])["status"] == "compiled"
+        past = compile_program(source, "cut.cu", ["-arch=sm_90"], ["k2"])
+        assert past["status"] in ("failed", "error") and "lowered" not in past
+    # After a 0xff, NVRTC says the name of even the kernel before it was found, and gives none.
+    answer = compile_program(kernel + b"// \xff\n", "cut.cu", ["-arch=sm_90"], ["k"])
+    assert answer == {
+        "status": "error",
+        "call": "nvrtcGetLoweredName",
+        "message": "NVRTC gave no name for 'k'",
+    }
+    whole = kernel + b'// \xfe\xe9\nextern "C" __global__ void k2(float* o) {}\n'  # other bytes: read on
+    assert compile_program(whole, "whole.cu", ["-arch=sm_90"], ["k2"])["lowered"] == {"k2": "k2"}

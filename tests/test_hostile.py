@@ -190,6 +190,52 @@ def test_on_the_gpu_the_attacks_are_refused_and_the_other_files_measured(gpu_env
     assert {claim["verdict"] for claim in sample["claims"]} == {"passed"}
 
 
+# --- kernel sources that are not UTF-8, or that NVRTC would read only in part ------------------------------
+
+LATIN_1 = b"// Vitesse mesur\xe9e \xe0 la main, na\xefvement: a comment in Latin-1\n"
+
+
+def static_claim_file(kernel: str) -> str:
+    """An expectation file of one static claim on the kernel k, given as a flow mapping."""
+    return expectation("", []).replace("{file: kernels/.cu, entry: k, flags: []}", kernel)
+
+
+def test_sources_not_utf8_compile_and_those_nvrtc_would_cut_are_refused_alone(project):
+    """A Latin-1 comment is compiled as written; a 0xff or a NUL, which would end the program NVRTC
+    reads there, is refused naming the file and the byte, and an inline source holding a NUL naming the
+    field: each in one line, and the other files are still judged."""
+    kernels = project / "expectations" / "kernels"
+    kernels.mkdir()
+    sources = {"latin1": LATIN_1, "ff": b"// \xff\xfe\n", "nul": b"// \x00\n"}
+    files = {}
+    for name, head in sources.items():
+        (kernels / f"{name}.cu").write_bytes(head + KERNEL.encode())
+        files[name] = project / "expectations" / f"{name}.yaml"
+        files[name].write_text(static_claim_file(f"{{file: kernels/{name}.cu, entry: k}}"))
+    files["inline"] = project / "expectations" / "inline.yaml"
+    inline = KERNEL.strip().replace('"', '\\"') + "\\n// \\0 cut here\\n"
+    files["inline"].write_text(static_claim_file(f'{{source: "{inline}", entry: k}}'))
+    result = run("check", "--static-only", "--no-cache", *files.values(), cwd=project)
+    assert result.returncode == ExitCode.BAD_INPUT, result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    lines = shown_lines(result)
+    assert any(line.startswith(f"{files['latin1']}: 1 passed, 0 failed") for line in lines), lines
+    cut = "NVRTC reads the source only up to it and would leave the rest out of the build"
+    refusals = {
+        "ff": f"expectations/kernels/ff.cu: the byte 0xff at byte offset 3 (line 1): {cut}; save the file as UTF-8"
+        " (where no byte is 0xff), or compile it with `compiler: nvcc`",
+        "nul": f"expectations/kernels/nul.cu: a NUL byte at byte offset 3 (line 1): {cut}; remove it",
+        "inline": "3: kernels.k.source: holds a NUL character (line 2 of the source): the compiler would read"
+        " the source only up to it; remove it (write \\0 inside a string or character literal)",
+    }
+    for name, refusal in refusals.items():
+        shown = [line for line in lines if line.startswith(f"{files[name]}:")]
+        assert shown == [
+            f"{files[name]}: input error",
+            f"{files[name]}:{'' if name == 'inline' else ' '}{refusal}",
+        ]
+
+
 # --- files too large, or too clever, to read --------------------------------------------------------------
 
 INLINE_KERNEL = """arch: sm_90
@@ -275,3 +321,20 @@ def test_an_alias_bomb_is_refused_within_a_second(project):
     # The refusal itself, beyond starting Python and ncuverify, takes about 0.4 s on an idle 2-core
     # machine; the bound leaves room for a loaded one, and expanding the billion values would take hours.
     assert elapsed - (time.perf_counter() - startup) < 3.0
+
+
+def test_init_reads_a_latin_1_source_and_refuses_one_nvrtc_would_cut(project):
+    kernels = project / "expectations" / "kernels"
+    kernels.mkdir()
+    (kernels / "latin1.cu").write_bytes(LATIN_1 + KERNEL.encode())
+    (kernels / "ff.cu").write_bytes(KERNEL.encode() + b"// \xff\n")
+    written = run("init", "--arch", "sm_90", "--no-cache", kernels / "latin1.cu", cwd=project)
+    assert written.returncode == ExitCode.OK, written.stdout + written.stderr
+    assert "entry: k" in written.stdout
+    refused = run("init", "--arch", "sm_90", "--no-cache", kernels / "ff.cu", cwd=project)
+    assert refused.returncode == ExitCode.BAD_INPUT
+    assert shown_lines(refused) == [
+        f"expectations/kernels/ff.cu: the byte 0xff at byte offset {len(KERNEL) + 3} (line 2): NVRTC reads the source only up to"
+        " it and would leave the rest out of the build; save the file as UTF-8 (where no byte is 0xff), or"
+        " compile it with `compiler: nvcc`"
+    ]

@@ -8,6 +8,7 @@ confined likewise, with the host compiler's system headers as one more root.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -155,9 +156,36 @@ def _through_cache(
 
 def include_graph(unit: Unit, roots: Roots) -> tuple[IncludedFile, ...]:
     """The files the unit's source includes, as the include walk finds them (each resolved)."""
+    _refuse_what_nvrtc_ends_at(unit.source_bytes, unit.source_name)
     source = Source(unit.source_bytes, unit.source_name, unit.folder)
     folders = [Path(folder) for folder in search_folders(unit)]
     return resolve(source, folders, roots)
+
+
+# NVRTC reads the program it is given (not its headers, which it reads from their files) only up to a NUL
+# (it takes a C string) or a byte 0xff (read as the end of the file): it would compile the part before
+# and leave the rest out unseen. nvcc reads the file whole. Other bytes that are not UTF-8 (a comment
+# in Latin-1) are compiled as they are.
+_NVRTC_ENDS = re.compile(rb"[\x00\xff]")
+
+
+def _refuse_what_nvrtc_ends_at(source: bytes, source_name: str) -> None:
+    found = _NVRTC_ENDS.search(source)
+    if found is None:
+        return
+    at = found.start()
+    line = source.count(b"\n", 0, at) + 1
+    if found.group() == b"\0":
+        what, remedy = "a NUL byte", "remove it"
+    else:
+        what, remedy = (
+            "the byte 0xff",
+            "save the file as UTF-8 (where no byte is 0xff), or compile it with `compiler: nvcc`",
+        )
+    raise InputError(
+        f"{source_name}: {what} at byte offset {at} (line {line}): NVRTC reads the source only up to it"
+        f" and would leave the rest out of the build; {remedy}"
+    )
 
 
 def graph_identity(graph: Iterable[IncludedFile]) -> list[tuple[str, str, str]]:

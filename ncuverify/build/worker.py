@@ -98,6 +98,8 @@ def _lowered_name(program: object, entry: str) -> str:
 
     result, name = nvrtc.nvrtcGetLoweredName(program, entry.encode())
     _check(result, "nvrtcGetLoweredName")
+    if name is None:  # NVRTC says it succeeded, and gives no name: the program ended before its names
+        raise _CallFailed("nvrtcGetLoweredName", f"NVRTC gave no name for {entry!r}")
     return name.decode()
 
 
