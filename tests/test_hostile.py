@@ -4,13 +4,14 @@ appear anywhere, and every file is refused with exit 2, never a traceback."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import DATA, FIXTURES, ROOT
 
 from ncuverify.errors import ExitCode
 
@@ -170,8 +171,6 @@ def test_an_allowed_folder_beside_the_project_may_be_included(attack, tmp_path):
 def test_on_the_gpu_the_attacks_are_refused_and_the_other_files_measured(gpu_environment, attack, tmp_path):
     """With the profiler in the run, the attackers' files are still refused before anything is
     launched, and the honest file beside them is profiled and judged as usual."""
-    from conftest import DATA
-
     project, files = attack
     outputs = tmp_path / "outputs"
     outputs.mkdir()
@@ -338,3 +337,32 @@ def test_init_reads_a_latin_1_source_and_refuses_one_nvrtc_would_cut(project):
         " it and would leave the rest out of the build; save the file as UTF-8 (where no byte is 0xff), or"
         " compile it with `compiler: nvcc`"
     ]
+
+
+# --- a recording damaged since it was made ----------------------------------------------------------------
+
+SAMPLE_LOG = (FIXTURES / "sample" / "ncu.log").read_bytes()
+LAST_LAUNCH = SAMPLE_LOG.rstrip(b"\n").rsplit(b"\n", 1)[0] + b"\n"  # the log without its last row
+
+
+@pytest.mark.parametrize(
+    ("log", "said"),
+    [
+        (SAMPLE_LOG + b"\x7fELF\x02\x01\x01\x00\xff\xfe", f"not UTF-8 text at byte {len(SAMPLE_LOG) + 8}"),
+        (LAST_LAUNCH, "it lacks the launches of case 'sample.yaml::misaligned', which the recorded status says ran"),
+        (SAMPLE_LOG.replace(b'\n"0",', b'\n"0","1",', 1), "ncu's CSV could not be read (row 2 has 290 fields, the header 289)"),
+    ],
+    ids=["binary_junk", "cut_short", "a_field_more"],
+)  # fmt: skip
+def test_a_damaged_recording_is_an_input_error_naming_its_log(tmp_path, log, said):
+    recorded = tmp_path / "recorded"
+    shutil.copytree(FIXTURES / "sample", recorded)
+    (recorded / "ncu.log").write_bytes(log)
+    shutil.copy(DATA / "sample.yaml", tmp_path / "sample.yaml")
+    (tmp_path / ".ncuverify-root").write_text("")
+    result = run("check", "--from-profile", recorded, "sample.yaml", cwd=tmp_path)
+    assert result.returncode == ExitCode.BAD_INPUT, result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    [heading, line] = shown_lines(result)
+    assert heading == "sample.yaml: input error"
+    assert line.startswith(f"{recorded / 'ncu.log'}: ") and said in line, line

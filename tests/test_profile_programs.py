@@ -213,6 +213,22 @@ def test_a_recorded_program_case_replays_without_ncu(tmp_path):
     assert replayed.measurements.value("add", METRIC) == 28
 
 
+def test_a_recorded_program_case_whose_log_is_damaged_is_an_input_error(tmp_path):
+    path = program_file(tmp_path)
+    checked(path, allow_programs=True, save_profile=tmp_path / "saved")
+    log = tmp_path / "saved" / "ncu.log"
+    lines = log.read_text().splitlines()
+    last = next(i for i in reversed(range(len(lines))) if lines[i].startswith('"'))
+    log.write_text("\n".join([*lines[:last], lines[last].rsplit(",", 1)[0]]) + "\n")  # a field lost
+    run = CheckOptions(from_profile=tmp_path / "saved", explain=False)
+    [replayed] = check_files([path], run, Environment(None, None, "no GPU here"))
+    assert replayed.input_error is not None
+    assert re.fullmatch(
+        rf"{re.escape(str(log))}: ncu's CSV could not be read \(row \d+ has (\d+) fields, the header \d+\)",
+        replayed.input_error,
+    )
+
+
 def test_a_program_that_is_not_there_fails_its_claims_when_it_would_run(tmp_path):
     path = program_file(tmp_path)
     path.write_text(path.read_text().replace("[python3, add.py", "[./vecadd, add.py"))

@@ -253,6 +253,73 @@ def test_an_ncu_log_whose_launches_are_not_the_status_s_cases_is_an_input_error(
     )
 
 
+SAMPLE_LOG = (FIXTURES / "sample" / "ncu.log").read_bytes()
+LOG_LINES = SAMPLE_LOG.split(b"\n")  # 3 lines of ncu's messages, the header, the units, 6 launches, ""
+HEADER, FIRST_LAUNCH = 3, 5
+FIRST_ID = SAMPLE_LOG.index(b'"0","681"') + 2  # just after the first launch's ID
+
+
+def case_named(case: str) -> str:
+    """A case of sample.yaml as a replay names it."""
+    [key] = run_keys([DATA / "sample.yaml"])
+    return f"'{key.name}::{case}'"
+
+
+def lines_but(*dropped: int) -> bytes:
+    return b"\n".join(line for number, line in enumerate(LOG_LINES) if number not in dropped)
+
+
+def row_changed(number: int, change) -> bytes:
+    return b"\n".join(change(line) if at == number else line for at, line in enumerate(LOG_LINES))
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (SAMPLE_LOG[: len(SAMPLE_LOG) * 2 // 3], "ncu's CSV could not be read (row 3 has 193 fields, the header 289)"),
+        (lines_but(10), f"damaged: it lacks the launches of case {case_named('misaligned')}, which the recorded status says ran; the log was cut short, or edited"),
+        (lines_but(8, 9, 10), f"damaged: it lacks the launches of case {case_named('stride32')}, which the recorded status says ran; the log was cut short, or edited"),
+        (b"\n".join(LOG_LINES[:HEADER]) + b"\n", f"damaged: it lacks the launches of case {case_named('stride1')}, which the recorded status says ran; the log was cut short, or edited"),
+        (b"", f"damaged: it lacks the launches of case {case_named('stride1')}, which the recorded status says ran; the log was cut short, or edited"),
+        (row_changed(FIRST_LAUNCH, lambda line: line.rsplit(b",", 1)[0]), "ncu's CSV could not be read (row 2 has 288 fields, the header 289)"),
+        (row_changed(FIRST_LAUNCH, lambda line: line + b',"1"'), "ncu's CSV could not be read (row 2 has 290 fields, the header 289)"),
+        (row_changed(HEADER, lambda line: line + b"\n" + line), "ncu's CSV could not be read (row 1 repeats the header)"),
+        (SAMPLE_LOG + bytes(range(128, 256)), f"damaged: not UTF-8 text at byte {len(SAMPLE_LOG)} (ncuverify saves ncu's log as UTF-8)"),
+        (SAMPLE_LOG[:100] + b"\xc3" + SAMPLE_LOG[100:], "damaged: not UTF-8 text at byte 100 (ncuverify saves ncu's log as UTF-8)"),
+        (SAMPLE_LOG[:FIRST_ID] + b"\0" + SAMPLE_LOG[FIRST_ID:], f"damaged: a NUL at byte {FIRST_ID} (ncu's log is text)"),
+    ],
+    ids=["cut_in_a_row", "cut_at_a_launch", "cut_in_a_case", "cut_before_the_csv", "empty", "a_field_lost",
+         "a_field_more", "header_twice", "binary_junk", "a_byte_not_utf8", "a_nul"],
+)  # fmt: skip
+def test_a_damaged_ncu_log_is_an_input_error_saying_what_is_wrong(
+    no_gpu, copy: Path, data: bytes, message: str
+):
+    """Not the claim errors of a live run whose ncu wrote such a log: a recorded log is what ncuverify
+    saved, and one that is not whole, or not ncu's CSV, has been damaged since."""
+    (copy / "ncu.log").write_bytes(data)
+    assert replay(copy) == (ExitCode.BAD_INPUT, f"{copy}/ncu.log: {message}")
+
+
+def test_a_whole_log_that_lacks_a_metric_a_claim_reads_fails_that_claim(no_gpu, copy: Path):
+    """A log that is whole but lacks a metric's column (a recording made for other claims) is no damage:
+    the claim that reads it is an error, as in a live run, and the others are judged."""
+    import csv
+    import io
+
+    metric = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
+    rows = list(csv.reader(io.StringIO(b"\n".join(LOG_LINES[HEADER:]).decode())))
+    at = rows[0].index(metric)
+    written = io.StringIO()
+    csv.writer(written, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(
+        row[:at] + row[at + 1 :] for row in rows
+    )
+    (copy / "ncu.log").write_bytes(b"\n".join(LOG_LINES[:HEADER]) + b"\n" + written.getvalue().encode())
+    result = CliRunner().invoke(app, ["check", "--from-profile", str(copy), str(DATA / "sample.yaml")])
+    assert result.exit_code == ExitCode.CLAIM_FAILED, result.stdout
+    assert f"error one_request_per_warp: no value of {metric} from ncu for case stride1" in result.stdout
+    assert "input error" not in result.stdout and ": 3 passed, 0 failed, 5 errors" in result.stdout
+
+
 def test_a_huge_ncu_log_is_refused_before_it_is_read(no_gpu, copy: Path, monkeypatch):
     monkeypatch.setattr(recording, "MAX_LOG_BYTES", 1000)
     assert replay(copy) == (
@@ -436,3 +503,26 @@ SAMPLE_SYMBOLS = {
     "scale_2d": "scale",
     "misaligned": "_Z11read_strideILi1EEvPKfPf",
 }
+
+
+@FUZZ
+@given(at=st.integers(0, len(SAMPLE_LOG)), cut=st.integers(0, 2000), junk=st.binary(max_size=20))
+def test_a_log_cut_or_spliced_anywhere_is_refused_naming_it_or_measures_every_case(
+    tmp_path_factory, at, cut, junk
+):
+    """Whatever part of a recorded log is lost, and whatever bytes take its place: an input error naming
+    the log, or a measurement of every case the status says ran, never a case left unmeasured."""
+    folder = tmp_path_factory.mktemp("rec")
+    for file in FILES:
+        shutil.copy(FIXTURES / "sample" / file, folder / file)
+    (folder / "ncu.log").write_bytes(SAMPLE_LOG[:at] + junk + SAMPLE_LOG[at + cut :])
+    from ncuverify.profile.per_file import measurements_by_file
+
+    [key] = run_keys([DATA / "sample.yaml"])
+    symbols = {f"{key.name}::{name}": symbol for name, symbol in SAMPLE_SYMBOLS.items()}
+    try:
+        measured = measurements_by_file(recording.load(folder, [key]).runs, [key.name], symbols)
+    except InputError as error:
+        assert str(error).startswith(f"{folder}/ncu.log: "), str(error)
+        return
+    assert measured[key.name].cases == set(SAMPLE_SYMBOLS) and measured[key.name].unmeasured == ()

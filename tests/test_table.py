@@ -63,6 +63,7 @@ HEADER = '"ID","Kernel Name","a.sum"\n"","","sector"\n'
         ('"ID","Kernel","m"\n"0","k","1"\n', "no 'Kernel Name' column"),
         (HEADER + '"0","k"\n', "row 2 has 2 fields, the header 3"),
         (HEADER + '"0","k","1","2"\n', "row 2 has 4 fields, the header 3"),
+        (HEADER + '"0","k","1"\n"ID","Kernel Name","a.sum"\n', "row 3 repeats the header"),
         (HEADER + '"1e3","k","1"\n', "the launch ID '1e3' is not a number"),
         (
             HEADER + '"99999999999999999999999","k","1"\n',

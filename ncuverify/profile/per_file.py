@@ -12,6 +12,7 @@ from ncuverify.profile.plan import REPEATS, FileCases, qualified
 from ncuverify.profile.recording import SEP
 from ncuverify.profile.run import Run
 from ncuverify.profile.schedule import is_time
+from ncuverify.profile.shown import shown_name
 from ncuverify.profile.table import tidy_rows
 
 
@@ -25,17 +26,41 @@ def measurements_by_file(
     runs: Sequence[Run], keys: Sequence[str], symbols: dict[str, str]
 ) -> dict[str, Measurements]:
     """Each file's measurements, with its own case names, from the recorded runs that hold its cases;
-    a file of which the runs hold no case is left out. A run whose report cannot be read, or does not
-    match its status, is an InputError naming its files."""
+    a file of which the runs hold no case is left out. A run whose report cannot be read, does not
+    match its status, or lacks the launches of a case that its status says ran, is an InputError naming
+    its log."""
     prefixes = tuple(qualified(key, "") for key in keys)
     relevant = [run for run in runs if any(s.case.startswith(prefixes) for s in run.cases)]
-    measured = Measurements.empty()
+    each: list[Measurements] = []
     for run in relevant:
         try:
-            measured = measured.combined(run_measurements(run, symbols))
+            each.append(run_measurements(run, symbols))
         except EnvironmentProblem as problem:
-            raise InputError(f"{run.source or 'a recorded run'}: {problem}") from None
+            raise InputError(f"{_named(run)}: {problem}") from None
+    _refuse_cut_short(relevant, each)
+    measured = Measurements.empty()
+    for ours in each:
+        measured = measured.combined(ours)
     return by_file(measured, keys)
+
+
+def _refuse_cut_short(runs: Sequence[Run], measured: Sequence[Measurements]) -> None:
+    """InputError where a recorded log holds no launch of a case that its status says ran, and that no
+    later run ran again: the log was cut short or damaged. (A live run runs again the cases that a
+    fault kept out of ncu's report, and fails those that a stop kept out.)"""
+    later: set[str] = set()
+    for run, ours in reversed(list(zip(runs, measured, strict=True))):
+        lacking = [case for case in ours.unmeasured if case not in later]
+        if lacking:
+            raise InputError(
+                f"{_named(run)}: damaged: it lacks the launches of case {shown_name(lacking[0])}, which"
+                " the recorded status says ran; the log was cut short, or edited"
+            )
+        later.update(status.case for status in run.cases)
+
+
+def _named(run: Run) -> str:
+    return run.source or "a recorded run"
 
 
 def by_file(measured: Measurements, keys: Sequence[str]) -> dict[str, Measurements]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from ncuverify.errors import EnvironmentProblem, InputError
 from ncuverify.measurements import Measurements
 from ncuverify.profile.command import NcuOptions
 from ncuverify.profile.plan import FileCases, claim_needs, qualified
@@ -70,5 +71,9 @@ def replayed_programs(runs: Sequence[Run], programs: dict[str, ProgramCase]) -> 
     for run in runs:
         if is_program_run(run, programs):
             for status in run.cases:
-                measured = measured.combined(program_measurements(status, run.report, programs[status.case]))
+                try:
+                    ours = program_measurements(status, run.report, programs[status.case])
+                except EnvironmentProblem as problem:  # a recorded log that is not ncu's CSV: damaged
+                    raise InputError(f"{run.source or 'a recorded run'}: {problem}") from None
+                measured = measured.combined(ours)
     return measured

@@ -13,7 +13,10 @@ as earlier versions wrote them, reads as one recording too.
 
 A recording is input like any other: a pull request can commit one. Every file of it is read with a
 bound on its size, only as a plain file inside the recording (never through a symbolic link), and
-checked field by field; anything else is an InputError naming the file and the field.
+checked field by field; anything else is an InputError naming the file and the field. An ncu log is
+damaged where it is not the UTF-8 text ncuverify saved, not ncu's CSV, or lacks the launches of a case
+that its status says ran (ncuverify.profile.per_file): what a live run takes for ncu's own failure
+(claims in error) is, in a recording, a file changed since.
 """
 
 from __future__ import annotations
@@ -178,9 +181,7 @@ def _load_folder(folder: Path, root: Path) -> Recording:
         if not status.is_file():
             raise InputError(f"{folder} is not a whole recording: it lacks {status.name} beside {log.name}")
         command = commands[len(runs)] if len(runs) < len(commands) else []
-        runs.append(
-            Run(read_text(log, root, MAX_LOG_BYTES), _statuses(status, root), command, source=str(log))
-        )
+        runs.append(Run(_read_log(log, root), _statuses(status, root), command, source=str(log)))
     return Recording(folder, runs, _provenance(folder, root))
 
 
@@ -220,9 +221,29 @@ def parse_json(text: str, path: Path, what: str) -> object:
         raise InputError(f"{path}: {what}: not JSON ({error})") from None
 
 
+def _read_log(path: Path, root: Path) -> str:
+    """An ncu log of the recording, as ncuverify saved it: UTF-8 text (what ncu wrote, decoded), with no
+    NUL (ncu writes text). Anything else is damage, an InputError naming the file and the byte."""
+    data = _read_bytes(path, root, MAX_LOG_BYTES)
+    try:
+        text = data.decode()
+    except UnicodeDecodeError as error:
+        raise InputError(
+            f"{path}: damaged: not UTF-8 text at byte {error.start} (ncuverify saves ncu's log as UTF-8)"
+        ) from None
+    if (at := data.find(b"\0")) >= 0:
+        raise InputError(f"{path}: damaged: a NUL at byte {at} (ncu's log is text)")
+    return text
+
+
 def read_text(path: Path, root: Path, limit: int) -> str:
     """A file of the recording in root, as text: only a plain file, inside root, never through a
     symbolic link, of at most limit bytes; InputError naming the file otherwise."""
+    return _read_bytes(path, root, limit).decode(errors="replace")
+
+
+def _read_bytes(path: Path, root: Path, limit: int) -> bytes:
+    """read_text's bytes."""
     _check_inside(path, root)
     try:
         data = read_plain(path, limit, follow_links=False)
@@ -236,7 +257,7 @@ def read_text(path: Path, root: Path, limit: int) -> str:
         raise InputError(f"{path}: not a plain file; a recording holds plain files") from None
     except TooLarge:
         raise InputError(f"{path}: larger than {limit} bytes; no recording holds such a file") from None
-    return data.decode(errors="replace")
+    return data
 
 
 def _check_inside(path: Path, root: Path) -> None:

@@ -77,6 +77,8 @@ def _check_table(header: list[str], records: list[list[str]]) -> None:
     if missing:
         raise _unreadable(f"no {missing[0]!r} column")
     for number, record in enumerate(records, start=1):
+        if record == header:
+            raise _unreadable(f"row {number} repeats the header")
         if len(record) != len(header):
             raise _unreadable(f"row {number} has {len(record)} fields, the header {len(header)}")
 
