@@ -113,6 +113,42 @@ def test_a_saved_run_replays_to_identical_verdicts(gpu_environment, tmp_path: Pa
     ]
 
 
+def test_a_saved_run_with_faults_replays_whole_and_refuses_its_logs_cut_short(
+    gpu_environment, tmp_path: Path
+):
+    """A recording of a live run in which kernels fault (ncu's report of that process ends there, and
+    the cases after run again in another) or hang (stopped) is whole: it replays to the live verdicts.
+    With its CSV lost, the log of the last run of sample.yaml's cases is damage, refused naming it."""
+    files = [DATA / "faults.yaml", DATA / "launch_failure.yaml", DATA / "sample.yaml"]
+    options = CheckOptions(ncu=NcuOptions(case_timeout_s=20), save_profile=tmp_path)
+    live = check_files(files, options, gpu_environment)
+    no_gpu = Environment(gpu=None, ncu=None, problem="replay needs no GPU")
+    replayed = check_files(files, CheckOptions(from_profile=tmp_path), no_gpu)
+    assert [r.input_error for r in replayed] == [None, None, None]
+    assert [[(c.claim.id, c.verdict, c.measured) for c in r.claims] for r in replayed] == [
+        [(c.claim.id, c.verdict, c.measured) for c in r.claims] for r in live
+    ]
+    [sample] = run_keys([DATA / "sample.yaml"])
+    log = last_log_where_ran(tmp_path, sample.name)
+    text = log.read_text()
+    log.write_text(text[: text.index('"ID"')])  # cut before its CSV
+    cut = check_files([DATA / "sample.yaml"], CheckOptions(from_profile=tmp_path), no_gpu)[0]
+    assert cut.input_error is not None
+    assert cut.input_error.startswith(f"{log}: damaged: it lacks the launches of case"), cut.input_error
+
+
+def last_log_where_ran(folder: Path, key: str) -> Path:
+    """The ncu log of the last run of a recording whose status says that a case of the file ran."""
+    found, index = None, 0
+    while (folder / (log := "ncu.log" if index == 0 else f"ncu.{index}.log")).is_file():
+        status = json.loads((folder / log.replace("ncu", "status").replace(".log", ".json")).read_text())
+        if any(entry["case"].startswith(f"{key}::") and entry["ok"] for entry in status):
+            found = folder / log
+        index += 1
+    assert found is not None, f"no run of {key} in {folder}"
+    return found
+
+
 def test_a_baseline_catches_a_kernel_made_slower(gpu_environment, tmp_path: Path):
     """Stride 33 in place of stride 1, as a pull request edits the file: every claim still holds, but
     the time regressed. The baseline knows the file by its path in the project."""
