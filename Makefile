@@ -1,5 +1,6 @@
 # `make check`: set up, then check every expectation file.
 # `make test`: set up, then lint and type-check, check the static claims and run the test suite.
+# `make test-quick`: set up, then run the tests that are neither slow nor need a GPU.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -7,7 +8,7 @@ STAMP := $(VENV)/.installed
 # Where nothing can be measured, make check judges this recording instead (and says so).
 RECORDING ?= recordings/h200
 
-.PHONY: setup check test lint format gpu-suite clean
+.PHONY: setup check test test-quick lint format gpu-suite clean
 
 setup: $(STAMP)
 
@@ -45,6 +46,10 @@ test: setup
 	{ wait $$lint; linted=$$?; } && cat "$$work/lint.log" && \
 	[ $$linted -eq 0 ] && [ $$checked -eq 0 ] && \
 	$(BIN)/python -m pytest -n auto
+
+# The tests marked neither slow (over about 2 s) nor gpu, for a quick look while working.
+test-quick: setup
+	$(BIN)/python -m pytest -n auto -m "not slow and not gpu"
 
 # Needs an NVIDIA GPU and Nsight Compute: the GPU tests and every expectation file, logs in gpu-logs/.
 gpu-suite: setup

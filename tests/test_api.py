@@ -1,3 +1,4 @@
+import pytest
 from conftest import DATA, EXPECTATIONS, FIXTURES, RECORDINGS
 
 import ncuverify
@@ -23,6 +24,7 @@ def test_check_returns_dataframes_of_a_recording():
     assert "Results(1 files" in repr(results)
 
 
+@pytest.mark.slow
 def test_check_takes_folders_and_tables_compose():
     results = ncuverify.check(EXPECTATIONS, from_profile=RECORDINGS)
     claims = results.claims

@@ -235,6 +235,7 @@ def test_any_json_is_a_baseline_or_an_input_error(tmp_path_factory, value):
             assert all(math.isfinite(v) for metrics in cases.values() for v in metrics.values())
 
 
+@pytest.mark.slow
 def test_a_tolerance_on_the_sass_count_compares_it_though_no_claim_reads_sass(tmp_path: Path, monkeypatch):
     monkeypatch.setenv("NCUVERIFY_CACHE_DIR", str(tmp_path / "cache"))  # which holds no SASS
     saved = tmp_path / "main.json"

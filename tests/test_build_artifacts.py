@@ -11,6 +11,7 @@ from ncuverify.errors import InputError
 KERNELS = ["ns::copy", "scale", "stride<float>", "twice", "twice"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["kernels.cubin", "kernels.o", "libkernels.a", "libkernels.so", "program"])
 def test_every_kind_of_artifact_gives_the_kernels_and_their_facts(artifacts, name):  # noqa: F811
     kernels = read_artifact(artifacts(name), "sm_90", sass=True)

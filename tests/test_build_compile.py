@@ -23,6 +23,7 @@ def test_sample_builds_templates_and_extern_c_for_sm90():
     assert ptxas.registers > 0 and ptxas.spill_store_bytes == 0
 
 
+@pytest.mark.slow
 def test_cuda_headers_compile(tmp_path):
     source = """
 #include <cuda_fp16.h>
@@ -199,6 +200,7 @@ def test_a_header_of_an_allowed_folder_compiles(repo):
 # --- the source digest -------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_source_digest_covers_headers_not_paths(tmp_path):
     import shutil
 
@@ -266,6 +268,7 @@ def test_a_tool_past_its_limit_is_an_input_error_of_the_build(monkeypatch):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("header", "body"),
     [

@@ -51,6 +51,7 @@ def test_a_compile_that_does_not_end_is_stopped(repo, scratch):
     assert processes_mentioning(str(scratch)) == []
 
 
+@pytest.mark.slow
 def test_the_whole_worker_group_is_killed_at_the_limit(repo, scratch, monkeypatch):
     import sys
 

@@ -11,6 +11,7 @@ from cli_invoke import invoke_command, no_gpu  # noqa: F401 (a fixture)
 from ncuverify.errors import ExitCode
 
 
+@pytest.mark.slow
 def test_an_artifact_and_a_source_are_listed_and_written(artifacts, no_gpu, tmp_path):  # noqa: F811
     out = tmp_path / "build.json"
     source = artifacts("kernels.cubin").parent / "kernels.cu"

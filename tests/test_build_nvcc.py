@@ -70,6 +70,7 @@ def test_a_template_instance_nvcc_did_not_build_says_how_to_instantiate_it(tmp_p
     assert "template __global__ void tiled<64>(...);" in message
 
 
+@pytest.mark.slow
 def test_an_overloaded_or_unknown_entry_lists_the_kernels_demangled(tmp_path):
     message = refused(spec_with(tmp_path, nvcc_kernels(tmp_path, {"k": "over"})))
     assert "more than one kernel (overloads) for 'over'" in message
@@ -189,6 +190,7 @@ def test_the_hint_is_given_for_host_code_only(log, source, hinted):
     assert (nvcc_module.host_code_hint(log, source) is not None) == hinted
 
 
+@pytest.mark.slow
 def test_the_example_static_claims_hold_without_a_gpu(no_gpu):  # noqa: F811
     result = invoke("--static-only", str(EXAMPLE))
     assert result.exit_code == ExitCode.OK, result.output

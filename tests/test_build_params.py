@@ -154,6 +154,7 @@ def test_a_struct_of_another_size_is_refused_naming_the_parameter_and_both_sizes
     )
 
 
+@pytest.mark.slow
 def test_a_kernel_of_more_than_4_kib_of_parameters_is_read_too(tmp_path: Path):
     """ptxas describes its parameters in EIATTR_KPARAM_INFO_V2 records: read as the others, not taken for
     a kernel of none. And a kernel of 5000 one-byte parameters has them all read."""

@@ -46,6 +46,7 @@ def test_a_child_holding_ncu_s_output_does_not_keep_the_version_probe_waiting(tm
         assert_group_ends(group)
 
 
+@pytest.mark.slow
 def test_an_ncu_that_hangs_on_its_version_is_stopped_and_cannot_measure(tmp_path, monkeypatch):
     from ncuverify import environment
     from ncuverify.errors import EnvironmentProblem

@@ -6,6 +6,7 @@ import math
 import re
 import string
 
+import pytest
 import yaml
 from conftest import DATA, FIXTURES
 from hypothesis import HealthCheck, assume, given, settings
@@ -44,6 +45,7 @@ def test_any_text_reads_as_yaml_or_fails_cleanly(text):
         read_yaml(text)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(text=st.text(alphabet=string.printable, max_size=400))
 def test_any_file_loads_or_fails_cleanly(tmp_path_factory, text):
@@ -55,6 +57,7 @@ def test_any_file_loads_or_fails_cleanly(tmp_path_factory, text):
         assert str(error)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(section=st.sampled_from(["kernels", "cases", "claims", "arch", "regressions"]), value=documents)
 def test_any_value_in_any_section_is_validated(tmp_path_factory, section, value):
@@ -93,6 +96,7 @@ def test_parsed_expressions_evaluate_or_fail_cleanly(parts, value):
     assert (isinstance(result, float) and not math.isnan(result)) or value == 0
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.text(max_size=600))
 def test_any_text_parses_as_ncu_output_or_fails_cleanly(text):
@@ -100,6 +104,7 @@ def test_any_text_parses_as_ncu_output_or_fails_cleanly(text):
         parse_csv(text)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.data())
 def test_damaged_real_captures_parse_or_fail_cleanly(data):
@@ -162,6 +167,7 @@ def test_any_nesting_reads_or_fails_cleanly(depth, opening):
         assert depth <= 64
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=25)
 @given(st.integers(1, 40), st.integers(1, 12), st.integers(0, 3000))
 def test_aliases_read_unless_they_add_more_than_is_written(width, levels, plain):
@@ -294,6 +300,7 @@ def test_rendered_expressions_parse_to_the_same_tree(tree):
     assert expression.parse(expression.render(tree)) == tree
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     st.lists(
@@ -309,6 +316,7 @@ def test_each_case_read_is_the_case_written(parts):
     assert [(ref.name, ref.case) for ref in refs] == [(name, case) for name, case, _ in parts]
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.lists(ids, min_size=1, max_size=4, unique=True))
 def test_cases_named_by_any_ids_are_read_as_named(tmp_path_factory, names):

@@ -136,6 +136,7 @@ def test_check_refuses_every_way_out_and_leaks_nothing(attack, tmp_path):
     assert_no_secret(everything_written(project, planted))
 
 
+@pytest.mark.slow
 def test_lint_and_build_leak_nothing_either(attack):
     project, files = attack
     planted = files_under(project)
@@ -147,6 +148,7 @@ def test_lint_and_build_leak_nothing_either(attack):
     assert_no_secret(everything_written(project, planted))
 
 
+@pytest.mark.slow
 def test_an_allowed_folder_beside_the_project_may_be_included(attack, tmp_path):
     """A team whose kernels include a checkout beside the project allows it on the command line, never
     from the expectation file."""
@@ -199,6 +201,7 @@ def static_claim_file(kernel: str) -> str:
     return expectation("", []).replace("{file: kernels/.cu, entry: k, flags: []}", kernel)
 
 
+@pytest.mark.slow
 def test_sources_not_utf8_compile_and_those_nvrtc_would_cut_are_refused_alone(project):
     """A Latin-1 comment is compiled as written; a 0xff or a NUL, which would end the program NVRTC
     reads there, is refused naming the file and the byte, and an inline source holding a NUL naming the
@@ -286,6 +289,7 @@ def shown_lines(result: subprocess.CompletedProcess[str]) -> list[str]:
     return [line for line in (result.stdout + result.stderr).splitlines() if line.strip()]
 
 
+@pytest.mark.slow
 def test_large_valid_files_load_and_alias_bombs_do_not(project):
     """10,000 claims, or 9,000 cases, are many values but no attack: they load and their claims are
     judged, while a billion laughs beside them is refused, alone, in one line."""
@@ -304,6 +308,7 @@ def test_large_valid_files_load_and_alias_bombs_do_not(project):
     assert f"{bomb}: {aliases_refused(110)}" in lines
 
 
+@pytest.mark.slow
 def test_an_alias_bomb_is_refused_within_a_second(project):
     bomb = project / "expectations" / "bomb.yaml"
     bomb.write_text(billion_laughs(10, 10))
@@ -322,6 +327,7 @@ def test_an_alias_bomb_is_refused_within_a_second(project):
     assert elapsed - (time.perf_counter() - startup) < 3.0
 
 
+@pytest.mark.slow
 def test_init_reads_a_latin_1_source_and_refuses_one_nvrtc_would_cut(project):
     kernels = project / "expectations" / "kernels"
     kernels.mkdir()
@@ -345,6 +351,7 @@ SAMPLE_LOG = (FIXTURES / "sample" / "ncu.log").read_bytes()
 LAST_LAUNCH = SAMPLE_LOG.rstrip(b"\n").rsplit(b"\n", 1)[0] + b"\n"  # the log without its last row
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("log", "said"),
     [

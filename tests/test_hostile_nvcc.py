@@ -127,6 +127,7 @@ def run(
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("landlock_refused", [False, True], ids=["landlock", "landlock-refused"])
 @pytest.mark.parametrize("command", ["check", "build"])
 def test_a_command_planted_anywhere_nvcc_reads_is_refused_and_never_runs(project, command, landlock_refused):
@@ -152,6 +153,7 @@ def test_a_command_planted_anywhere_nvcc_reads_is_refused_and_never_runs(project
     assert command == "build" or f"{honest}: 1 passed" in shown, shown
 
 
+@pytest.mark.slow
 def test_a_folder_nvcc_would_split_or_misquote_is_refused(tmp_path):
     """nvcc splits -I at commas and hands sh a `'` as `\\'`: it would read another folder than the one
     checked."""

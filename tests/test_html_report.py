@@ -66,6 +66,7 @@ def suite() -> list[FileResult]:
     return check_files(paths, CheckOptions(cache=COMPILE_CACHE, from_profile=RECORDINGS), NO_GPU)
 
 
+@pytest.mark.slow
 def test_every_claim_of_the_recording_appears_with_its_verdict_and_numbers(suite):
     page = Page(export.to_html(suite))
     claims = [(r, c) for r in suite for c in r.claims]
@@ -83,6 +84,7 @@ def test_every_claim_of_the_recording_appears_with_its_verdict_and_numbers(suite
             assert measured.startswith(format_number(claim_result.measured))
 
 
+@pytest.mark.slow
 def test_every_picture_is_inline_and_the_page_references_nothing_outside_itself(suite):
     page = Page(export.to_html(suite))
     measured = sum(1 for r in suite for c in r.claims if c.measured is not None)
@@ -122,6 +124,7 @@ def test_text_from_a_file_is_shown_never_run():
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text and "\x1b" not in text and "\\x1b[2J" in text
 
 
+@pytest.mark.slow
 def test_check_and_merge_write_the_report(no_gpu, tmp_path):  # noqa: F811
     report = tmp_path / "r.html"
     shard = tmp_path / "s.json"
@@ -178,6 +181,7 @@ def test_against_a_baseline_every_move_is_listed_and_drawn_regressions_first():
     assert "allowed: unrolled" in section and "150" in section
 
 
+@pytest.mark.slow
 def test_audit_writes_the_report_with_the_documents_against_the_hardware(tmp_path):
     from cli_invoke import invoke_command
 
@@ -202,6 +206,7 @@ def test_chart_labels_from_files_are_text_not_formulas():
     assert r"$\frac{1}{$" in text.replace("&lt;", "<")
 
 
+@pytest.mark.slow
 def test_long_ids_and_metric_names_may_break_after_underscores_and_dots_and_read_whole(suite):
     text = export.to_html(suite)
     # where a name may break, so that the claims table fits a window

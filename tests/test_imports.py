@@ -22,6 +22,7 @@ print(sorted(name for name in ("pandas", "numpy") if name in sys.modules))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("path", "how"),
     [

@@ -44,6 +44,7 @@ def _initialised(artifact: str) -> tuple[str, dict]:
     return text, yaml.safe_load(text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("artifact", ["libkernels.so", "kernels.cubin"])
 def test_the_written_file_names_binaries_and_passes_lint_and_the_static_check(no_gpu, project, artifact):
     text, content = _initialised(artifact)

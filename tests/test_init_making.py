@@ -53,6 +53,7 @@ def _made(project: Path, source: str, name: str = "ops.cu"):
     return made, out, yaml.safe_load(made.text)
 
 
+@pytest.mark.slow
 def test_every_kernel_gets_an_entry_a_case_and_static_claims_that_hold(project):
     made, out, content = _made(project, KERNELS)
     assert made.text.startswith("# yaml-language-server: $schema=../schema/expectations.schema.json\n")
@@ -106,6 +107,7 @@ def test_every_kernel_gets_an_entry_a_case_and_static_claims_that_hold(project):
     )
 
 
+@pytest.mark.slow
 def test_placeholders_say_what_to_replace(project):
     made, _, _ = _made(project, KERNELS)
     lines = made.text.splitlines()
@@ -132,6 +134,7 @@ HOSTILE = (
 )
 
 
+@pytest.mark.slow
 def test_hostile_names_are_quoted_cut_told_apart_or_left_out_with_the_reason(project):
     made, out, content = _made(project, HOSTILE)
     entries = {key: kernel["entry"] for key, kernel in content["kernels"].items()}

@@ -25,6 +25,8 @@ from cli_invoke import invoke_command
 
 from ncuverify.errors import ExitCode
 
+pytestmark = pytest.mark.slow  # the module builds a shared library of 45 kernels first
+
 no_gpu = cli_invoke.no_gpu
 
 FIXTURES = Path(__file__).parent / "fixtures" / "library"

@@ -1,5 +1,6 @@
 """What a run profiles: the cases each file's claims read, under qualified names."""
 
+import pytest
 from conftest import COMPILE_CACHE, DATA
 from sweep_files import claim, loaded
 from test_spec_sequences import TWO_STEPS
@@ -74,6 +75,7 @@ claims:
 """
 
 
+@pytest.mark.slow
 def test_only_a_case_that_reads_back_what_a_clock_reading_kernel_wrote_is_pinned(tmp_path):
     claims = "".join(
         claim(f"c_{name}", name, f"buffer__{buffer}.max", "    why: w\n")

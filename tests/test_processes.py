@@ -132,6 +132,7 @@ def test_daemons_end_when_ncuverify_itself_is_killed(tmp_path):
     assert_none_running(pids)
 
 
+@pytest.mark.slow
 def test_a_daemon_started_while_the_tree_is_killed_is_killed_too(tmp_path):
     # The command's child keeps starting daemons after the command has ended.
     script = (

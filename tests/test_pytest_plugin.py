@@ -4,6 +4,7 @@ import shutil
 from importlib.metadata import entry_points
 
 import pandas  # noqa: F401  # before pytester's runs, which forget the modules a run imports: numpy imports once
+import pytest
 from conftest import DATA, FIXTURES
 
 
@@ -178,6 +179,7 @@ def outcomes(result) -> dict[str, str]:
     return found
 
 
+@pytest.mark.slow
 def test_xdist_workers_give_the_verdicts_of_one_process(pytester):
     folder = sandbox(
         pytester,
@@ -193,6 +195,7 @@ def test_xdist_workers_give_the_verdicts_of_one_process(pytester):
     assert "FAILED" in outcomes(alone).values() and "2 workers" in spread.stdout.str()
 
 
+@pytest.mark.slow
 def test_a_pytest_run_without_expectation_files_does_not_import_what_checks_claims(pytester):
     # an installed plugin loads in every pytest run: one that tests something else pays none of it
     pytester.makepyfile(

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import cli_invoke
 import pandas as pd
+import pytest
 import yaml
 from cli_invoke import invoke_command
 from test_judge_sets import spec_of
@@ -84,6 +85,7 @@ HEAVY = (
 )
 
 
+@pytest.mark.slow
 def test_save_grow_check_fails_then_an_allow_entry_lets_it_pass(tmp_path, monkeypatch, no_gpu):
     monkeypatch.chdir(tmp_path)
     (tmp_path / ".ncuverify-root").write_text("")

@@ -144,6 +144,7 @@ def _paths(value, prefix=()):
             yield from _paths(item, (*prefix, index))
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.data())
 def test_a_real_result_with_one_field_replaced_reads_back_or_is_an_input_error(real_document, data):

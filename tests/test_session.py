@@ -381,6 +381,7 @@ def overlap_check(tmp_path: Path, monkeypatch, per_gpu: int) -> tuple[list, list
     return [(c.claim.id, c.verdict, c.measured) for c in result.claims], notes
 
 
+@pytest.mark.slow
 def test_two_ncu_processes_start_at_once_on_a_gpu_but_launch_one_after_the_other(tmp_path, monkeypatch):
     verdicts, processes = overlap_check(tmp_path, monkeypatch, 2)
     by_case = {p["cases"][0].rsplit("::", 1)[1]: p for p in processes}

@@ -55,6 +55,7 @@ def test_alias_bomb_is_refused_fast(tmp_path, width, levels):
     assert elapsed < 5.0, f"{elapsed:.2f} s"
 
 
+@pytest.mark.slow
 def test_many_values_written_without_aliases_read():
     """A file of more plain values than aliases may add to a small one reads: its size bounds it."""
     text = "".join(f"c{i}: {{kernel: k, grid: {i}, block: 32}}\n" for i in range(13_000))  # 8 values a line
