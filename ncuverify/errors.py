@@ -6,7 +6,7 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    """What `ncuverify check` returns; documented in the README."""
+    """What `ncuverify check` returns; documented in the README and docs/command-line.md."""
 
     OK = 0  # every claim holds
     CLAIM_FAILED = 1  # a claim failed, or could not be evaluated on a run that did measure

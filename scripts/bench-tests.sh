@@ -34,6 +34,7 @@ step() {
 step "ruff check" "$python" -m ruff check --no-cache .
 step "ruff format --check" "$python" -m ruff format --check --no-cache .
 step "mypy (no cache)" "$python" -m mypy --cache-dir "$scratch/mypy-cache"
+step "docs (mkdocs --strict)" "$python" -m mkdocs build --strict --site-dir "$scratch/site"
 step "static claims" "$python" -c "from ncuverify.cli import main; main()" check --static-only expectations/
 if [ "$workers" = 0 ]; then
     step "pytest" "$python" -m pytest -q -p no:cacheprovider --durations=10

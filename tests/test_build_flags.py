@@ -49,7 +49,7 @@ def test_flags_that_read_or_write_files_are_refused(repo, flags):
     spec = spec_with(root, {"k": {"source": KERNEL, "entry": "k", "flags": flags}})
     assert refused(spec) == (
         f"{spec.path}: kernels.k.flags: {flags[0]} is not allowed: ncuverify passes NVRTC only options that "
-        "neither read nor write files (the README lists them)"
+        "neither read nor write files (docs/expectation-files.md lists them)"
     )
     assert sorted(p.name for p in root.iterdir()) == [".ncuverify-root", "k.yaml", "kernels"]
 

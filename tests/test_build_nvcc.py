@@ -155,7 +155,7 @@ def test_landlock_keeps_nvcc_from_reading_outside_its_folders(tmp_path):
     assert not answer.compiled and "secret.h" in answer.log
 
 
-def test_nvcc_options_are_the_command_line_the_readme_gives():
+def test_nvcc_options_are_the_command_line_the_docs_give():
     unit = Unit(
         "",
         "k.cu",

@@ -177,7 +177,7 @@ def checked_flags(
         if option is None:
             raise InputError(
                 f"{where}: {shown} is not allowed: ncuverify passes {table.compiler} only options that neither "
-                "read nor write files (the README lists them)"
+                "read nor write files (docs/expectation-files.md lists them)"
             )
         if value is None and _takes_value(option, table):
             if not pending:

@@ -78,7 +78,7 @@ class StaticMetric:
 
     name: str
     unit: str
-    source: str  # where it comes from; the README lists the same table
+    source: str  # where it comes from; docs/expectation-files.md lists the same table
     read: Callable[[StaticFacts], float | None]  # its value for a kernel; None where the build lacks it
     label: str  # its column's heading in `ncuverify build`
     column: int  # its column's place there, among the facts
@@ -98,7 +98,7 @@ def _ptxas_or_cubin(field: str, cubin_key: str | None) -> Callable[[StaticFacts]
     return read
 
 
-# In the README's order, which is also the order a baseline compares them in.
+# In the order docs/expectation-files.md lists them, which is also the order a baseline compares them in.
 STATIC_METRICS: dict[str, StaticMetric] = {
     metric.name: metric
     for metric in (
