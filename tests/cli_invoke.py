@@ -1,5 +1,4 @@
-"""Running the command line in tests, without a GPU: the environment is fixed so that the tests run
-the same on any machine."""
+"""Running the command line in tests; with conftest's no_gpu fixture they run the same on any machine."""
 
 import re
 from pathlib import Path
@@ -9,17 +8,7 @@ from typer.testing import CliRunner
 
 from ncuverify import pipeline
 from ncuverify.cli import app
-from ncuverify.environment import Environment
 from ncuverify.stages import prepare
-
-NO_GPU = Environment(
-    gpu=None, ncu=None, problem="no NVIDIA GPU: the CUDA driver library (libcuda) cannot be loaded"
-)
-
-
-@pytest.fixture
-def no_gpu(monkeypatch):
-    monkeypatch.setattr(Environment, "probe", classmethod(lambda cls, ncu: NO_GPU))
 
 
 def invoke(*args: str):

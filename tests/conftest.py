@@ -34,6 +34,11 @@ FIXTURES = ROOT / "tests" / "fixtures"
 EXPECTATIONS = ROOT / "expectations"
 RECORDINGS = ROOT / "recordings" / "h200"
 FAKE_NCU = DATA / "fake_ncu" / "ncu"
+# The machine the tests replay recordings and check static claims on: no GPU, as Environment.probe finds
+# one whose CUDA driver cannot be loaded.
+NO_GPU = Environment(
+    gpu=None, ncu=None, problem="no NVIDIA GPU: the CUDA driver library (libcuda) cannot be loaded"
+)
 
 
 def fake_profiled(paths: list[Path], save_profile: Path, **options: object) -> list:
@@ -62,6 +67,12 @@ def gpu_environment() -> Environment:
     if environment.problem is not None:
         pytest.skip(f"needs an NVIDIA GPU and Nsight Compute: {environment.problem}")
     return environment
+
+
+@pytest.fixture
+def no_gpu(monkeypatch):
+    """The command line finds no GPU (NO_GPU), so that a test runs the same on any machine."""
+    monkeypatch.setattr(Environment, "probe", classmethod(lambda cls, ncu: NO_GPU))
 
 
 # Any JSON value, small: what a hostile results, baseline or pass-count file can hold.

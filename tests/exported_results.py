@@ -4,17 +4,14 @@ free text is hostile."""
 
 from pathlib import Path
 
-from conftest import COMPILE_CACHE, DATA, FIXTURES
+from conftest import COMPILE_CACHE, DATA, FIXTURES, NO_GPU
 from hypothesis import strategies as st
 
-from ncuverify.environment import Environment
 from ncuverify.explain import Explanation, RuleFinding, SourceLine
 from ncuverify.options import CheckOptions
 from ncuverify.pipeline import check_file
 from ncuverify.results import ClaimResult, FileResult, Verdict
 from ncuverify.spec import Claim
-
-NO_GPU = Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")
 
 
 def judged_sample() -> FileResult:

@@ -5,20 +5,17 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import COMPILE_CACHE, DATA, FIXTURES, JSON_VALUES
+from conftest import COMPILE_CACHE, DATA, FIXTURES, JSON_VALUES, NO_GPU
 from hypothesis import given, settings
 from typer.testing import CliRunner
 
 from ncuverify import baseline
 from ncuverify.cli import app
-from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.measurements import Measurements
 from ncuverify.options import CheckOptions
 from ncuverify.pipeline import check_file
 from ncuverify.spec import Tolerance
-
-NO_GPU = Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import time
 import pytest
 import yaml
 from artifact_builds import artifacts  # noqa: F401 (a fixture)
-from cli_invoke import invoke_command, no_gpu  # noqa: F401 (a fixture)
+from cli_invoke import invoke_command
 from forged_cubins import SYMTAB, new_header, with_sections
 
 from ncuverify.build import BuildLimits, build_spec

@@ -6,7 +6,7 @@ import math
 
 import pytest
 from artifact_builds import artifacts  # noqa: F401 (a fixture)
-from cli_invoke import invoke_command, no_gpu  # noqa: F401 (a fixture)
+from cli_invoke import invoke_command
 
 from ncuverify.errors import ExitCode
 
@@ -41,7 +41,7 @@ def test_a_diff_with_a_kernel_added_fails_on_change(artifacts, no_gpu, tmp_path)
     assert "added stride<float> (sm_90)" in result.output
 
 
-def test_nothing_to_build_and_a_source_without_arch_are_bad_input(no_gpu, tmp_path):  # noqa: F811
+def test_nothing_to_build_and_a_source_without_arch_are_bad_input(no_gpu, tmp_path):
     (tmp_path / "empty").mkdir()
     (tmp_path / "k.cu").write_text("__global__ void k() {}\n")
     result = invoke_command("build", str(tmp_path / "empty"), str(tmp_path / "k.cu"))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from build_projects import SECRET, refused, spec_with
-from cli_invoke import invoke, invoke_command, no_gpu  # noqa: F401
+from cli_invoke import invoke, invoke_command
 from conftest import ROOT
 
 from ncuverify.build import build_spec
@@ -191,19 +191,19 @@ def test_the_hint_is_given_for_host_code_only(log, source, hinted):
 
 
 @pytest.mark.slow
-def test_the_example_static_claims_hold_without_a_gpu(no_gpu):  # noqa: F811
+def test_the_example_static_claims_hold_without_a_gpu(no_gpu):
     result = invoke("--static-only", str(EXAMPLE))
     assert result.exit_code == ExitCode.OK, result.output
     assert "6 passed, 0 failed" in result.output
 
 
-def test_the_example_builds(no_gpu):  # noqa: F811
+def test_the_example_builds(no_gpu):
     result = invoke_command("build", str(EXAMPLE))
     assert result.exit_code == ExitCode.OK, result.output
     assert "_Z14transposeNaivePfPKfii" in result.output or "transposeNaive" in result.output
 
 
-def test_without_g_plus_plus_nvcc_kernels_are_wrong_input_with_one_message(no_gpu, monkeypatch):  # noqa: F811
+def test_without_g_plus_plus_nvcc_kernels_are_wrong_input_with_one_message(no_gpu, monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda name, *args, **kwargs: None)
     result = invoke("--static-only", str(EXAMPLE))
     assert result.exit_code == ExitCode.BAD_INPUT, result.output

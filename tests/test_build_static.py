@@ -2,19 +2,16 @@
 
 import pytest
 import yaml
-from conftest import COMPILE_CACHE, DATA, disassemblies
+from conftest import COMPILE_CACHE, DATA, NO_GPU, disassemblies
 from typer.testing import CliRunner
 
 from ncuverify.build import BuildLimits, build_spec
 from ncuverify.build.reports import ResourceUsage
 from ncuverify.build.static import StaticFacts, is_static, sass_matches
 from ncuverify.cli import app
-from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode
 from ncuverify.expression import MetricRef
 from ncuverify.spec import load
-
-NO_GPU = Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")
 
 
 @pytest.fixture(scope="module")
@@ -117,11 +114,6 @@ def test_unknown_static_name_is_an_input_error(tmp_path):
     assert "no static fact static__stack_bytes (did you mean 'static__stack_frame_bytes'?)" in result.stdout
 
 
-@pytest.fixture
-def no_gpu(monkeypatch):
-    monkeypatch.setattr(Environment, "probe", classmethod(lambda cls, ncu: NO_GPU))
-
-
 def test_static_only_checks_static_claims_without_a_gpu(no_gpu):
     result = CliRunner().invoke(app, ["check", "--static-only", str(DATA / "static.yaml")])
     assert result.exit_code == ExitCode.OK, result.stdout
@@ -133,7 +125,7 @@ def test_without_a_gpu_static_claims_are_checked_and_the_rest_skipped(no_gpu):
     result = CliRunner().invoke(app, ["check", str(DATA / "static.yaml")])
     assert result.exit_code == ExitCode.NOT_MEASURABLE
     assert "6 passed, 0 failed, 0 errors, 1 skipped" in result.stdout
-    assert "skipped vector_sectors_per_request: no NVIDIA GPU: test" in result.stdout
+    assert f"skipped vector_sectors_per_request: {NO_GPU.problem}" in result.stdout
 
 
 def test_a_wrong_static_claim_fails_without_a_gpu(no_gpu, tmp_path):

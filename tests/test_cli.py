@@ -3,18 +3,15 @@
 import re
 from pathlib import Path
 
-import cli_invoke
 import pytest
-from cli_invoke import NO_GPU, invoke, invoke_command
-from conftest import COMPILE_CACHE, DATA, FIXTURES
+from cli_invoke import invoke, invoke_command
+from conftest import COMPILE_CACHE, DATA, FIXTURES, NO_GPU
 
 from ncuverify import pipeline
 from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode
 from ncuverify.options import CheckOptions
 from ncuverify.stages import prepare
-
-no_gpu = cli_invoke.no_gpu
 
 
 def test_without_a_gpu_exits_3_with_one_line(no_gpu):
@@ -231,7 +228,7 @@ def test_markup_and_escape_sequences_from_a_file_show_literally(no_gpu, tmp_path
         assert shown in text, shown
 
 
-def test_the_progress_line_shows_file_names_as_text(monkeypatch, tmp_path):
+def test_the_progress_line_shows_file_names_as_text(no_gpu, monkeypatch, tmp_path):
     from ncuverify.cli import terminal
 
     descriptions = []
@@ -244,7 +241,6 @@ def test_the_progress_line_shows_file_names_as_text(monkeypatch, tmp_path):
     named.write_text((DATA / "hostile_text.yaml").read_text())
     monkeypatch.setattr(terminal, "Progress", Recorded)
     monkeypatch.setattr(terminal, "console", lambda: terminal.Console(force_terminal=True, width=160))
-    monkeypatch.setattr(Environment, "probe", classmethod(lambda cls, ncu: NO_GPU))
     terminal.check_files([named], CheckOptions(cache=COMPILE_CACHE, static_only=True))
     assert descriptions == ["\\x1b[2J[bold]x.yaml: reading", "\\x1b[2J[bold]x.yaml: compiling"]
 

@@ -3,14 +3,11 @@
 
 import os
 
-import cli_invoke
 import pytest
 import yaml
 from cli_invoke import invoke_command
 
 from ncuverify.errors import ExitCode
-
-no_gpu = cli_invoke.no_gpu
 
 OPS = """
 struct Pair { int a; int b; };

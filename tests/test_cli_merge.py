@@ -2,14 +2,10 @@
 
 from pathlib import Path
 
-import cli_invoke
 from cli_invoke import invoke, invoke_command
 from conftest import DATA
 
 from ncuverify.errors import ExitCode
-
-no_gpu = cli_invoke.no_gpu
-
 
 # --- merge and the run's identity ---------------------------------------------------------------------------
 

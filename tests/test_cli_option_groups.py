@@ -13,7 +13,6 @@ from ncuverify.build import BuildLimits
 from ncuverify.cli import option_groups
 from ncuverify.errors import ExitCode, InputError
 
-no_gpu = cli_invoke.no_gpu
 nothing_runs = cli_invoke.nothing_runs
 
 

@@ -2,21 +2,16 @@
 
 from pathlib import Path
 
-import cli_invoke
 import pytest
 from cli_invoke import invoke, traceback_file
-from conftest import COMPILE_CACHE, DATA
+from conftest import COMPILE_CACHE, DATA, NO_GPU
 
 from ncuverify import pipeline
-from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode
 from ncuverify.options import CheckOptions
 from ncuverify.profile import per_file
 from ncuverify.results import FileResult, Verdict, exit_code, worst
 from ncuverify.stages import prepare
-
-no_gpu = cli_invoke.no_gpu
-
 
 # --- one file's failure stays that file's ------------------------------------------------------------------
 
@@ -168,8 +163,7 @@ def test_a_crash_while_profiling_is_every_profiled_files_and_keeps_the_static_ve
 
     monkeypatch.setattr(per_file, "measurements_by_file", crashing_on_sample)
     options = CheckOptions(cache=COMPILE_CACHE, from_profile=FIXTURES)
-    environment = Environment(None, None, "no GPU")
-    static, sample = pipeline.check_files([DATA / "static.yaml", DATA / "sample.yaml"], options, environment)
+    static, sample = pipeline.check_files([DATA / "static.yaml", DATA / "sample.yaml"], options, NO_GPU)
     assert sample.internal_error.startswith(
         "internal error: ZeroDivisionError: split broke, please report it"
     )

@@ -9,7 +9,6 @@ from conftest import DATA
 
 from ncuverify.errors import ExitCode
 
-no_gpu = cli_invoke.no_gpu
 nothing_runs = cli_invoke.nothing_runs
 
 

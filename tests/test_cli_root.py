@@ -1,14 +1,11 @@
 """The root command: no traceback, ever; one line and the documented exit code."""
 
-import cli_invoke
 import pytest
 from cli_invoke import invoke, invoke_command, traceback_file
 from conftest import DATA
 
 from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode
-
-no_gpu = cli_invoke.no_gpu
 
 # --- no traceback, ever ---------------------------------------------------------------------------------
 

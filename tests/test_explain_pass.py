@@ -5,12 +5,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import COMPILE_CACHE, DATA, FIXTURES, fake_profiled
+from conftest import COMPILE_CACHE, DATA, FIXTURES, NO_GPU, fake_profiled
 
-from ncuverify.pipeline import CheckOptions, Environment, check_files
+from ncuverify.pipeline import CheckOptions, check_files
 from ncuverify.results import Verdict
-
-NO_GPU = Environment(None, None, "no GPU here")
 
 
 def test_failed_memory_claims_get_a_second_pass_whose_explanations_are_kept(tmp_path: Path, monkeypatch):

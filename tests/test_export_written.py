@@ -5,10 +5,9 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import COMPILE_CACHE, DATA, FIXTURES
+from conftest import COMPILE_CACHE, DATA, FIXTURES, NO_GPU
 
 from ncuverify import export
-from ncuverify.environment import Environment
 from ncuverify.errors import InputError
 from ncuverify.export.written import NOT_HERE, not_as_written
 from ncuverify.options import CheckOptions
@@ -16,7 +15,6 @@ from ncuverify.pipeline import check_file
 from ncuverify.results import ClaimResult, FileResult, Verdict
 from ncuverify.spec import load
 
-NO_GPU = Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")
 SAMPLE = DATA / "sample.yaml"
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import DATA, ROOT
+from conftest import DATA, NO_GPU, ROOT
 
 from ncuverify.build import build_spec
 from ncuverify.environment import Environment
@@ -105,8 +105,7 @@ def test_launch_registers_agree_with_ptxas_from_16_up(gpu_environment, tmp_path:
 
 def test_a_saved_run_replays_to_identical_verdicts(gpu_environment, tmp_path: Path):
     live = check_file(DATA / "sample.yaml", CheckOptions(save_profile=tmp_path), gpu_environment)
-    no_gpu = Environment(gpu=None, ncu=None, problem="replay needs no GPU")
-    replayed = check_file(DATA / "sample.yaml", CheckOptions(from_profile=tmp_path), no_gpu)
+    replayed = check_file(DATA / "sample.yaml", CheckOptions(from_profile=tmp_path), NO_GPU)
     assert replayed.replayed and replayed.warnings == []
     assert [(r.claim.id, r.verdict, r.measured) for r in replayed.claims] == [
         (r.claim.id, r.verdict, r.measured) for r in live.claims
@@ -122,8 +121,7 @@ def test_a_saved_run_with_faults_replays_whole_and_refuses_its_logs_cut_short(
     files = [DATA / "faults.yaml", DATA / "launch_failure.yaml", DATA / "sample.yaml"]
     options = CheckOptions(ncu=NcuOptions(case_timeout_s=20), save_profile=tmp_path)
     live = check_files(files, options, gpu_environment)
-    no_gpu = Environment(gpu=None, ncu=None, problem="replay needs no GPU")
-    replayed = check_files(files, CheckOptions(from_profile=tmp_path), no_gpu)
+    replayed = check_files(files, CheckOptions(from_profile=tmp_path), NO_GPU)
     assert [r.input_error for r in replayed] == [None, None, None]
     assert [[(c.claim.id, c.verdict, c.measured) for c in r.claims] for r in replayed] == [
         [(c.claim.id, c.verdict, c.measured) for c in r.claims] for r in live
@@ -132,7 +130,7 @@ def test_a_saved_run_with_faults_replays_whole_and_refuses_its_logs_cut_short(
     log = last_log_where_ran(tmp_path, sample.name)
     text = log.read_text()
     log.write_text(text[: text.index('"ID"')])  # cut before its CSV
-    cut = check_files([DATA / "sample.yaml"], CheckOptions(from_profile=tmp_path), no_gpu)[0]
+    cut = check_files([DATA / "sample.yaml"], CheckOptions(from_profile=tmp_path), NO_GPU)[0]
     assert cut.input_error is not None
     assert cut.input_error.startswith(f"{log}: damaged: it lacks the launches of case"), cut.input_error
 
@@ -260,8 +258,7 @@ def test_failed_memory_claims_are_explained_and_the_explanation_replays(gpu_envi
     assert any(rule.rule == "UncoalescedSharedAccess" for rule in shared.rules)
     gather = live.explanations["gather_is_coalesced"]
     assert gather.lines[0].line == 6 and gather.lines[0].text.startswith("out[t] = in[t * 32];")
-    no_gpu = Environment(gpu=None, ncu=None, problem="replay needs no GPU")
-    replayed = check_file(DATA / "explain.yaml", CheckOptions(from_profile=tmp_path), no_gpu)
+    replayed = check_file(DATA / "explain.yaml", CheckOptions(from_profile=tmp_path), NO_GPU)
     assert replayed.explanations == live.explanations
 
 

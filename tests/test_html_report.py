@@ -5,19 +5,16 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from cli_invoke import invoke, no_gpu  # noqa: F401  # no_gpu: a fixture
-from conftest import COMPILE_CACHE, DATA, EXPECTATIONS, FIXTURES, RECORDINGS
+from cli_invoke import invoke
+from conftest import COMPILE_CACHE, DATA, EXPECTATIONS, FIXTURES, NO_GPU, RECORDINGS
 
 from ncuverify import export
-from ncuverify.environment import Environment
 from ncuverify.judge import describe, format_number
 from ncuverify.options import CheckOptions
 from ncuverify.pipeline import check_file, check_files
 from ncuverify.results import ClaimResult, FileResult, Verdict
 from ncuverify.spec import Claim, Expectation
 from ncuverify.text import one_line
-
-NO_GPU = Environment(None, None, "no GPU")
 
 
 class Page(HTMLParser):
@@ -125,7 +122,7 @@ def test_text_from_a_file_is_shown_never_run():
 
 
 @pytest.mark.slow
-def test_check_and_merge_write_the_report(no_gpu, tmp_path):  # noqa: F811
+def test_check_and_merge_write_the_report(no_gpu, tmp_path):
     report = tmp_path / "r.html"
     shard = tmp_path / "s.json"
     result = invoke(
@@ -216,7 +213,7 @@ def test_long_ids_and_metric_names_may_break_after_underscores_and_dots_and_read
     assert cells["s61_ldgsts_executed"] == "smsp__sass_inst_executed_op_ldgsts.sum"
 
 
-def test_the_summary_says_how_many_claims_were_set_aside(no_gpu):  # noqa: F811
+def test_the_summary_says_how_many_claims_were_set_aside(no_gpu):
     options = CheckOptions(cache=COMPILE_CACHE, static_only=True)
     nothing = export.to_html(check_files([DATA / "sample.yaml"], options))
     said = "nothing could be judged here: 8 claims need a GPU (--static-only set them aside)"

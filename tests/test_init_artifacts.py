@@ -6,7 +6,6 @@ import shutil
 from datetime import date
 from pathlib import Path
 
-import cli_invoke
 import pytest
 import yaml
 from artifact_builds import artifacts  # noqa: F401 (a fixture)
@@ -20,7 +19,6 @@ from ncuverify.init.artifacts import is_artifact
 from ncuverify.init.sources import SourceKernel, SourceKernels
 from ncuverify.init.starter import starter
 
-no_gpu = cli_invoke.no_gpu
 ARTIFACT_FACTS = {"registers", "stack_frame", "shared_static"}
 
 

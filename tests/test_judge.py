@@ -3,10 +3,9 @@ import math
 
 import pandas as pd
 import pytest
-from conftest import COMPILE_CACHE, DATA, EXPECTATIONS, FIXTURES, RECORDINGS
+from conftest import COMPILE_CACHE, DATA, EXPECTATIONS, FIXTURES, NO_GPU, RECORDINGS
 
 from ncuverify import export
-from ncuverify.environment import Environment
 from ncuverify.judge import describe, format_number, holds, judge_claim, skip_all
 from ncuverify.measurements import Measurements
 from ncuverify.options import CheckOptions
@@ -121,9 +120,6 @@ def test_unevaluable_claims_are_errors_with_the_reason(metric, case, reason):
 def test_skip_all_keeps_the_reason():
     results = skip_all([claim("sectors.sum")], "no NVIDIA GPU")
     assert results == [ClaimResult(claim("sectors.sum"), Verdict.SKIPPED, reason="no NVIDIA GPU")]
-
-
-NO_GPU = Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")
 
 
 def replay(spec_path, recordings=FIXTURES):

@@ -17,7 +17,6 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-import cli_invoke
 import pytest
 import yaml
 from artifact_builds import _nvcc, shared_build
@@ -26,8 +25,6 @@ from cli_invoke import invoke_command
 from ncuverify.errors import ExitCode
 
 pytestmark = pytest.mark.slow  # the module builds a shared library of 45 kernels first
-
-no_gpu = cli_invoke.no_gpu
 
 FIXTURES = Path(__file__).parent / "fixtures" / "library"
 SOURCES = ("gemm.cu", "elementwise.cu", "reduce.cu")

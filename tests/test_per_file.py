@@ -4,13 +4,11 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import COMPILE_CACHE, DATA, FIXTURES
+from conftest import COMPILE_CACHE, DATA, FIXTURES, NO_GPU
 
-from ncuverify.pipeline import CheckOptions, Environment, check_files
+from ncuverify.pipeline import CheckOptions, check_files
 from ncuverify.profile import recording
 from ncuverify.results import Verdict, run_keys
-
-NO_GPU = Environment(None, None, "no GPU here")
 
 
 def verdicts(paths: list[Path], recorded: Path) -> dict[tuple[str, str], Verdict]:

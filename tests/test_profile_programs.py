@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import DATA
+from conftest import DATA, NO_GPU
 from daemons import DAEMONS, assert_none_running, daemon_pids
 
 from ncuverify.environment import Environment, Gpu
@@ -205,9 +205,8 @@ def test_a_recorded_program_case_replays_without_ncu(tmp_path):
     assert [c.verdict for c in live.claims] == [Verdict.PASSED]
     commands = json.loads((tmp_path / "saved" / "commands.json").read_text())
     assert commands[-1][commands[-1].index("--launch-skip") + 1] == "1"
-    environment = Environment(None, None, "no GPU here")
     run = CheckOptions(from_profile=tmp_path / "saved", explain=False)
-    [replayed] = check_files([path], run, environment)
+    [replayed] = check_files([path], run, NO_GPU)
     assert replayed.replayed and [c.verdict for c in replayed.claims] == [Verdict.PASSED]
     assert replayed.measurements is not None
     assert replayed.measurements.value("add", METRIC) == 28
@@ -221,7 +220,7 @@ def test_a_recorded_program_case_whose_log_is_damaged_is_an_input_error(tmp_path
     last = next(i for i in reversed(range(len(lines))) if lines[i].startswith('"'))
     log.write_text("\n".join([*lines[:last], lines[last].rsplit(",", 1)[0]]) + "\n")  # a field lost
     run = CheckOptions(from_profile=tmp_path / "saved", explain=False)
-    [replayed] = check_files([path], run, Environment(None, None, "no GPU here"))
+    [replayed] = check_files([path], run, NO_GPU)
     assert replayed.input_error is not None
     assert re.fullmatch(
         rf"{re.escape(str(log))}: ncu's CSV could not be read \(row \d+ has (\d+) fields, the header \d+\)",
@@ -266,7 +265,7 @@ def test_a_failed_memory_claim_on_a_program_launch_is_explained_from_that_launch
     assert "--metrics" not in arguments and arguments.count("--section") == 2
     assert run["chosen"] == ["void add_kernel<4>(float*)"]
     replay = CheckOptions(from_profile=tmp_path / "saved")
-    [replayed] = check_files([path], replay, Environment(None, None, "no GPU here"))
+    [replayed] = check_files([path], replay, NO_GPU)
     assert replayed.explanations == live.explanations
 
 
@@ -310,7 +309,7 @@ def saved_program_profile(tmp_path: Path) -> tuple[Path, Path]:
 
 def replayed(path: Path, saved: Path, **options: object) -> FileResult:
     run = CheckOptions(from_profile=saved, explain=False, **options)  # type: ignore[arg-type]
-    [result] = check_files([path], run, Environment(None, None, "no GPU here"))
+    [result] = check_files([path], run, NO_GPU)
     return result
 
 

@@ -5,7 +5,6 @@ accepts nothing. The end-to-end test builds a source of its own with NVRTC (no G
 import json
 from pathlib import Path
 
-import cli_invoke
 import pandas as pd
 import pytest
 import yaml
@@ -16,7 +15,6 @@ from ncuverify import ratchet
 from ncuverify.measurements import MEASUREMENT_COLUMNS, Measurements
 from ncuverify.results import FileResult
 
-no_gpu = cli_invoke.no_gpu
 CITE = {"document": "d", "section": "1", "figure": "f"}
 
 

@@ -15,17 +15,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from ncuverify.cli import app
-from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.profile import recording
 from ncuverify.results import FileKey, run_keys
-
-NO_GPU = Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")
-
-
-@pytest.fixture
-def no_gpu(monkeypatch):
-    monkeypatch.setattr(Environment, "probe", classmethod(lambda cls, ncu: NO_GPU))
 
 
 @pytest.fixture

@@ -9,9 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import COMPILE_CACHE, DATA, fake_profiled
+from conftest import COMPILE_CACHE, DATA, NO_GPU, fake_profiled
 
-from ncuverify.environment import Environment
 from ncuverify.options import CheckOptions
 from ncuverify.pipeline import check_files
 from ncuverify.profile.plan import qualified
@@ -139,7 +138,7 @@ def test_the_recovered_run_replays_from_its_recording_to_the_same_verdicts(fault
     [replayed] = check_files(
         [FAULTS],
         CheckOptions(cache=COMPILE_CACHE, from_profile=faulted.saved),
-        Environment(None, None, "no GPU"),
+        NO_GPU,
     )
     assert [(c.claim.id, c.verdict, c.reason) for c in replayed.claims] == [
         (c.claim.id, c.verdict, c.reason) for c in faulted.result.claims

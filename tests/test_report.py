@@ -129,16 +129,15 @@ def test_changes_against_a_baseline():
 
 def test_a_failed_memory_claim_shows_what_ncu_says_and_where():
     """The H200 recording of tests/data/explain.yaml: two claims fail, each with ncu's rules and line."""
-    from conftest import COMPILE_CACHE, DATA, FIXTURES
+    from conftest import COMPILE_CACHE, DATA, FIXTURES, NO_GPU
 
-    from ncuverify.environment import Environment
     from ncuverify.options import CheckOptions
     from ncuverify.pipeline import check_file
 
     result = check_file(
         DATA / "explain.yaml",
         CheckOptions(cache=COMPILE_CACHE, from_profile=FIXTURES),
-        Environment(None, None, "no GPU"),
+        NO_GPU,
     )
     text = rendered(result)
     assert "gather_is_coalesced: what ncu says about gather_stride32" in text

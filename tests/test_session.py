@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import COMPILE_CACHE, DATA
+from conftest import COMPILE_CACHE, DATA, NO_GPU
 
 from ncuverify.environment import Environment, Gpu
 from ncuverify.options import CheckOptions
@@ -18,7 +18,6 @@ from ncuverify.results import FileResult, Verdict, exit_code, file_key
 from ncuverify.spec import load
 from ncuverify.stages.prepare import split_claims
 
-NO_GPU = Environment(None, None, "no GPU here")
 FAKE_NCU = DATA / "fake_ncu" / "ncu"
 
 

@@ -6,14 +6,13 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import COMPILE_CACHE, DATA, FIXTURES
+from conftest import COMPILE_CACHE, DATA, FIXTURES, NO_GPU
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from ncuverify import export
 from ncuverify.cli import app
-from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.export import Shard, ShardOf
 from ncuverify.options import CheckOptions
@@ -21,7 +20,6 @@ from ncuverify.pipeline import check_file
 from ncuverify.results import FileResult
 from ncuverify.spec import load, share_of
 
-NO_GPU = Environment(gpu=None, ncu=None, problem="no NVIDIA GPU: test")
 SAMPLE = DATA / "sample.yaml"
 SUITE = export.suite_digest([SAMPLE])
 # Written by check --shard 1/2 --json before the JSON named its run.

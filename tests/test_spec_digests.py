@@ -7,9 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import yaml
-from conftest import COMPILE_CACHE, DATA, fake_profiled
+from conftest import COMPILE_CACHE, DATA, NO_GPU, fake_profiled
 
-from ncuverify.environment import Environment
 from ncuverify.options import CheckOptions
 from ncuverify.pipeline import check_files
 from ncuverify.spec import load
@@ -69,11 +68,10 @@ def test_a_replay_says_which_cases_changed_since_they_were_recorded(tmp_path: Pa
     shutil.copy(DATA / "sample.yaml", path)
     fake_profiled([path], tmp_path / "rec")
     replay = CheckOptions(cache=COMPILE_CACHE, from_profile=tmp_path / "rec", explain=False)
-    no_gpu = Environment(None, None, "no GPU here")
-    [same] = check_files([path], replay, no_gpu)
+    [same] = check_files([path], replay, NO_GPU)
     assert not [w for w in same.warnings if "changed since it was recorded" in w]
     path.write_text(path.read_text().replace("    grid: [256, 4]\n", "    grid: [128, 4]\n"))
-    [changed] = check_files([path], replay, no_gpu)
+    [changed] = check_files([path], replay, NO_GPU)
     assert [w for w in changed.warnings if "changed since it was recorded" in w] == [
         "case scale_2d changed since it was recorded (its launch, arguments or program): its figures may be stale"
     ]

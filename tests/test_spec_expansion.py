@@ -9,14 +9,12 @@ from conftest import DATA, fake_profiled
 from typer.testing import CliRunner
 
 from ncuverify.cli import app
-from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode
 from ncuverify.profile.plan import qualified
 from ncuverify.results import Verdict, file_key
 from ncuverify.spec.expansion import expand
 
 SWEEP = DATA / "sweep.yaml"
-NO_GPU = Environment(None, None, "no GPU here")
 SIZES = (1024, 2048, 4096)
 
 
