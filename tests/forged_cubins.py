@@ -1,7 +1,10 @@
 """Cubins forged from a real one for the tests of hostile ELF tables: its section table copied to its end
 with more section headers after it, and new contents (symbols, names) before it."""
 
+import math
 import struct
+
+from ncuverify.build.limits import READ_TIME_LIMIT_S, Deadline
 
 SYMTAB, STRTAB, PROGBITS = 2, 3, 1
 
@@ -34,3 +37,17 @@ def with_sections(cubin: bytes, extra: list[bytes], contents: bytes = b"") -> by
     struct.pack_into("<Q", data, 40, len(cubin) + len(contents))
     struct.pack_into("<H", data, 60, count + len(extra))
     return bytes(data)
+
+
+class CountedDeadline(Deadline):
+    """A deadline that counts the looks taken at it, and passes after passes_after of them (never,
+    unless said): how far a loop over an artifact's tables went, counted rather than timed."""
+
+    def __init__(self, seconds: float = READ_TIME_LIMIT_S, passes_after: float = math.inf) -> None:
+        super().__init__(seconds)
+        self.looks = 0
+        self._passes_after = passes_after
+
+    def passed(self) -> bool:
+        self.looks += 1
+        return self.looks > self._passes_after
