@@ -309,7 +309,7 @@ def test_large_valid_files_load_and_alias_bombs_do_not(project):
 
 
 @pytest.mark.slow
-def test_an_alias_bomb_is_refused_within_a_second(project):
+def test_an_alias_bomb_is_refused_long_before_it_could_expand(project):
     bomb = project / "expectations" / "bomb.yaml"
     bomb.write_text(billion_laughs(10, 10))
     started = time.perf_counter()
@@ -320,11 +320,10 @@ def test_an_alias_bomb_is_refused_within_a_second(project):
         f"{bomb}: input error",
         f"{bomb}: {aliases_refused(131)}",
     ]
-    startup = time.perf_counter()
-    run("--version", cwd=project)
-    # The refusal itself, beyond starting Python and ncuverify, takes about 0.4 s on an idle 2-core
-    # machine; the bound leaves room for a loaded one, and expanding the billion values would take hours.
-    assert elapsed - (time.perf_counter() - startup) < 3.0
+    # About 2 s on a loaded 2-core machine, Python's start included, where expanding the ten billion
+    # values would take hours: the bound is far from both. (tests/test_yaml_reader.py counts the values
+    # read before the refusal.)
+    assert elapsed < 60.0, f"{elapsed:.1f} s"
 
 
 @pytest.mark.slow
