@@ -14,6 +14,7 @@ from conftest import ROOT
 from daemons import DAEMONS, assert_none_running, daemon_pids, running
 
 from ncuverify.processes import (
+    GROUP_END_S,
     SUBREAPER,
     Finished,
     TimedOut,
@@ -58,7 +59,9 @@ def test_a_killed_grandchild_counts_as_ended_before_init_reaps_it(tmp_path):
     assert os.getpgid(child) == leader.pid
     started = time.monotonic()
     kill_group(leader)
-    assert time.monotonic() - started < 1.0, "kill_group waited for init to reap the orphan"
+    # A zombie counts as ended: kill_group returns at once, not after GROUP_END_S (30 s) waiting for
+    # init, whatever the machine's load.
+    assert time.monotonic() - started < GROUP_END_S / 3, "kill_group waited for init to reap the orphan"
     assert all(state in "ZX" for state in states_of(leader.pid)), "a process of the group still runs"
 
 
