@@ -22,15 +22,25 @@ def test_the_running_case_is_told_as_it_starts(tmp_path: Path):
         Progress(case, running, False, n)
         for n, (case, running) in enumerate([("first", True), ("first", False), ("second", True)])
     ]
+    # Each case that starts waits to be told (a file the telling leaves) before the runner goes on, rather
+    # than for a set time the watcher might miss it in: a wait bounded by the 30 s case timeout.
+    marks = [str(tmp_path / f"told-{step.case}") if step.running else None for step in steps]
     script = (
-        "import time, sys\n"
-        f"for text in {[step.to_json() for step in steps]!r}:\n"
+        "import os, time\n"
+        f"for text, mark in {list(zip([step.to_json() for step in steps], marks, strict=True))!r}:\n"
         f"    open({str(progress)!r}, 'w').write(text)\n"
-        "    time.sleep(0.6)\n"
+        "    waited = time.monotonic() + 30\n"
+        "    while mark and not os.path.exists(mark) and time.monotonic() < waited:\n"
+        "        time.sleep(0.01)\n"
     )
     process = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
     told: list[str] = []
-    watched = wait(process, progress, ["first", "second"], 30, NcuOptions(on_case=told.append))
+
+    def tell(case: str) -> None:
+        told.append(case)
+        (tmp_path / f"told-{case}").touch()
+
+    watched = wait(process, progress, ["first", "second"], 30, NcuOptions(on_case=tell))
     assert not watched.stalled and watched.last == steps[-1]
     assert told == ["first", "second"]
 

@@ -3,7 +3,6 @@ would give, a fill that cannot be made fails its own case as before, and the nex
 drawn while the case before it launches."""
 
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +14,8 @@ from ncuverify.runner.fills import host_contents
 from ncuverify.runner.plan import Plan, PlannedCase
 from ncuverify.runner.run import run_plan
 
+# How long a launch waits for the next case's contents: only contents never made ahead take it.
+WAIT_S = 30.0
 RANDOM = {"buffer": "float32", "count": 1000, "fill": "random", "seed": 5, "name": "out"}
 
 
@@ -50,31 +51,39 @@ def test_a_fill_that_cannot_be_made_fails_its_case_with_what_making_it_raised(tm
 
 
 def test_the_next_case_s_contents_are_made_while_a_case_launches(tmp_path: Path, monkeypatch):
-    made: list[tuple[str, str, float]] = []  # count, thread, when
+    events: list[str] = []
+    made = {count: threading.Event() for count in ("10", "20", "30")}
     real = ahead_module.host_contents
 
     def noted(arg: dict) -> np.ndarray | None:
-        made.append((str(arg["count"]), threading.current_thread().name, time.monotonic()))
-        return real(arg)
+        events.append(f"making {arg['count']} on {threading.current_thread().name.split('_')[0]}")
+        contents = real(arg)
+        made[str(arg["count"])].set()
+        return contents
 
     monkeypatch.setattr(ahead_module, "host_contents", noted)
-    launched: list[tuple[str, float]] = []
 
-    class Slow(FakeLauncher):
+    class Replaying(FakeLauncher):
         def launch(self, kernel, case, args) -> None:
-            launched.append((case.name, time.monotonic()))
-            time.sleep(0.2)  # ncu replaying the kernel
+            # ncu replaying the kernel, until the next case's contents are made: a wait bounded far
+            # beyond any machine's pace, which only contents not made meanwhile run into
+            following = {"a": "20", "b": "30"}.get(case.name)
+            if following is not None and not made[following].wait(WAIT_S):
+                events.append(f"{following} not made while {case.name} launched")
+            events.append(f"launched {case.name}")
             super().launch(kernel, case, args)
 
     cases = [planned(name, {**RANDOM, "count": count}) for name, count in (("a", 10), ("b", 20), ("c", 30))]
-    statuses = run_plan(Plan(0, str(tmp_path / "status.json"), cases), lambda device: Slow(0))
+    statuses = run_plan(Plan(0, str(tmp_path / "status.json"), cases), lambda device: Replaying(0))
     assert all(s.ok for s in statuses)
-    assert [count for count, _, _ in made] == ["10", "20", "30"], "each case's contents made once, in order"
-    assert all(thread.startswith("contents") for _, thread, _ in made), "on the thread that makes them"
-    (_, _, made_b), (_, _, made_c) = made[1], made[2]
-    ends = [when + 0.2 for _, when in launched]
-    assert made_b < ends[0], "b's made before a's launch ended"
-    assert ends[0] < made_c < ends[1], "c's once a had ended (one case ahead), before b's launch ended"
+    assert events == [
+        "making 10 on contents",
+        "making 20 on contents",  # while a launched
+        "launched a",
+        "making 30 on contents",  # once a had ended (one case ahead), while b launched
+        "launched b",
+        "launched c",
+    ]
 
 
 def test_a_case_whose_contents_take_more_than_the_limit_makes_them_as_it_fills(monkeypatch):

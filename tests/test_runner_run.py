@@ -292,9 +292,20 @@ def test_with_a_gate_cuda_starts_but_nothing_launches_until_it_opens_and_the_wai
         return Noted(device)
 
     def open_gate() -> None:
-        time.sleep(0.4)
+        # Once CUDA has started and the wait has been written as progress a few times: each looked for
+        # (not slept on) within a bound only a runner that never gets there reaches.
+        looking_until = time.monotonic() + 30
+        while time.monotonic() < looking_until and not (events and waited_steps() > 4):
+            time.sleep(0.01)
         events.append(("open", time.monotonic()))
         gate.touch()
+
+    def waited_steps() -> int:
+        try:
+            progress = Progress.from_json((tmp_path / PROGRESS_FILE).read_text())
+        except FileNotFoundError:
+            return 0
+        return progress.step if progress is not None else 0
 
     opener = threading.Thread(target=open_gate)
     opener.start()

@@ -414,44 +414,92 @@ def test_two_ncu_processes_start_at_once_on_a_gpu_but_launch_one_after_the_other
 def test_a_chain_starts_each_process_in_its_turn_and_a_failure_stops_those_not_begun():
     import threading
     import time
+    from collections.abc import Callable
 
     from ncuverify.profile import session
 
+    # An item holds until what it waits for has happened, not for a set time; each wait is bounded
+    # far beyond any machine's pace, so that only an order the test rules out runs into the bound.
+    bound_s = 30.0
     times: dict[str, tuple[float, float]] = {}
+    names = ("first", "second", "third", "fourth", "slow", "never", "fails")
+    begun = {name: threading.Event() for name in names}
 
-    def timed(item: tuple[str, float]) -> str:
-        name, seconds = item
+    def timed(item: tuple[str, Callable[[], object]]) -> str:
+        name, hold = item
         began = time.monotonic()
-        time.sleep(seconds)
+        begun[name].set()
+        hold()
         times[name] = (began, time.monotonic())
         return name
 
-    items = [("first", 0.3), ("second", 0.6), ("third", 0.0), ("fourth", 0.0)]
-    stop = threading.Event()
+    def until_begun(*waited: str) -> Callable[[], object]:
+        return lambda: all(begun[name].wait(bound_s) for name in waited)
+
+    def briefly() -> None:  # long enough for an item that did not wait its turn to begin meanwhile
+        time.sleep(0.3)
+
+    def at_once() -> None:
+        pass
+
+    def afresh() -> None:
+        times.clear()
+        for event in begun.values():
+            event.clear()
+
+    class Stop(threading.Event):
+        """The run's stop, noting once an item waiting its turn has found it set."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.found = threading.Event()
+
+        def is_set(self) -> bool:
+            found = super().is_set()
+            if found:
+                self.found.set()
+            return found
+
+    items = [
+        ("first", briefly),
+        ("second", until_begun("third", "fourth")),
+        ("third", at_once),
+        ("fourth", at_once),
+    ]
+    stop = Stop()
     assert session._in_turn(timed, items, [0, 0, 1, 1], stop) == ["first", "second", "third", "fourth"]
     for late in ("third", "fourth"):
         assert times["first"][1] <= times[late][0] < times["second"][1], "once the first ended, not later"
 
-    times.clear()
+    afresh()
     released = threading.Event()
-    threading.Timer(0.1, released.set).start()  # the first item's cases have run; its end takes longer
-    items = [("first", 0.6), ("second", 0.0)]
+
+    def released_then_ending() -> None:  # the first item's cases have run; its end takes longer
+        released.set()
+        until_begun("second")()
+
+    items = [("first", released_then_ending), ("second", at_once)]
     assert session._in_turn(timed, items, [0, 1], stop, lambda at: at == 0 and released.is_set()) == [
         "first",
         "second",
     ]
     assert times["second"][0] < times["first"][1], "the second began once the first was released"
 
-    def failing(item: tuple[str, float]) -> str:
+    def failing(item: tuple[str, Callable[[], object]]) -> str:
         if item[0] == "fails":
             raise ValueError("the ncu process failed")
         return timed(item)
 
-    def chain(items: list[tuple[str, float]]) -> list[str]:
+    def chain(items: list[tuple[str, Callable[[], object]]]) -> list[str]:
         return session._in_turn(failing, items, list(range(len(items))), stop)
 
-    times.clear()
-    chains = [[("slow", 0.3), ("never", 0.0)], [("fails", 0.0)]]
+    afresh()
+
+    def until_stopped() -> None:  # and an item waiting its turn has found the run stopped
+        stop.wait(bound_s)
+        stop.found.wait(5.0)  # a moment, should it look in another way than is_set
+
+    chains = [[("slow", until_stopped), ("never", at_once)], [("fails", at_once)]]
     with pytest.raises(ValueError, match="the ncu process failed"):  # not the chain that was stopped
         session._in_turn(chain, chains, [0, 0], stop)
     assert stop.is_set() and sorted(times) == ["slow"], "after the failure, nothing more began"
