@@ -1,15 +1,13 @@
 """Where each field of a struct argument lies, as a C compiler lays it out: every field at its natural
 alignment, the struct aligned as its most aligned field (or its `align:` where that is larger), its size
-padded to a multiple of its alignment. Pure: the argument check sizes structs with it, and the plan
-gives the runner each struct's layout, which the runner packs without the expectation file's model."""
+padded to a multiple of its alignment. The values here are plain: ncuverify.spec.arguments lays its
+struct models out into them, and the plan gives the runner each struct's layout, which the runner packs
+without the expectation file's model."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # the models import this module's sizes: for types only
-    from ncuverify.spec.arguments import StructArg, StructField
+from typing import Any
 
 POINTER_BYTES = 8
 # Each scalar kind's size, which is also its alignment.
@@ -56,51 +54,6 @@ class StructLayout:
     alignment: int
     offsets: tuple[int, ...]  # of each of its own fields
     leaves: tuple[ScalarAt | PointerAt, ...]
-
-
-def natural_alignment(struct: StructArg) -> int:
-    """The alignment C gives the struct without `align:`: its most aligned field's."""
-    return max(_field(field)[1] for field in struct.struct)
-
-
-def struct_layout(struct: StructArg) -> StructLayout:
-    offsets: list[int] = []
-    leaves: list[ScalarAt | PointerAt] = []
-    end, alignment = 0, int(struct.align or 1)
-    for field in struct.struct:
-        size, field_alignment, field_leaves = _field(field)
-        at = _rounded_up(end, field_alignment)
-        offsets.append(at)
-        leaves += [_moved(leaf, at) for leaf in field_leaves]
-        end, alignment = at + size, max(alignment, field_alignment)
-    return StructLayout(_rounded_up(end, alignment), alignment, tuple(offsets), tuple(leaves))
-
-
-def _field(field: StructField) -> tuple[int, int, tuple[ScalarAt | PointerAt, ...]]:
-    """A field's size, alignment, and the scalars and pointers in it from its own start."""
-    from ncuverify.spec.arguments import ArrayField, PointerField, StructArg
-
-    if isinstance(field, StructArg):
-        layout = struct_layout(field)
-        return layout.size, layout.alignment, layout.leaves
-    if isinstance(field, PointerField):
-        return POINTER_BYTES, POINTER_BYTES, (PointerAt(0, field.pointer),)
-    if isinstance(field, ArrayField):
-        kind, size = field.array.type, SCALAR_BYTES[field.array.type]
-        values = field.array.values
-        return size * len(values), size, tuple(ScalarAt(i * size, kind, v) for i, v in enumerate(values))
-    size = SCALAR_BYTES[field.kind]
-    return size, size, (ScalarAt(0, field.kind, field.value),)
-
-
-def _moved(leaf: ScalarAt | PointerAt, by: int) -> ScalarAt | PointerAt:
-    if isinstance(leaf, PointerAt):
-        return PointerAt(leaf.offset + by, leaf.buffer)
-    return ScalarAt(leaf.offset + by, leaf.kind, leaf.value)
-
-
-def _rounded_up(value: int, alignment: int) -> int:
-    return -(-value // alignment) * alignment
 
 
 def layout_to_plan(layout: StructLayout) -> dict[str, Any]:

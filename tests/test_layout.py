@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from pydantic import TypeAdapter
 
-from ncuverify.layout import PointerAt, ScalarAt, struct_layout
-from ncuverify.spec.arguments import Argument, StructArg
+from ncuverify.layout import PointerAt, ScalarAt
+from ncuverify.spec.arguments import Argument, StructArg, struct_layout
 
 ARGUMENT = TypeAdapter(Argument)
 # What each kind is in C++ on the host: the same size and alignment as on the device.

@@ -123,8 +123,8 @@ def test_a_struct_is_given_as_its_bytes_with_a_later_buffer_s_address_in_its_poi
     from ncuverify.runner.case import ParameterBytes
 
     fake = Recorded(0)
-    from ncuverify.layout import layout_to_plan, struct_layout
-    from ncuverify.spec.arguments import StructArg
+    from ncuverify.layout import layout_to_plan
+    from ncuverify.spec.arguments import StructArg, struct_layout
 
     fields = {"struct": [{"float32": 2.0}, {"pointer": "out"}]}
     struct = {**fields, "layout": layout_to_plan(struct_layout(StructArg.model_validate(fields)))}

@@ -42,9 +42,8 @@ def test_bfloat16_rounds_float32_to_nearest_even():
 def test_a_struct_packs_its_scalars_at_their_offsets_and_its_pointers_patched():
     from pydantic import TypeAdapter
 
-    from ncuverify.layout import struct_layout
     from ncuverify.runner.fills import scalar_bytes, struct_bytes
-    from ncuverify.spec.arguments import Argument
+    from ncuverify.spec.arguments import Argument, struct_layout
 
     given = {"struct": [{"int8": -1}, {"pointer": "out"}, {"struct": [{"bool": True}, {"bfloat16": 1.5}]}]}
     packed = struct_bytes(struct_layout(TypeAdapter(Argument).validate_python(given)), {"out": 0x1122334455})

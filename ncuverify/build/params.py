@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ncuverify.build.artifacts_elf import Section, TooLarge, section_name, sections
 from ncuverify.errors import InputError
-from ncuverify.layout import POINTER_BYTES, SCALAR_BYTES, struct_layout
+from ncuverify.layout import POINTER_BYTES, SCALAR_BYTES
 
 if TYPE_CHECKING:  # the spec package imports the build's static facts: for types only
     from ncuverify.build.compile import KernelBuild
@@ -94,7 +94,7 @@ def _argument(arg: object) -> tuple[str, int]:
     buffer = getattr(arg, "buffer", None)
     if buffer is not None:
         return f"a {buffer} buffer, passed as a pointer", POINTER_BYTES
-    from ncuverify.spec.arguments import StructArg, UseArg
+    from ncuverify.spec.arguments import StructArg, UseArg, struct_layout
 
     if isinstance(arg, UseArg):
         return f"buffer {arg.use} of an earlier step, passed as a pointer", POINTER_BYTES

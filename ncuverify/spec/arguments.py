@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Discriminator, Field, StrictBool, Tag, ValidationError, model_validator
 
-from ncuverify.layout import natural_alignment, struct_layout
+from ncuverify.layout import POINTER_BYTES, SCALAR_BYTES, PointerAt, ScalarAt, StructLayout
 from ncuverify.spec.fields import SCALAR_TYPES, DType, Float, Id, Int, StrictModel, Text
 
 FLOAT16_MAX = 65504.0  # the largest finite half-precision value
@@ -287,3 +287,49 @@ Argument = Annotated[
 ]
 
 StructArg.model_rebuild()
+
+
+# --- laying a struct out, as a C compiler does ------------------------------------------------------
+
+
+def natural_alignment(struct: StructArg) -> int:
+    """The alignment C gives the struct without `align:`: its most aligned field's."""
+    return max(_field(field)[1] for field in struct.struct)
+
+
+def struct_layout(struct: StructArg) -> StructLayout:
+    offsets: list[int] = []
+    leaves: list[ScalarAt | PointerAt] = []
+    end, alignment = 0, int(struct.align or 1)
+    for field in struct.struct:
+        size, field_alignment, field_leaves = _field(field)
+        at = _rounded_up(end, field_alignment)
+        offsets.append(at)
+        leaves += [_moved(leaf, at) for leaf in field_leaves]
+        end, alignment = at + size, max(alignment, field_alignment)
+    return StructLayout(_rounded_up(end, alignment), alignment, tuple(offsets), tuple(leaves))
+
+
+def _field(field: StructField) -> tuple[int, int, tuple[ScalarAt | PointerAt, ...]]:
+    """A field's size, alignment, and the scalars and pointers in it from its own start."""
+    if isinstance(field, StructArg):
+        layout = struct_layout(field)
+        return layout.size, layout.alignment, layout.leaves
+    if isinstance(field, PointerField):
+        return POINTER_BYTES, POINTER_BYTES, (PointerAt(0, field.pointer),)
+    if isinstance(field, ArrayField):
+        kind, size = field.array.type, SCALAR_BYTES[field.array.type]
+        values = field.array.values
+        return size * len(values), size, tuple(ScalarAt(i * size, kind, v) for i, v in enumerate(values))
+    size = SCALAR_BYTES[field.kind]
+    return size, size, (ScalarAt(0, field.kind, field.value),)
+
+
+def _moved(leaf: ScalarAt | PointerAt, by: int) -> ScalarAt | PointerAt:
+    if isinstance(leaf, PointerAt):
+        return PointerAt(leaf.offset + by, leaf.buffer)
+    return ScalarAt(leaf.offset + by, leaf.kind, leaf.value)
+
+
+def _rounded_up(value: int, alignment: int) -> int:
+    return -(-value // alignment) * alignment

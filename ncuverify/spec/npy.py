@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from ncuverify.errors import InputError
-from ncuverify.layout import layout_to_plan, struct_layout
+from ncuverify.layout import layout_to_plan
 from ncuverify.npy_files import read_npy
-from ncuverify.spec.arguments import Argument, BufferArg, NpyFill, StructArg
+from ncuverify.spec.arguments import Argument, BufferArg, NpyFill, StructArg, struct_layout
 from ncuverify.spec.yaml_reader import Location
 
 
