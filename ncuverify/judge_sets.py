@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ncuverify.build.inventory import BuiltKernel, selected
+from ncuverify.build.built import BuiltKernel
+from ncuverify.build.inventory import selected
 from ncuverify.judge import as_expected, describe, format_number, holds, value_of
 from ncuverify.kernel_sets import set_case
 from ncuverify.measurements import Measurements

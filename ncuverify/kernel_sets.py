@@ -10,7 +10,8 @@ from collections.abc import Iterable
 
 from ncuverify.build import KernelBuild
 from ncuverify.build import measurement_rows as static_rows
-from ncuverify.build.inventory import BuiltKernel, KernelSet
+from ncuverify.build.built import BuiltKernel
+from ncuverify.build.inventory import KernelSet
 from ncuverify.measurements import Measurements
 from ncuverify.spec import Spec
 

@@ -12,7 +12,7 @@ from artifact_builds import artifacts  # noqa: F401 (a fixture)
 from cli_invoke import invoke_command
 from test_cli_init import _one_line_refusal
 
-from ncuverify.build.inventory import BuiltKernel
+from ncuverify.build.built import BuiltKernel
 from ncuverify.build.static import StaticFacts
 from ncuverify.errors import ExitCode
 from ncuverify.init.artifacts import is_artifact

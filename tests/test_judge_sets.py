@@ -11,7 +11,7 @@ from rich.console import Console
 
 from ncuverify import export, report
 from ncuverify.build import StaticFacts
-from ncuverify.build.inventory import BuiltKernel
+from ncuverify.build.built import BuiltKernel
 from ncuverify.build.reports import ResourceUsage
 from ncuverify.judge_sets import judge_again, judge_over_kernels
 from ncuverify.kernel_sets import labels, of_set_case, set_case, set_measurements

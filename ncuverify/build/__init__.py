@@ -1,7 +1,8 @@
 """Stage 2, the build: each kernel's include graph checked, its flags checked, its program compiled
 with NVRTC in a worker process, and its static facts read."""
 
-from ncuverify.build.compile import KernelBuild, build_spec
+from ncuverify.build.built import KernelBuild
+from ncuverify.build.compile import build_spec
 from ncuverify.build.limits import BuildLimits
 from ncuverify.build.static import (
     BUILD_COLUMNS,

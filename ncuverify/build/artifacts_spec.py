@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ncuverify.build.artifacts import Cubin, artifact_cubins, cubin_kernels, cubins_for
+from ncuverify.build.built import BuiltKernel, KernelBuild
 from ncuverify.build.demangle import demangle, function_name, same_name
-from ncuverify.build.inventory import BuiltKernel
 from ncuverify.build.limits import BuildLimits
 from ncuverify.build.resolve import Roots
 from ncuverify.build.static import STATIC_METRICS
@@ -21,7 +21,6 @@ from ncuverify.cache import CompileCache
 from ncuverify.errors import InputError
 
 if TYPE_CHECKING:
-    from ncuverify.build.compile import KernelBuild
     from ncuverify.spec import KernelSpec, Spec
 
 _SHOWN = 20  # candidates a message lists
@@ -98,8 +97,6 @@ def _build(
     kernels_read: dict[str, list[BuiltKernel]],
     cache: CompileCache | None,
 ) -> KernelBuild:
-    from ncuverify.build.compile import KernelBuild  # compile dispatches here: imported once it is loaded
-
     found = [
         (cubin, symbol)
         for cubin in cubins

@@ -16,45 +16,21 @@ that were checked: what the compiler can find is what the walk found.
 from __future__ import annotations
 
 import hashlib
-import os
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-import ncuverify.spec
+from ncuverify.build.artifacts_spec import binary_builds
+from ncuverify.build.built import KernelBuild, roots_of
 from ncuverify.build.flags import UNPRINTABLE
 from ncuverify.build.limits import BuildLimits
 from ncuverify.build.programs import graph_identity, nvcc_build, nvrtc_build
 from ncuverify.build.resolve import IncludedFile, Roots
-from ncuverify.build.static import StaticFacts, static_facts
-from ncuverify.build.toolkit import cuda_include_dirs
+from ncuverify.build.static import static_facts
 from ncuverify.build.units import Unit, unit_of
 from ncuverify.cache import CompileCache
 from ncuverify.errors import InputError
 
 if TYPE_CHECKING:
-    # The spec imports the static metric names from this package: its names are looked up as they are
-    # used, so that either may be imported first.
     from ncuverify.spec import Spec
-
-
-@dataclass(frozen=True)
-class KernelBuild:
-    """One compiled kernel, ready to load and launch."""
-
-    name: str  # the kernel's key in the expectation file
-    entry: str  # as written: strided_read, copy_stride<32>
-    symbol: str  # the mangled name in the cubin, which ncu reports too
-    arch: str
-    cubin: bytes
-    facts: StaticFacts
-    log: str
-    source_digest: (
-        str  # the source, its headers and options it was built from, whatever the compiler's version
-    )
-    warnings: tuple[
-        str, ...
-    ] = ()  # what went wrong on the way without stopping the build (a damaged cache entry)
 
 
 def build_spec(
@@ -78,8 +54,6 @@ def build_spec(
             problems.append(str(error))
             continue
         units.setdefault(unit, []).append((name, kernel.entry))
-    from ncuverify.build.artifacts_spec import binary_builds  # which builds on KernelBuild
-
     builds, binary_problems = binary_builds(spec, arch, roots, limits, cache)
     problems += binary_problems
     for unit, kernels in units.items():
@@ -90,20 +64,6 @@ def build_spec(
     if problems:
         raise InputError("\n".join(f"{spec.path}: {problem}" for problem in problems))
     return builds
-
-
-def roots_of(spec: Spec, limits: BuildLimits) -> Roots:
-    """What a file's kernels may read: its project, the folders allowed, the CUDA headers."""
-    return roots_at(spec.folder, limits)
-
-
-def roots_at(folder: Path, limits: BuildLimits) -> Roots:
-    """What kernels in folder may read: its project, the folders allowed, the CUDA headers."""
-    return Roots(
-        project=ncuverify.spec.project_root(folder),
-        allowed=tuple(Path(os.path.realpath(allowed)) for allowed in limits.allowed_roots),
-        toolkit=tuple(Path(os.path.realpath(headers)) for headers in cuda_include_dirs()),
-    )
 
 
 # --- compiling ---------------------------------------------------------------------------------------------

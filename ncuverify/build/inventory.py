@@ -7,34 +7,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ncuverify.build.compile import roots_of
-from ncuverify.build.demangle import demangle, function_name
+from ncuverify.build.artifacts_spec import binary_kernels
+from ncuverify.build.built import BuiltKernel, kernels_of, roots_of
 from ncuverify.build.limits import BuildLimits
 from ncuverify.build.programs import compile_unit
-from ncuverify.build.reports import entry_functions
-from ncuverify.build.static import StaticFacts, static_facts
 from ncuverify.build.units import unit_of
-from ncuverify.cache import CompileCache, Compiled
+from ncuverify.cache import CompileCache
 from ncuverify.errors import InputError
 from ncuverify.spec.kernels import pattern_selects
 
 if TYPE_CHECKING:
     from ncuverify.spec import Spec
-
-
-@dataclass(frozen=True)
-class BuiltKernel:
-    """One kernel of a build: how the cubin names it, how C++ names it, and its facts."""
-
-    symbol: str  # mangled, as the cubin and ncu name it
-    signature: str  # demangled (`void stride<float>(float*, int)`); the symbol where it does not demangle
-    arch: str
-    facts: StaticFacts
-
-    @property
-    def name(self) -> str:
-        """The function's name as a user writes it: `stride<float>`, `ns::copy`, `scale`."""
-        return function_name(self.signature)
 
 
 @dataclass(frozen=True)
@@ -45,23 +28,6 @@ class KernelSet:
     pattern: str
     kernels: tuple[BuiltKernel, ...]
     warnings: tuple[str, ...] = ()
-
-
-def kernels_of(compiled: Compiled, arch: str) -> list[BuiltKernel]:
-    """Every kernel of a compiled program, sorted by name."""
-    symbols = sorted(entry_functions(compiled.log))
-    try:
-        facts = static_facts(compiled.log, compiled.resource_usage, compiled.disassembly, symbols)
-    except KeyError as error:
-        raise InputError(f"cannot read the static facts of the build: {error}") from None
-    return built_kernels(facts, arch)
-
-
-def built_kernels(facts: dict[str, StaticFacts], arch: str) -> list[BuiltKernel]:
-    """Kernels named by their demangled signatures, sorted by name."""
-    signatures = demangle(facts)
-    kernels = [BuiltKernel(symbol, signatures[symbol], arch, facts[symbol]) for symbol in facts]
-    return sorted(kernels, key=lambda kernel: (kernel.name, kernel.signature, kernel.symbol))
 
 
 def selected(kernels: Iterable[BuiltKernel], pattern: str) -> tuple[BuiltKernel, ...]:
@@ -83,8 +49,6 @@ def build_sets(
             continue
         try:
             if kernel.binary is not None:
-                from ncuverify.build.artifacts_spec import binary_kernels  # which builds on BuiltKernel
-
                 every = binary_kernels(spec, key, kernel, arch, roots, limits, cache)
                 warnings: list[str] = []
                 source_name = kernel.binary

@@ -15,7 +15,7 @@ from ncuverify.errors import InputError
 from ncuverify.layout import POINTER_BYTES, SCALAR_BYTES
 
 if TYPE_CHECKING:  # the spec package imports the build's static facts: for types only
-    from ncuverify.build.compile import KernelBuild
+    from ncuverify.build.built import KernelBuild
     from ncuverify.spec import CaseSpec, Spec
 
 _ELF_MAGIC = b"\x7fELF"

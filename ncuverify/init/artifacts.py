@@ -10,7 +10,7 @@ from pathlib import Path
 from ncuverify.build.artifacts import Cubin, artifact_cubins, cubin_kernels, cubins_for
 from ncuverify.build.artifacts_elf import ELF_MAGIC
 from ncuverify.build.artifacts_listing import ARTIFACT_SUFFIXES
-from ncuverify.build.compile import roots_at
+from ncuverify.build.built import roots_at
 from ncuverify.build.limits import BuildLimits
 from ncuverify.build.params import kernel_parameters
 from ncuverify.cache import CompileCache

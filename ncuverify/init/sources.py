@@ -9,8 +9,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ncuverify.build.compile import roots_at
-from ncuverify.build.inventory import BuiltKernel, kernels_of
+from ncuverify.build.built import BuiltKernel, kernels_of, roots_at
 from ncuverify.build.limits import BuildLimits
 from ncuverify.build.params import kernel_parameters
 from ncuverify.build.programs import compile_unit, include_graph
