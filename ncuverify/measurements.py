@@ -11,8 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ncuverify.build.static import STATIC_PREFIX
-from ncuverify.expression import SASS_PREFIX
+from ncuverify.names import SASS_PREFIX, STATIC_PREFIX
 from ncuverify.spec import BUFFER_PREFIX
 
 if TYPE_CHECKING:

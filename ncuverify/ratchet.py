@@ -11,8 +11,8 @@ from typing import Any
 
 from ncuverify import baseline as baselines
 from ncuverify.baseline import Change
-from ncuverify.build.demangle import function_name
 from ncuverify.kernel_sets import of_set_case
+from ncuverify.names import function_name
 from ncuverify.results import FileResult
 from ncuverify.spec import Tolerance
 from ncuverify.spec.allow import AllowEntry

@@ -7,10 +7,9 @@ from typer.testing import CliRunner
 
 from ncuverify.build import BuildLimits, build_spec
 from ncuverify.build.reports import ResourceUsage
-from ncuverify.build.static import StaticFacts, is_static, sass_matches
+from ncuverify.build.static import StaticFacts, sass_matches
 from ncuverify.cli import app
 from ncuverify.errors import ExitCode
-from ncuverify.expression import MetricRef
 from ncuverify.spec import load
 
 
@@ -94,12 +93,6 @@ def test_ptxas_and_the_cubin_agree(builds):
 def test_a_disagreement_is_reported():
     facts = StaticFacts(ResourceUsage(32, 0, 0, 0, 0, 0), {"REG": 40, "STACK": 0}, ())
     assert facts.discrepancies() == ["ptxas says 32 for REG, the cubin says 40"]
-
-
-def test_static_names():
-    assert is_static(MetricRef("static__registers_per_thread"))
-    assert is_static(MetricRef("sass:LDG"))
-    assert not is_static(MetricRef("launch__registers_per_thread"))
 
 
 def test_unknown_static_name_is_an_input_error(tmp_path):

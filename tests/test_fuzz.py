@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from ncuverify import expression
 from ncuverify.errors import EnvironmentProblem, InputError
+from ncuverify.names import SASS_PREFIX
 from ncuverify.profile import parse_csv
 from ncuverify.spec import load, read_yaml
 
@@ -269,7 +270,7 @@ patterns = st.sampled_from(["LDG", r"LDG\.E\.128", "(LDL|STL)", "L'D", 'S"T', r"
 leaves = (
     st.builds(expression.Number, st.floats(min_value=0, allow_nan=False, allow_infinity=False).map(abs))
     | st.builds(expression.MetricRef, metric_names, st.none() | ids)
-    | st.builds(lambda p, c: expression.MetricRef(expression.SASS_PREFIX + p, c), patterns, st.none() | ids)
+    | st.builds(lambda p, c: expression.MetricRef(SASS_PREFIX + p, c), patterns, st.none() | ids)
 )
 trees = st.recursive(
     leaves,

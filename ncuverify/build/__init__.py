@@ -7,10 +7,8 @@ from ncuverify.build.limits import BuildLimits
 from ncuverify.build.static import (
     BUILD_COLUMNS,
     STATIC_METRICS,
-    STATIC_PREFIX,
     StaticFacts,
     StaticMetric,
-    is_static,
     measurement_rows,
     reads_sass,
 )
@@ -19,14 +17,12 @@ from ncuverify.build.toolkit import cuda_include_dirs, nvrtc_version
 __all__ = [
     "BUILD_COLUMNS",
     "STATIC_METRICS",
-    "STATIC_PREFIX",
     "BuildLimits",
     "KernelBuild",
     "StaticFacts",
     "StaticMetric",
     "build_spec",
     "cuda_include_dirs",
-    "is_static",
     "measurement_rows",
     "nvrtc_version",
     "reads_sass",

@@ -1,5 +1,5 @@
-"""C++ names as users write them: mangled symbols demangled, and the function's name read back from a
-demangled signature (`void stride<float>(float*, int)` -> `stride<float>`).
+"""C++ names as users write them: mangled symbols demangled (ncuverify.names reads the function's name
+back from a demangled signature).
 
 The symbols come from cubins that a pull request may have built, so the demangler (the C++ runtime's
 own, `__cxa_demangle` in libstdc++) runs in a child process with a time and memory limit: a name
@@ -81,50 +81,3 @@ def _in_child(names: list[str], timeout_s: float) -> dict[str, str]:
         for key, value in answer.items()
         if key in wanted and isinstance(value, str) and len(value) <= 16 * MAX_SYMBOL_CHARS
     }
-
-
-_OPENING = {")": "(", ">": "<", "]": "["}
-
-
-def function_name(signature: str) -> str:
-    """The function's qualified name, template arguments included, from a demangled signature:
-    `void stride<float>(float*, int)` -> `stride<float>`, `ns::copy(float*)` -> `ns::copy`. A name that
-    is no signature comes back as it is."""
-    text = signature.strip()
-    if not text.endswith(")"):
-        return text
-    start = _matching_open(text, len(text) - 1)
-    if start is None or start == 0:
-        return text
-    name = text[:start].rstrip()
-    # Drop the return type (`void `): the last space outside brackets separates it from the name.
-    depth = 0
-    for index in range(len(name) - 1, -1, -1):
-        character = name[index]
-        if character in _OPENING:
-            depth += 1
-        elif character in _OPENING.values():
-            depth -= 1
-        elif character == " " and depth == 0:
-            return name[index + 1 :]
-    return name
-
-
-def _matching_open(text: str, close: int) -> int | None:
-    """Where the bracket that closes at close opens, counting (), <> and [] alike."""
-    depth = 0
-    for index in range(close, -1, -1):
-        character = text[index]
-        if character in _OPENING:
-            depth += 1
-        elif character in _OPENING.values():
-            depth -= 1
-            if depth == 0:
-                return index
-    return None
-
-
-def same_name(written: str, function: str) -> bool:
-    """Whether a name as a user writes it (`stride<float>`, `f<float,2>`) is the function's, spacing
-    aside (demanglers write `f<float, 2>`)."""
-    return "".join(written.split()) == "".join(function.split())

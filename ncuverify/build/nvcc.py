@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ncuverify import cache as compile_cache
-from ncuverify.build.demangle import demangle, function_name
+from ncuverify.build.demangle import demangle
 from ncuverify.build.host import HostToolchain, minimal_environment
 from ncuverify.build.launch import WORKER_SCRIPT, worker_environment
 from ncuverify.build.limits import MAX_CUBIN_BYTES
@@ -34,6 +34,7 @@ from ncuverify.build.resolve import IncludedFile, Roots, Source, read_bounded, r
 from ncuverify.build.toolkit import cuda_include_dirs
 from ncuverify.build.units import Unit
 from ncuverify.errors import InputError
+from ncuverify.names import function_name
 from ncuverify.processes import Finished, TimedOut, run_bounded
 from ncuverify.text import one_line
 

@@ -14,7 +14,7 @@ from ncuverify.build.artifacts_elf import Section, TooLarge, section_name, secti
 from ncuverify.errors import InputError
 from ncuverify.layout import POINTER_BYTES, SCALAR_BYTES
 
-if TYPE_CHECKING:  # the spec package imports the build's static facts: for types only
+if TYPE_CHECKING:
     from ncuverify.build.built import KernelBuild
     from ncuverify.spec import CaseSpec, Spec
 

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from ncuverify import names
 from ncuverify.build.reports import (
     Instruction,
     ResourceUsage,
@@ -17,9 +18,9 @@ from ncuverify.build.reports import (
     parse_ptxas_report,
     parse_resource_usage,
 )
-from ncuverify.expression import SASS_PREFIX, MetricRef, sass_regex
+from ncuverify.expression import sass_regex
+from ncuverify.names import SASS_PREFIX
 
-STATIC_PREFIX = "static__"
 # The special registers a kernel reads time from: CS2R R2, SR_CLOCKLO; S2UR UR4, SR_GLOBALTIMERLO.
 _CLOCK_REGISTER = re.compile(r"\bSR_(?:CLOCK|GLOBALTIMER)(?:LO|HI)?\b")
 
@@ -98,12 +99,12 @@ def _ptxas_or_cubin(field: str, cubin_key: str | None) -> Callable[[StaticFacts]
     return read
 
 
-# In the order docs/expectation-files.md lists them, which is also the order a baseline compares them in.
+# In the order of names.STATIC_FACTS: docs/expectation-files.md's, and the order a baseline compares them in.
 STATIC_METRICS: dict[str, StaticMetric] = {
     metric.name: metric
     for metric in (
         StaticMetric(
-            "static__registers_per_thread",
+            names.REGISTERS,
             "register/thread",
             "ptxas: Used N registers",
             _ptxas_or_cubin("registers", "REG"),
@@ -112,7 +113,7 @@ STATIC_METRICS: dict[str, StaticMetric] = {
             exact=True,
         ),
         StaticMetric(
-            "static__spill_store_bytes",
+            names.SPILL_STORE_BYTES,
             "byte",
             "ptxas: N bytes spill stores",
             _ptxas_or_cubin("spill_store_bytes", None),
@@ -121,7 +122,7 @@ STATIC_METRICS: dict[str, StaticMetric] = {
             exact=True,
         ),
         StaticMetric(
-            "static__spill_load_bytes",
+            names.SPILL_LOAD_BYTES,
             "byte",
             "ptxas: N bytes spill loads",
             _ptxas_or_cubin("spill_load_bytes", None),
@@ -130,7 +131,7 @@ STATIC_METRICS: dict[str, StaticMetric] = {
             exact=True,
         ),
         StaticMetric(
-            "static__stack_frame_bytes",
+            names.STACK_FRAME_BYTES,
             "byte",
             "ptxas: N bytes stack frame (local arrays and spills)",
             _ptxas_or_cubin("stack_frame_bytes", "STACK"),
@@ -139,7 +140,7 @@ STATIC_METRICS: dict[str, StaticMetric] = {
             exact=True,
         ),
         StaticMetric(
-            "static__shared_static_bytes",
+            names.SHARED_STATIC_BYTES,
             "byte",
             "ptxas: N bytes smem (static __shared__ only)",
             _ptxas_or_cubin("shared_bytes", "SHARED"),
@@ -147,10 +148,10 @@ STATIC_METRICS: dict[str, StaticMetric] = {
             4,
         ),
         StaticMetric(
-            "static__barriers", "", "ptxas: used N barriers", _ptxas_or_cubin("barriers", None), "bar", 5
+            names.BARRIERS, "", "ptxas: used N barriers", _ptxas_or_cubin("barriers", None), "bar", 5
         ),
         StaticMetric(
-            "static__local_bytes",
+            names.LOCAL_BYTES,
             "byte",
             "cuobjdump --dump-resource-usage: LOCAL",
             lambda facts: facts.cubin_resources.get("LOCAL"),
@@ -158,7 +159,7 @@ STATIC_METRICS: dict[str, StaticMetric] = {
             6,
         ),
         StaticMetric(
-            "static__sass_instructions",
+            names.SASS_INSTRUCTIONS,
             "instruction",
             "nvdisasm: instructions of the kernel, less the end's NOP padding",
             lambda facts: len(facts.sass) if facts.sass is not None else None,
@@ -171,13 +172,9 @@ STATIC_METRICS: dict[str, StaticMetric] = {
 BUILD_COLUMNS: tuple[StaticMetric, ...] = tuple(sorted(STATIC_METRICS.values(), key=lambda m: m.column))
 
 
-def is_static(ref: MetricRef) -> bool:
-    return ref.name.startswith(STATIC_PREFIX) or ref.sass_pattern is not None
-
-
 def reads_sass(metric: str) -> bool:
     """Whether the metric (of a claim, a tolerance) is read from the SASS: a build must disassemble."""
-    return metric == "static__sass_instructions" or metric.startswith(SASS_PREFIX)
+    return metric == names.SASS_INSTRUCTIONS or metric.startswith(SASS_PREFIX)
 
 
 def sass_matches(pattern: str, mnemonic: str) -> bool:

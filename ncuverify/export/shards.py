@@ -10,15 +10,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ncuverify.build.static import STATIC_PREFIX
 from ncuverify.errors import InputError
 from ncuverify.export.reading import NOT_A_RESULT, read_document
 from ncuverify.export.rejudging import Disagrees, rejudged
 from ncuverify.export.run_identity import ShardOf
 from ncuverify.export.written import not_as_written
-from ncuverify.expression import SASS_PREFIX
 from ncuverify.files import read_json
 from ncuverify.measurements import Measurements, Row
+from ncuverify.names import SASS_PREFIX, STATIC_PREFIX
 from ncuverify.results import FileResult
 from ncuverify.text import one_line
 

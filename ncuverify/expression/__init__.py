@@ -8,7 +8,6 @@ RE2's: matched in time linear in the text, so no pattern can make a check hang.
 
 from ncuverify.expression.folds import evaluate, map_refs, references, render
 from ncuverify.expression.nodes import (
-    SASS_PREFIX,
     BinaryOp,
     CaseMetric,
     Expr,
@@ -25,7 +24,6 @@ __all__ = [
     "ID",
     "MAX_LENGTH",
     "MAX_NESTING",
-    "SASS_PREFIX",
     "BinaryOp",
     "CaseMetric",
     "Expr",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ncuverify.names import SASS_PREFIX
+
 
 class ExpressionError(ValueError):
     """A metric expression that cannot be parsed or evaluated."""
@@ -12,10 +14,6 @@ class ExpressionError(ValueError):
 @dataclass(frozen=True)
 class Number:
     value: float
-
-
-# SASS counts are metrics whose name carries the pattern: `sass:LDG\.E\.128`.
-SASS_PREFIX = "sass:"
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import re
 
-from ncuverify.expression.nodes import SASS_PREFIX, BinaryOp, Expr, ExpressionError, MetricRef, Negate, Number
+from ncuverify.expression.nodes import BinaryOp, Expr, ExpressionError, MetricRef, Negate, Number
 from ncuverify.expression.sass import sass_regex
 from ncuverify.expression.tokens import ID, Token, tokenize
+from ncuverify.names import SASS_PREFIX
 
 MAX_LENGTH = 4096
 MAX_NESTING = 64

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ncuverify.build.demangle import function_name
 from ncuverify.build.params import POINTER_BYTES, SCALAR_BYTES
+from ncuverify.names import function_name
 from ncuverify.spec.arguments import MAX_STRUCT_BYTES
 
 # How many elements a starter buffer has: one per thread of the starter launch (block: 32).

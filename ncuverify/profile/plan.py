@@ -12,8 +12,9 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ncuverify.build import KernelBuild, is_static
+from ncuverify.build import KernelBuild
 from ncuverify.expression import MetricRef
+from ncuverify.names import is_static
 from ncuverify.profile import schedule
 from ncuverify.profile.recording import SEP, write_file
 from ncuverify.runner import PlannedCase
@@ -169,4 +170,4 @@ def planned_case(
 
 def is_ncu_metric(ref: MetricRef) -> bool:
     """Whether ncu measures this name (rather than the build, or the runner reading a buffer back)."""
-    return not (is_static(ref) or ref.name.startswith(BUFFER_PREFIX))
+    return not (is_static(ref.name) or ref.name.startswith(BUFFER_PREFIX))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from ncuverify.build.demangle import same_name
+from ncuverify.names import same_name
 from ncuverify.spec.claims import Claim
 from ncuverify.spec.fields import Id, StrictModel, Text
 from ncuverify.spec.kernels import kernel_pattern, pattern_selects

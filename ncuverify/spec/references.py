@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from ncuverify import expression
-from ncuverify.build.static import STATIC_METRICS, STATIC_PREFIX, is_static
+from ncuverify.names import STATIC_FACTS, STATIC_PREFIX, is_static
 from ncuverify.spec.arguments import BufferArg, StructArg, UseArg
 from ncuverify.spec.claims import Claim
 from ncuverify.spec.expectation_file import ExpectationFile
@@ -45,7 +45,7 @@ def reference_problems(content: ExpectationFile) -> Iterable[tuple[Location, str
         for ref in expression.references(claim.expression):
             yield from _static_fact_problems(index, ref.name)
             on = ref.case or claim.case
-            if on in content.programs and (is_static(ref) or ref.name.startswith(BUFFER_PREFIX)):
+            if on in content.programs and (is_static(ref.name) or ref.name.startswith(BUFFER_PREFIX)):
                 yield not_on_a_program(index, ref.name, on)
             if ref.name.startswith(BUFFER_PREFIX):
                 yield from _buffer_problems(content, index, ref.name, ref.case or claim.case)
@@ -61,11 +61,11 @@ def reference_problems(content: ExpectationFile) -> Iterable[tuple[Location, str
 
 
 def _static_fact_problems(index: int, name: str) -> Iterable[tuple[Location, str]]:
-    if name.startswith(STATIC_PREFIX) and name not in STATIC_METRICS:
-        known = ", ".join(sorted(STATIC_METRICS))
+    if name.startswith(STATIC_PREFIX) and name not in STATIC_FACTS:
+        known = ", ".join(sorted(STATIC_FACTS))
         yield (
             ("claims", index, "metric"),
-            f"no static fact {name}{suggest(name, STATIC_METRICS)}; known: {known}",
+            f"no static fact {name}{suggest(name, STATIC_FACTS)}; known: {known}",
         )
 
 
@@ -80,13 +80,13 @@ def _kernels_problems(content: ExpectationFile, index: int, claim: Claim) -> Ite
     for ref in expression.references(claim.expression):
         if ref.name.startswith(STATIC_PREFIX):
             yield from _static_fact_problems(index, ref.name)
-        elif not is_static(ref):
+        elif not is_static(ref.name):
             yield (
                 ("claims", index, "metric"),
                 f"claim {claim.id} reads 'kernels': its metric reads static facts only (static__*, sass(...)),"
                 f" not {ref.name}",
             )
-        if is_static(ref) and ref.case is not None:
+        if is_static(ref.name) and ref.case is not None:
             yield (
                 ("claims", index, "metric"),
                 f"claim {claim.id} reads 'kernels': {ref.name}@{ref.case} names a case; write {ref.name}",
@@ -96,7 +96,7 @@ def _kernels_problems(content: ExpectationFile, index: int, claim: Claim) -> Ite
 def _allow_problems(content: ExpectationFile) -> Iterable[tuple[Location, str]]:
     """An allow entry's claim is a claim of the file, and its metric a static fact or a claim's metric."""
     ids = [claim.id for claim in content.claims]
-    metrics = {*STATIC_METRICS, *(claim.metric for claim in content.claims)}
+    metrics = {*STATIC_FACTS, *(claim.metric for claim in content.claims)}
     metrics |= {ref.name for claim in content.claims for ref in expression.references(claim.expression)}
     for index, entry in enumerate(content.allow):
         if entry.claim is not None and entry.claim not in ids:

@@ -7,7 +7,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from ncuverify.build import KernelBuild, build_spec, is_static, reads_sass
+from ncuverify.build import KernelBuild, build_spec, reads_sass
 from ncuverify.build import measurement_rows as static_rows
 from ncuverify.build.inventory import build_sets
 from ncuverify.build.params import check_arguments
@@ -18,6 +18,7 @@ from ncuverify.judge_sets import judge_over_kernels
 from ncuverify.kernel_sets import members, set_measurements
 from ncuverify.lint import build_warnings, check_metric_names, target_arch
 from ncuverify.measurements import Measurements
+from ncuverify.names import is_static
 from ncuverify.options import CheckOptions
 from ncuverify.profile import recording
 from ncuverify.results import FileKey, FileResult
@@ -129,7 +130,7 @@ def needs_sass(spec: Spec, profiling: bool = False) -> bool:
 
 def split_claims(claims: list[Claim]) -> tuple[list[Claim], list[Claim]]:
     """Claims that read only static facts (no GPU needed), and the rest."""
-    reads_static = [all(is_static(ref) for ref in claim.metric_refs()) for claim in claims]
+    reads_static = [all(is_static(ref.name) for ref in claim.metric_refs()) for claim in claims]
     static = [claim for claim, only in zip(claims, reads_static, strict=True) if only]
     return static, [claim for claim, only in zip(claims, reads_static, strict=True) if not only]
 
