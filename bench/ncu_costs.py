@@ -25,8 +25,8 @@ from pathlib import Path
 from suite import launch_passes
 
 from ncuverify.environment import detect_gpu
+from ncuverify.names import PASSES_METRIC
 from ncuverify.profile.command import NcuOptions, ncu_command
-from ncuverify.profile.schedule import PASSES_METRIC
 
 SOURCE = 'extern "C" __global__ void scale(const float* a, float* b, int n) {\n'
 SOURCE += "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) b[i] = 2.0f * a[i];\n}\n"

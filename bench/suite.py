@@ -29,9 +29,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from ncuverify.names import PASSES_METRIC
 from ncuverify.profile.outcome import ELAPSED_FILE
 from ncuverify.profile.plan import REPEATS
-from ncuverify.profile.schedule import PASSES_METRIC
 
 ROOT = Path(__file__).resolve().parent.parent
 # The two rows the plugin's ratio is of.

@@ -21,12 +21,13 @@ from ncuverify.export import fields
 from ncuverify.export.fields import Malformed
 from ncuverify.files import read_json
 from ncuverify.kernel_sets import of_set_case
+from ncuverify.names import SHARED_STATIC_BYTES, TIME_METRIC
 from ncuverify.results import FileResult
 from ncuverify.spec import Tolerance
 from ncuverify.text import one_line
 
 DEFAULT_TOLERANCES: dict[str, Tolerance] = {
-    "gpu__time_duration.sum": Tolerance(rel=0.10),  # time varies from run to run
+    TIME_METRIC: Tolerance(rel=0.10),  # time varies from run to run
     # the compiler's decisions do not
     **{name: Tolerance(abs=0) for name, metric in STATIC_METRICS.items() if metric.exact},
 }
@@ -160,7 +161,7 @@ def compare(
 
 
 # A kernel of a set may not grow its shared memory either: the ratchet of a kernel library.
-SET_TOLERANCES: dict[str, Tolerance] = {"static__shared_static_bytes": Tolerance(abs=0)}
+SET_TOLERANCES: dict[str, Tolerance] = {SHARED_STATIC_BYTES: Tolerance(abs=0)}
 
 
 def _of_case(case: str, tolerances: dict[str, Tolerance]) -> dict[str, Tolerance]:

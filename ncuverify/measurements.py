@@ -11,8 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ncuverify.names import SASS_PREFIX, STATIC_PREFIX
-from ncuverify.spec import BUFFER_PREFIX
+from ncuverify.names import BUFFER_PREFIX, SASS_PREFIX, STATIC_PREFIX
 
 if TYPE_CHECKING:
     import pandas as pd

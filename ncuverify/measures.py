@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from ncuverify import expression
 from ncuverify.expression import Expr, MetricRef, map_refs
+from ncuverify.names import TIME_METRIC
 
 
 @dataclass(frozen=True)
@@ -127,9 +128,7 @@ MEASURES: dict[str, Measure] = {
             "byte",
             "Bytes written to DRAM. Under-counts short kernels: dirty lines still in L2 at the end are not counted.",
         ),
-        Measure(
-            "kernel_time", "gpu__time_duration.sum", "ns", "The kernel's duration. Compare cases in one run."
-        ),
+        Measure("kernel_time", TIME_METRIC, "ns", "The kernel's duration. Compare cases in one run."),
         Measure(
             "threads_per_instruction",
             "smsp__thread_inst_executed_per_inst_executed.ratio",

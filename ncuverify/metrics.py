@@ -13,6 +13,7 @@ from functools import cache
 from importlib import resources
 
 from ncuverify.errors import InputError
+from ncuverify.names import DEVICE_PREFIX, LAUNCH_PREFIX, PROFILER_PREFIX
 from ncuverify.processes import TimedOut, run_bounded
 
 # The chip ncu names for a build target (`ncu --query-metrics --chip CHIP`); the package ships gh100's list.
@@ -27,7 +28,7 @@ CHIPS = {
     "sm_90a": "gh100",
 }
 SHIPPED = {"gh100"}
-_UNLISTED_PREFIXES = ("launch__", "device__attribute_", "profiler__")
+_UNLISTED_PREFIXES = (LAUNCH_PREFIX, DEVICE_PREFIX + "attribute_", PROFILER_PREFIX)
 # Accepted by ncu (they are in recordings made with it), absent from its own list.
 _UNLISTED = {"sm__maximum_warps_per_active_cycle_pct", "sm__maximum_warps_avg_per_active_cycle"}
 # How ncu's list names a metric's base: lines that start otherwise are headings or explanations.

@@ -1,6 +1,6 @@
 """The names that every stage shares, at the bottom of the package: the prefixes that tell a metric's
-kind (a static fact, a SASS count) and the static facts' names, and C++ function names read back from
-demangled signatures. This module imports nothing of ncuverify, so the spec, the build, the profiler
+kind (a static fact, a SASS count, a buffer read back, what ncu reads without replaying the kernel),
+the static facts' names, the time metric, and C++ function names read back from demangled signatures. This module imports nothing of ncuverify, so the spec, the build, the profiler
 and the reports can all import it.
 """
 
@@ -10,6 +10,19 @@ from __future__ import annotations
 STATIC_PREFIX = "static__"
 # SASS counts are metrics whose name carries the pattern: `sass:LDG\.E\.128`.
 SASS_PREFIX = "sass:"
+# Read back by the runner from a named buffer: buffer__<name>.<statistic>.
+BUFFER_PREFIX = "buffer__"
+
+# ncu's own metrics, by prefix.
+LAUNCH_PREFIX = "launch__"  # the launch's configuration: grid, block, registers
+DEVICE_PREFIX = "device__"  # the device's attributes
+PROFILER_PREFIX = "profiler__"  # the profiler's own counts
+NCU_SASS_PREFIX = "sass__"  # counted by patching the kernel's SASS, as smsp__sass_* are
+# A launch's time, which ncu reads without replaying the kernel (a repeated case repeats for it alone).
+TIME_PREFIX = "gpu__time_duration"
+TIME_METRIC = "gpu__time_duration.sum"
+# ncu's replay passes of a launch, on its raw page.
+PASSES_METRIC = "profiler__replayer_passes"
 
 # The static facts (ncuverify.build.static reads each).
 REGISTERS = "static__registers_per_thread"
@@ -36,6 +49,16 @@ STATIC_FACTS = (
 def is_static(metric: str) -> bool:
     """Whether a metric is read from the build rather than measured: a static fact or a SASS count."""
     return metric.startswith((STATIC_PREFIX, SASS_PREFIX))
+
+
+def is_time(metric: str) -> bool:
+    """Whether a metric is a launch's time."""
+    return metric.startswith(TIME_PREFIX)
+
+
+def is_patched(metric: str) -> bool:
+    """Whether ncu collects the metric by patching the kernel's SASS (smsp__sass_*, sass__*)."""
+    return metric.startswith(NCU_SASS_PREFIX) or "__sass_" in metric
 
 
 # --- C++ names --------------------------------------------------------------------------------------------

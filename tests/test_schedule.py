@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ncuverify.cache import MARKER
+from ncuverify.names import is_patched
 from ncuverify.profile import schedule
-from ncuverify.profile.schedule import Group, PassCounts, ProfiledCase, groups, is_patched, spread
+from ncuverify.profile.schedule import Group, PassCounts, ProfiledCase, groups, spread
 
 
 def case(name: str, metrics: set[str], launches: int = 1) -> ProfiledCase:

@@ -12,6 +12,13 @@ from datetime import date
 from ncuverify.init.names import kernel_ids
 from ncuverify.init.placeholders import Placeholder, parameter_types, placeholder
 from ncuverify.init.sources import SourceKernel, SourceKernels
+from ncuverify.names import (
+    REGISTERS,
+    SHARED_STATIC_BYTES,
+    SPILL_LOAD_BYTES,
+    SPILL_STORE_BYTES,
+    STACK_FRAME_BYTES,
+)
 from ncuverify.spec.fields import MAX_TEXT_LENGTH
 
 # The names an `entry:` takes, as the expectation file's model has them.
@@ -30,11 +37,11 @@ class StaticClaim:
 
 
 STATIC_CLAIMS = (
-    StaticClaim("registers", "static__registers_per_thread", "at_most", "registers per thread"),
-    StaticClaim("spill_stores", "static__spill_store_bytes", "equals", "bytes of spill stores"),
-    StaticClaim("spill_loads", "static__spill_load_bytes", "equals", "bytes of spill loads"),
-    StaticClaim("stack_frame", "static__stack_frame_bytes", "at_most", "bytes of stack frame"),
-    StaticClaim("shared_static", "static__shared_static_bytes", "at_most", "bytes of static shared memory"),
+    StaticClaim("registers", REGISTERS, "at_most", "registers per thread"),
+    StaticClaim("spill_stores", SPILL_STORE_BYTES, "equals", "bytes of spill stores"),
+    StaticClaim("spill_loads", SPILL_LOAD_BYTES, "equals", "bytes of spill loads"),
+    StaticClaim("stack_frame", STACK_FRAME_BYTES, "at_most", "bytes of stack frame"),
+    StaticClaim("shared_static", SHARED_STATIC_BYTES, "at_most", "bytes of static shared memory"),
 )
 
 

@@ -8,6 +8,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ncuverify.names import TIME_METRIC
+
 # A process start (ncu, the runner's Python and CUDA: about 1.5 s on an H200 machine) hides behind the
 # profiling of the process before it; a third at once would only wait.
 PROCESSES_PER_GPU = 2
@@ -77,4 +79,4 @@ def replay_arguments(options: NcuOptions) -> list[str]:
 
 def metrics_arguments(metrics: Iterable[str]) -> list[str]:
     # ncu needs at least one metric, also when the claims read only buffers the kernel wrote.
-    return ["--metrics", ",".join(sorted(set(metrics))) or "gpu__time_duration.sum"]
+    return ["--metrics", ",".join(sorted(set(metrics))) or TIME_METRIC]

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 
 from ncuverify.errors import EnvironmentProblem, InputError
 from ncuverify.measurements import Measurements, Row
+from ncuverify.names import is_time
 from ncuverify.profile.cases import measurements
 from ncuverify.profile.plan import REPEATS, FileCases, qualified
 from ncuverify.profile.recording import SEP
 from ncuverify.profile.run import Run
-from ncuverify.profile.schedule import is_time
 from ncuverify.profile.shown import shown_name
 from ncuverify.profile.table import tidy_rows
 

@@ -14,11 +14,11 @@ from pathlib import Path
 
 from ncuverify.build import KernelBuild
 from ncuverify.expression import MetricRef
-from ncuverify.names import is_static
+from ncuverify.names import BUFFER_PREFIX, is_static, is_time
 from ncuverify.profile import schedule
 from ncuverify.profile.recording import SEP, write_file
 from ncuverify.runner import PlannedCase
-from ncuverify.spec import BUFFER_PREFIX, CaseSpec, Claim, Spec
+from ncuverify.spec import CaseSpec, Claim, Spec
 from ncuverify.spec.npy import planned_arguments
 
 
@@ -108,7 +108,7 @@ def _repeated_for_time(file: FileCases, name: str, metrics: set[str]) -> frozens
     """The time metrics a repeated case's repeats are profiled for on their own; none where its launches
     stay together: it needs no other metric, is a step of a sequence, or times itself."""
     case = file.spec.content.cases[name]
-    time = frozenset(metric for metric in metrics if schedule.is_time(metric))
+    time = frozenset(metric for metric in metrics if is_time(metric))
     if case.repeat == 1 or not time or time == metrics or file.spec.content.sequence_of(name) is not None:
         return frozenset()
     return frozenset() if _reads_timing_back(case, file.builds[case.kernel]) else time

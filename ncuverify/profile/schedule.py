@@ -31,22 +31,14 @@ from pathlib import Path
 
 from ncuverify.cache import prepare_folder
 from ncuverify.files import read_json
+from ncuverify.names import DEVICE_PREFIX, LAUNCH_PREFIX, PROFILER_PREFIX, TIME_PREFIX, is_patched
 from ncuverify.text import one_line
 
 START_S = 2.2  # one ncu process: ncu itself, then the runner's Python and CUDA start-up
 PASS_S = 0.045  # one replay pass of one launch, memory save and restore included
 
-# ncu's replay passes of a launch, on its raw page: what PassCounts learns from.
-PASSES_METRIC = "profiler__replayer_passes"
-# A launch's time, which ncu reads without replaying the kernel (a repeated case repeats for it alone).
-TIME_PREFIX = "gpu__time_duration"
 # Metrics that ncu reads without replaying the kernel for them.
-_FREE_PREFIXES = ("launch__", "device__", "profiler__", TIME_PREFIX)
-
-
-def is_time(metric: str) -> bool:
-    """Whether a metric is a launch's time."""
-    return metric.startswith(TIME_PREFIX)
+_FREE_PREFIXES = (LAUNCH_PREFIX, DEVICE_PREFIX, PROFILER_PREFIX, TIME_PREFIX)
 
 
 @dataclass(frozen=True)
@@ -276,11 +268,6 @@ def _may_merge(a: _Cluster, b: _Cluster, union: frozenset[str]) -> bool:
     return not any(
         is_patched(metric) for cluster in (a, b) if cluster.pinned for metric in union - cluster.metrics
     )
-
-
-def is_patched(metric: str) -> bool:
-    """Whether ncu collects the metric by patching the kernel's SASS (smsp__sass_*, sass__*)."""
-    return metric.startswith("sass__") or "__sass_" in metric
 
 
 @dataclass(frozen=True)

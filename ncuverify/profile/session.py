@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ncuverify.measurements import Measurements
+from ncuverify.names import PASSES_METRIC
 from ncuverify.profile import schedule
 from ncuverify.profile.command import NcuOptions
 from ncuverify.profile.diagnose import diagnose
@@ -304,7 +305,7 @@ def _learn_passes(passes: schedule.PassCounts, measured: Measurements, units: li
     Read from the rows: a table of the whole run's values would cost more than this whole step."""
     most: dict[str, int] = {}
     for case, _, metric, value, _ in measured.rows:
-        if metric == schedule.PASSES_METRIC and not math.isnan(value):
+        if metric == PASSES_METRIC and not math.isnan(value):
             most[case] = max(most.get(case, 0), int(value))
     for unit in units:
         reported = [most[case] for case in unit.cases if case in most]

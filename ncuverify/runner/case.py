@@ -15,10 +15,10 @@ from typing import Any, Protocol
 import numpy as np
 
 from ncuverify.layout import layout_from_plan
+from ncuverify.names import BUFFER_PREFIX
 from ncuverify.runner.ahead import Contents, made_here
 from ncuverify.runner.fills import SCALAR_DTYPES, scalar_bytes, struct_bytes
 from ncuverify.runner.plan import PlannedCase
-from ncuverify.runner.status import READBACK_PREFIX
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ class _Readback:
 
     def statistics(self, launcher: Launcher) -> dict[str, float]:
         values = launcher.read_back(self.address, self.count, self.dtype).astype(np.float64)
-        prefix = f"{READBACK_PREFIX}{self.name}."
+        prefix = f"{BUFFER_PREFIX}{self.name}."
         return {
             prefix + "first": values[0],
             prefix + "sum": values.sum(),

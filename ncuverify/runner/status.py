@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-# Read back from a named buffer: buffer__<name>.<statistic>.
-READBACK_PREFIX = "buffer__"
+from ncuverify.names import BUFFER_PREFIX
+
 # How a case's error begins where CUDA itself could not start (no driver, no device): not the case's fault.
 CUDA_DID_NOT_START = "CUDA could not start"
 # Why a step of a sequence did not run: one before it failed, and it would read what that one left.
@@ -165,9 +165,9 @@ def _values(data: object, where: str) -> dict[str, float] | None:
         raise StatusError(f"{where}: not an object")
     values = {}
     for key, value in data.items():
-        if not (key.startswith(READBACK_PREFIX) and len(key) <= _MAX_NAME):
+        if not (key.startswith(BUFFER_PREFIX) and len(key) <= _MAX_NAME):
             raise StatusError(
-                f"{where}: {_shown(key)} is not a buffer read back ({READBACK_PREFIX}NAME.STATISTIC)"
+                f"{where}: {_shown(key)} is not a buffer read back ({BUFFER_PREFIX}NAME.STATISTIC)"
             )
         if not isinstance(value, int | float) or isinstance(value, bool):
             raise StatusError(f"{where}.{key}: not a number")

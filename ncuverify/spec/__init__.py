@@ -27,14 +27,12 @@ from ncuverify.spec.kernels import KernelSpec
 from ncuverify.spec.loading import MAX_FILE_BYTES, load
 from ncuverify.spec.paths import expand_paths
 from ncuverify.spec.project import project_root
-from ncuverify.spec.references import BUFFER_PREFIX
 from ncuverify.spec.schema import json_schema
 from ncuverify.spec.shares import share_of
 from ncuverify.spec.yaml_reader import read_yaml
 
 __all__ = [
     "ARCH_PATTERN",
-    "BUFFER_PREFIX",
     "MAX_FILE_BYTES",
     "BufferArg",
     "CaseSpec",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from ncuverify import expression
-from ncuverify.names import STATIC_FACTS, STATIC_PREFIX, is_static
+from ncuverify.names import BUFFER_PREFIX, STATIC_FACTS, STATIC_PREFIX, is_static
 from ncuverify.spec.arguments import BufferArg, StructArg, UseArg
 from ncuverify.spec.claims import Claim
 from ncuverify.spec.expectation_file import ExpectationFile
@@ -129,7 +129,6 @@ def _launch_problems(
         yield (where, f"{case}: program case {program} profiles {count} launches (launch_count: {count})")
 
 
-BUFFER_PREFIX = "buffer__"
 BUFFER_STATISTICS = ("first", "sum", "mean", "min", "max", "median")
 
 
