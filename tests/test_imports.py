@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from confinement import checkout_environment
 from conftest import COMPILE_CACHE, DATA, FIXTURES
 
 import ncuverify
@@ -39,7 +40,13 @@ print(sorted(name for name in ("pandas", "numpy") if name in sys.modules))
 )
 def test_a_check_imports_neither_pandas_nor_numpy(path, how, tmp_path):
     program = CHECK.format(cache=str(COMPILE_CACHE.folder), path=str(path), how=how)
-    completed = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, cwd=tmp_path)
+    completed = subprocess.run(
+        [sys.executable, "-c", program],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=checkout_environment(),
+    )
     assert list(tmp_path.iterdir()) == [], "the check wrote nothing where it ran"
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == "[]"
