@@ -9,10 +9,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ncuverify import cache as compile_cache
 from ncuverify import profile
 from ncuverify.build import BuildLimits
-from ncuverify.cache import CompileCache
+from ncuverify.build import cache as compile_cache
+from ncuverify.build.cache import CompileCache
 from ncuverify.errors import InputError
 from ncuverify.folders import folder_to_read_problem
 from ncuverify.profile.schedule import PassCounts

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from hypothesis import strategies as st
 
-from ncuverify.cache import CompileCache
+from ncuverify.build.cache import CompileCache
 from ncuverify.environment import Environment
 from ncuverify.processes import group_ended
 

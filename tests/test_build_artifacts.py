@@ -39,7 +39,7 @@ def test_a_fatbin_gives_the_cubin_of_the_arch_asked(artifacts):  # noqa: F811
 
 def test_an_artifact_read_again_comes_from_the_compile_cache(artifacts, tmp_path, monkeypatch):  # noqa: F811
     """cuobjdump's and nvdisasm's outputs are kept by the cubin's digest: a library is read once."""
-    from ncuverify.cache import CompileCache
+    from ncuverify.build.cache import CompileCache
 
     path, cache = artifacts("kernels.fatbin"), CompileCache(tmp_path / "cache")
     first = read_artifact(path, "sm_90", cache=cache)

@@ -51,7 +51,7 @@ def test_a_build_disassembles_only_where_asked_and_keeps_the_sass_it_made(tmp_pa
     from conftest import DATA
 
     from ncuverify.build import BuildLimits, build_spec
-    from ncuverify.cache import CompileCache
+    from ncuverify.build.cache import CompileCache
     from ncuverify.spec import load
 
     spec, cache = load(DATA / "static.yaml"), CompileCache(tmp_path / "cache")
@@ -74,7 +74,7 @@ def test_an_artifact_is_disassembled_only_where_asked(tmp_path, monkeypatch):
     from artifact_builds import build_artifact
 
     from ncuverify.build.artifacts import read_artifact
-    from ncuverify.cache import CompileCache
+    from ncuverify.build.cache import CompileCache
 
     path, cache = build_artifact("kernels.cubin", tmp_path), CompileCache(tmp_path / "cache")
     seen = disassemblies(monkeypatch)

@@ -4,10 +4,10 @@ import pytest
 import yaml
 from conftest import DATA
 
-from ncuverify import cache as cache_module
+from ncuverify.build import cache as cache_module
 from ncuverify.build import programs
+from ncuverify.build.cache import MARKER, CompileCache
 from ncuverify.build.compile import build_spec
-from ncuverify.cache import MARKER, CompileCache
 from ncuverify.errors import InputError
 from ncuverify.spec import load
 

@@ -75,7 +75,7 @@ def test_allowed_include_folders_and_the_compile_limit_reach_the_build(no_gpu, m
 
 
 def test_a_cache_folder_that_is_not_ours_is_refused_in_one_line(monkeypatch):
-    from ncuverify.cache import CompileCache
+    from ncuverify.build.cache import CompileCache
 
     def refuse(self):
         raise InputError(
@@ -111,7 +111,7 @@ def test_any_option_text_is_a_value_or_one_refusal(text):
 
 
 def test_a_damaged_pass_count_file_is_a_warning_on_the_run(no_gpu, monkeypatch, tmp_path):
-    from ncuverify import cache as compile_cache
+    from ncuverify.build import cache as compile_cache
 
     damaged = tmp_path / "passes.json"
     damaged.write_text('{"a": -5}')

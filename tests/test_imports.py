@@ -17,7 +17,7 @@ CHECK = """
 import sys
 from pathlib import Path
 from pathlib import Path
-from ncuverify.cache import CompileCache
+from ncuverify.build.cache import CompileCache
 from ncuverify.environment import Environment
 from ncuverify.options import CheckOptions
 from ncuverify.pipeline import check_files

@@ -10,10 +10,10 @@ from test_pytest_plugin import run_pytest
 from typer.testing import CliRunner
 
 import ncuverify
-from ncuverify import cache as compile_cache
 from ncuverify import options, pipeline
 from ncuverify.build import BuildLimits
-from ncuverify.cache import CompileCache
+from ncuverify.build import cache as compile_cache
+from ncuverify.build.cache import CompileCache
 from ncuverify.cli import app
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.profile import NcuOptions

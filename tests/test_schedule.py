@@ -9,7 +9,7 @@ from conftest import JSON_VALUES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ncuverify.cache import MARKER
+from ncuverify.build.cache import MARKER
 from ncuverify.names import is_patched
 from ncuverify.profile import schedule
 from ncuverify.profile.schedule import Group, PassCounts, ProfiledCase, groups, spread

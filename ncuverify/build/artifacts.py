@@ -21,15 +21,15 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ncuverify import cache as compile_cache
+from ncuverify.build import cache as compile_cache
 from ncuverify.build.artifacts_elf import ELF_MAGIC, read_cubin
 from ncuverify.build.artifacts_fatbin import check_unpacked
 from ncuverify.build.binutils import TOOL_TIMEOUT_S, through_cache, tool_outputs
 from ncuverify.build.built import BuiltKernel, built_kernels
+from ncuverify.build.cache import CompileCache, Compiled
 from ncuverify.build.limits import MAX_CUBIN_BYTES, MAX_UNPACKED_BYTES, MIB, Deadline, in_mib
 from ncuverify.build.static import static_facts
 from ncuverify.build.toolkit import find_tool
-from ncuverify.cache import CompileCache, Compiled
 from ncuverify.errors import InputError
 from ncuverify.files import NotRegular, Unreadable, open_plain
 from ncuverify.processes import TimedOut, run_bounded

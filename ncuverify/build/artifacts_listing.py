@@ -10,11 +10,11 @@ from pathlib import Path
 
 from ncuverify.build.artifacts import read_artifact
 from ncuverify.build.built import BuiltKernel, kernels_of, roots_at
+from ncuverify.build.cache import CompileCache
 from ncuverify.build.limits import BuildLimits
 from ncuverify.build.programs import compile_unit
 from ncuverify.build.static import StaticFacts
 from ncuverify.build.units import unit_of
-from ncuverify.cache import CompileCache
 from ncuverify.errors import InputError
 
 SOURCE_SUFFIXES = (".cu",)

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 
 from ncuverify.build.artifacts import Cubin, artifact_cubins, cubin_kernels, cubins_for
 from ncuverify.build.built import BuiltKernel, KernelBuild
+from ncuverify.build.cache import CompileCache
 from ncuverify.build.demangle import demangle
 from ncuverify.build.limits import BuildLimits
 from ncuverify.build.resolve import Roots
 from ncuverify.build.static import STATIC_METRICS
-from ncuverify.cache import CompileCache
 from ncuverify.errors import InputError
 from ncuverify.names import function_name, same_name
 

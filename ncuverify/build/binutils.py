@@ -8,9 +8,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from ncuverify import cache as compile_cache
+from ncuverify.build import cache as compile_cache
+from ncuverify.build.cache import CompileCache, Compiled
 from ncuverify.build.toolkit import find_tool
-from ncuverify.cache import CompileCache, Compiled
 from ncuverify.errors import InputError
 from ncuverify.processes import TimedOut, run_bounded
 
@@ -54,7 +54,7 @@ def through_cache(
     sass: bool,
     timeout_s: float = TOOL_TIMEOUT_S,
 ) -> tuple[Compiled, list[str]]:
-    """As ncuverify.cache.through; where sass is asked for and the entry was kept without it, the
+    """As ncuverify.build.cache.through; where sass is asked for and the entry was kept without it, the
     cubin is disassembled now and the entry kept again with its SASS. InputError where nvdisasm fails."""
     compiled, warnings = compile_cache.through(cache, entry_key, source_name, compile_it)
     if not sass or compiled.disassembly is not None:

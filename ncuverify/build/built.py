@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import ncuverify.spec
+from ncuverify.build.cache import Compiled
 from ncuverify.build.demangle import demangle
 from ncuverify.build.limits import BuildLimits
 from ncuverify.build.reports import entry_functions
 from ncuverify.build.resolve import Roots
 from ncuverify.build.static import StaticFacts, static_facts
 from ncuverify.build.toolkit import cuda_include_dirs
-from ncuverify.cache import Compiled
 from ncuverify.errors import InputError
 from ncuverify.names import function_name
 

@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING
 
 from ncuverify.build.artifacts_spec import binary_builds
 from ncuverify.build.built import KernelBuild, roots_of
+from ncuverify.build.cache import CompileCache
 from ncuverify.build.flags import UNPRINTABLE
 from ncuverify.build.limits import BuildLimits
 from ncuverify.build.programs import graph_identity, nvcc_build, nvrtc_build
 from ncuverify.build.resolve import IncludedFile, Roots
 from ncuverify.build.static import static_facts
 from ncuverify.build.units import Unit, unit_of
-from ncuverify.cache import CompileCache
 from ncuverify.errors import InputError
 
 if TYPE_CHECKING:

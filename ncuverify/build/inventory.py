@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 from ncuverify.build.artifacts_spec import binary_kernels
 from ncuverify.build.built import BuiltKernel, kernels_of, roots_of
+from ncuverify.build.cache import CompileCache
 from ncuverify.build.limits import BuildLimits
 from ncuverify.build.programs import compile_unit
 from ncuverify.build.units import unit_of
-from ncuverify.cache import CompileCache
 from ncuverify.errors import InputError
 from ncuverify.spec.kernels import pattern_selects
 

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ncuverify import cache as compile_cache
+from ncuverify.build import cache as compile_cache
 from ncuverify.build.demangle import demangle
 from ncuverify.build.host import HostToolchain, minimal_environment
 from ncuverify.build.launch import WORKER_SCRIPT, worker_environment

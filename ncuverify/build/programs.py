@@ -13,9 +13,10 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
-from ncuverify import cache as compile_cache
+from ncuverify.build import cache as compile_cache
 from ncuverify.build import nvcc
 from ncuverify.build.binutils import through_cache, tool_outputs
+from ncuverify.build.cache import CompileCache, Compiled
 from ncuverify.build.demangle import demangle
 from ncuverify.build.host import HostToolchain, host_toolchain
 from ncuverify.build.launch import in_worker
@@ -24,7 +25,6 @@ from ncuverify.build.reports import entry_functions
 from ncuverify.build.resolve import IncludedFile, Roots, Source, resolve
 from ncuverify.build.toolkit import nvrtc_version
 from ncuverify.build.units import Unit, nvrtc_options, search_folders
-from ncuverify.cache import CompileCache, Compiled
 from ncuverify.errors import InputError
 from ncuverify.processes import TimedOut
 

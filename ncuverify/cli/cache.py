@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from ncuverify import cache as compile_cache
-from ncuverify.cache import CompileCache
+from ncuverify.build import cache as compile_cache
+from ncuverify.build.cache import CompileCache
 from ncuverify.cli.terminal import console
 from ncuverify.report import line_text
 from ncuverify.text import printable

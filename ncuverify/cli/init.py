@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from ncuverify import options
-from ncuverify.cache import CompileCache, default_folder
+from ncuverify.build.cache import CompileCache, default_folder
 from ncuverify.cli.params import AllowInclude, CompileTimeout, NoCache, arch
 from ncuverify.cli.paths import check_input_files
 from ncuverify.cli.terminal import console, print_warnings

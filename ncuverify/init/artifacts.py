@@ -11,9 +11,9 @@ from ncuverify.build.artifacts import Cubin, artifact_cubins, cubin_kernels, cub
 from ncuverify.build.artifacts_elf import ELF_MAGIC
 from ncuverify.build.artifacts_listing import ARTIFACT_SUFFIXES
 from ncuverify.build.built import roots_at
+from ncuverify.build.cache import CompileCache
 from ncuverify.build.limits import BuildLimits
 from ncuverify.build.params import kernel_parameters
-from ncuverify.cache import CompileCache
 from ncuverify.errors import InputError
 from ncuverify.files import Unreadable, open_plain
 from ncuverify.init.sources import SourceKernel, SourceKernels, relative_inside

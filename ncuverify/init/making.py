@@ -12,8 +12,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ncuverify.build import BuildLimits, build_spec
+from ncuverify.build.cache import CompileCache
 from ncuverify.build.params import check_arguments
-from ncuverify.cache import CompileCache
 from ncuverify.errors import InputError
 from ncuverify.init.artifacts import is_artifact, kernels_in_artifact
 from ncuverify.init.render import starter_yaml

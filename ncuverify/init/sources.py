@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ncuverify.build.built import BuiltKernel, kernels_of, roots_at
+from ncuverify.build.cache import CompileCache
 from ncuverify.build.limits import BuildLimits
 from ncuverify.build.params import kernel_parameters
 from ncuverify.build.programs import compile_unit, include_graph
 from ncuverify.build.units import unit_of
-from ncuverify.cache import CompileCache
 from ncuverify.errors import InputError
 from ncuverify.spec import KernelSpec
 from ncuverify.text import one_line

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ncuverify.cache import prepare_folder
+from ncuverify.build.cache import prepare_folder
 from ncuverify.files import read_json
 from ncuverify.names import DEVICE_PREFIX, LAUNCH_PREFIX, PROFILER_PREFIX, TIME_PREFIX, is_patched
 from ncuverify.text import one_line
