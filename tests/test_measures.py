@@ -2,7 +2,7 @@ import pytest
 from conftest import ROOT
 
 from ncuverify.expression import MetricRef, evaluate, parse, references, render
-from ncuverify.measures import MEASURES, expand
+from ncuverify.spec.measures import MEASURES, expand
 
 
 @pytest.mark.parametrize("measure", sorted(MEASURES))

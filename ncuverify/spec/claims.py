@@ -9,7 +9,6 @@ from pydantic import Field, WithJsonSchema, field_validator, model_validator
 
 from ncuverify import expression
 from ncuverify.expression import CaseMetric, MetricRef
-from ncuverify.measures import expand
 from ncuverify.spec.fields import (
     ARCH_PATTERN,
     MAX_TEXT_LENGTH,
@@ -22,6 +21,7 @@ from ncuverify.spec.fields import (
     as_text,
 )
 from ncuverify.spec.kernels import kernel_pattern
+from ncuverify.spec.measures import expand
 
 _TEXT_OR_NUMBER = WithJsonSchema({"type": ["string", "number"], "maxLength": MAX_TEXT_LENGTH})
 
