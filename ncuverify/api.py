@@ -29,7 +29,7 @@ class Results:
     @property
     def claims(self) -> pd.DataFrame:
         """One row per claim: file, id, case, metric, expected, measured, verdict, reason, and its source."""
-        from ncuverify.judge import describe
+        from ncuverify.judge.claims import describe
 
         rows = [
             {

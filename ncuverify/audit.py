@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from rich.table import Table
 from rich.text import Text
 
-from ncuverify.judge import describe, format_number
+from ncuverify.judge.claims import describe, format_number
 from ncuverify.provenance import Provenance
 from ncuverify.results import ClaimResult, FileResult, Verdict
 from ncuverify.text import one_line

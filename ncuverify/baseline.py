@@ -20,7 +20,7 @@ from ncuverify.errors import InputError
 from ncuverify.export import fields
 from ncuverify.export.fields import Malformed
 from ncuverify.files import read_json
-from ncuverify.kernel_sets import of_set_case
+from ncuverify.judge.kernel_sets import of_set_case
 from ncuverify.names import SHARED_STATIC_BYTES, TIME_METRIC
 from ncuverify.results import FileResult
 from ncuverify.spec import Tolerance

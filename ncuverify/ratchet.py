@@ -11,7 +11,7 @@ from typing import Any
 
 from ncuverify import baseline as baselines
 from ncuverify.baseline import Change
-from ncuverify.kernel_sets import of_set_case
+from ncuverify.judge.kernel_sets import of_set_case
 from ncuverify.names import function_name
 from ncuverify.results import FileResult
 from ncuverify.spec import Tolerance

@@ -9,7 +9,7 @@ from cli_invoke import invoke
 from conftest import COMPILE_CACHE, DATA, EXPECTATIONS, FIXTURES, NO_GPU, RECORDINGS
 
 from ncuverify import export
-from ncuverify.judge import describe, format_number
+from ncuverify.judge.claims import describe, format_number
 from ncuverify.options import CheckOptions
 from ncuverify.pipeline import check_file, check_files
 from ncuverify.results import ClaimResult, FileResult, Verdict

@@ -6,7 +6,7 @@ import pytest
 from conftest import COMPILE_CACHE, DATA, EXPECTATIONS, FIXTURES, NO_GPU, RECORDINGS
 
 from ncuverify import export
-from ncuverify.judge import describe, format_number, holds, judge_claim, skip_all
+from ncuverify.judge.claims import describe, format_number, holds, judge_claim, skip_all
 from ncuverify.measurements import Measurements
 from ncuverify.options import CheckOptions
 from ncuverify.pipeline import check_file
@@ -259,7 +259,7 @@ def test_exit_codes_for_expected_failures():
 
 
 def test_claims_about_another_architecture_are_set_aside():
-    from ncuverify.judge import applies_to, other_arch
+    from ncuverify.judge.claims import applies_to, other_arch
 
     hopper_only = claim("sectors.sum").model_copy(update={"arch": ["sm_90", "sm_90a"]})
     assert applies_to(hopper_only, "sm_90") and not applies_to(hopper_only, "sm_80")
@@ -305,7 +305,7 @@ def test_judging_needs_no_profiler():
     import sys
 
     script = (
-        "import sys, ncuverify.judge, ncuverify.measurements, ncuverify.results\n"
+        "import sys, ncuverify.judge.claims, ncuverify.measurements, ncuverify.results\n"
         "print(sorted(m for m in sys.modules if m.startswith(('ncuverify.profile', 'ncuverify.runner'))))"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)

@@ -13,8 +13,8 @@ from ncuverify import export, report
 from ncuverify.build import StaticFacts
 from ncuverify.build.built import BuiltKernel
 from ncuverify.build.reports import ResourceUsage
-from ncuverify.judge_sets import judge_again, judge_over_kernels
-from ncuverify.kernel_sets import labels, of_set_case, set_case, set_measurements
+from ncuverify.judge.kernel_sets import labels, of_set_case, set_case, set_measurements
+from ncuverify.judge.over_kernels import judge_again, judge_over_kernels
 from ncuverify.results import FileResult, KernelVerdict, Verdict
 from ncuverify.spec import load
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ncuverify.explain import claim_lines
-from ncuverify.judge import describe, format_number
+from ncuverify.judge.claims import describe, format_number
 from ncuverify.results import (
     ClaimResult,
     FileResult,

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 from ncuverify.explain import Explanation, claim_lines
 from ncuverify.export.outcome import FAILING, NOT_RUN
-from ncuverify.judge import describe, format_number
-from ncuverify.judge_sets import kernel_line, shown_outcomes
+from ncuverify.judge.claims import describe, format_number
+from ncuverify.judge.over_kernels import kernel_line, shown_outcomes
 from ncuverify.results import (
     ClaimResult,
     FileResult,

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from ncuverify.errors import ExitCode
 from ncuverify.explain import claim_lines
 from ncuverify.export.outcome import FAILING, run_exit_code
-from ncuverify.judge import describe, format_number
-from ncuverify.judge_sets import kernel_line, shown_outcomes, tally
+from ncuverify.judge.claims import describe, format_number
+from ncuverify.judge.over_kernels import kernel_line, shown_outcomes, tally
 from ncuverify.results import (
     FileResult,
     Verdict,

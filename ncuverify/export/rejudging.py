@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ncuverify.judge import format_number, judge_claim
-from ncuverify.judge_sets import judge_again
+from ncuverify.judge.claims import format_number, judge_claim
+from ncuverify.judge.over_kernels import judge_again
 from ncuverify.measurements import Measurements
 from ncuverify.results import ClaimResult, FileResult, Verdict
 

@@ -13,7 +13,7 @@ from ncuverify import __version__
 from ncuverify.errors import ExitCode
 from ncuverify.export.outcome import run_exit_code
 from ncuverify.export.run_identity import ShardOf, suite_digest
-from ncuverify.judge import describe
+from ncuverify.judge.claims import describe
 from ncuverify.results import ClaimResult, FileResult, Verdict, judged_nothing, nothing_judged_line, set_aside
 
 

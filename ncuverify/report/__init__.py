@@ -2,7 +2,7 @@
 table rows and reasons (`claims`); the static-facts and baseline tables (`tables`). Untrusted text
 reaches rich only through `text`."""
 
-from ncuverify.judge import format_number
+from ncuverify.judge.claims import format_number
 from ncuverify.report.claims import VERDICT_STYLE, claims_table, document_column, kernel_lines, reason_lines
 from ncuverify.report.files import print_file, print_files, print_run, summary
 from ncuverify.report.tables import print_build, print_changes, print_moves

@@ -12,8 +12,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ncuverify.explain import Explanation, claim_lines
-from ncuverify.judge import describe, format_number
-from ncuverify.judge_sets import kernel_line, short_tally, shown_outcomes, tally
+from ncuverify.judge.claims import describe, format_number
+from ncuverify.judge.over_kernels import kernel_line, short_tally, shown_outcomes, tally
 from ncuverify.report.text import line_text, wrapped
 from ncuverify.results import ClaimResult, FileResult, KernelVerdict, Verdict
 from ncuverify.spec import Claim

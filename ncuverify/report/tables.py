@@ -12,7 +12,7 @@ from rich.text import Text
 
 from ncuverify.baseline import Change
 from ncuverify.build import BUILD_COLUMNS, KernelBuild
-from ncuverify.judge import format_number
+from ncuverify.judge.claims import format_number
 from ncuverify.lint import build_warnings
 from ncuverify.ratchet import KernelMove
 from ncuverify.report.claims import SHOWN_KERNELS, table_fits

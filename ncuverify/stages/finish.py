@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from ncuverify.judge import judge, skip_all
+from ncuverify.judge.claims import judge, skip_all
 from ncuverify.results import ClaimResult, FileResult, Verdict
 from ncuverify.spec import Spec
 from ncuverify.spec.programs import EACH_SEP, claims_per_launch, launch_of

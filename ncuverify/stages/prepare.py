@@ -13,9 +13,9 @@ from ncuverify.build.inventory import build_sets
 from ncuverify.build.params import check_arguments
 from ncuverify.environment import Environment
 from ncuverify.errors import InputError
-from ncuverify.judge import applies_to, judge, other_arch, skip_all
-from ncuverify.judge_sets import judge_over_kernels
-from ncuverify.kernel_sets import members, set_measurements
+from ncuverify.judge.claims import applies_to, judge, other_arch, skip_all
+from ncuverify.judge.kernel_sets import members, set_measurements
+from ncuverify.judge.over_kernels import judge_over_kernels
 from ncuverify.lint import build_warnings, check_metric_names, target_arch
 from ncuverify.measurements import Measurements
 from ncuverify.names import is_static

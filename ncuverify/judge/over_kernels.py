@@ -8,8 +8,8 @@ from dataclasses import replace
 
 from ncuverify.build.built import BuiltKernel
 from ncuverify.build.inventory import selected
-from ncuverify.judge import as_expected, describe, format_number, holds, value_of
-from ncuverify.kernel_sets import set_case
+from ncuverify.judge.claims import as_expected, describe, format_number, holds, value_of
+from ncuverify.judge.kernel_sets import set_case
 from ncuverify.measurements import Measurements
 from ncuverify.results import ClaimResult, KernelOutcome, KernelVerdict, Verdict
 from ncuverify.spec import Claim
