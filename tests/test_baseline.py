@@ -9,7 +9,7 @@ from conftest import COMPILE_CACHE, DATA, FIXTURES, JSON_VALUES, NO_GPU
 from hypothesis import given, settings
 from typer.testing import CliRunner
 
-from ncuverify import baseline
+from ncuverify.baseline import snapshot as baseline
 from ncuverify.cli import app
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.measurements import Measurements

@@ -163,7 +163,7 @@ def test_a_swept_claim_is_drawn_against_its_size(tmp_path, monkeypatch):
 
 
 def test_against_a_baseline_every_move_is_listed_and_drawn_regressions_first():
-    from ncuverify.baseline import Change
+    from ncuverify.baseline.snapshot import Change
 
     moves = [
         Change("f.yaml", "b", "static__registers_per_thread", 40.0, 32.0, False),
@@ -193,7 +193,7 @@ def test_audit_writes_the_report_with_the_documents_against_the_hardware(tmp_pat
 
 
 def test_chart_labels_from_files_are_text_not_formulas():
-    from ncuverify.baseline import Change
+    from ncuverify.baseline.snapshot import Change
 
     hostile = r"$\frac{1}{$ <b>x</b> \x1b[2J"
     text = export.to_html(

@@ -11,7 +11,7 @@ import yaml
 from cli_invoke import invoke_command
 from test_judge_sets import spec_of
 
-from ncuverify import ratchet
+from ncuverify.baseline import ratchet
 from ncuverify.measurements import MEASUREMENT_COLUMNS, Measurements
 from ncuverify.results import FileResult
 

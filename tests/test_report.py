@@ -4,7 +4,7 @@ import pytest
 from rich.console import Console
 
 from ncuverify import report
-from ncuverify.baseline import Change
+from ncuverify.baseline.snapshot import Change
 from ncuverify.errors import ExitCode
 from ncuverify.results import ClaimResult, FileResult, Verdict
 from ncuverify.spec import Claim, Expectation

@@ -8,8 +8,9 @@ from typing import Annotated
 
 import typer
 
-from ncuverify import baseline as baselines
-from ncuverify import ratchet, report
+from ncuverify import report
+from ncuverify.baseline import ratchet
+from ncuverify.baseline import snapshot as baselines
 from ncuverify.cli.outputs import write_output
 from ncuverify.cli.params import AllowInclude, Arch, CompileTimeout, Files, FromProfile, Ncu
 from ncuverify.cli.runs import replay_or_profile

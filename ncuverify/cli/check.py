@@ -12,7 +12,8 @@ from typing import Annotated
 
 import typer
 
-from ncuverify import export, options, ratchet, report
+from ncuverify import export, options, report
+from ncuverify.baseline import ratchet
 from ncuverify.build import reads_sass
 from ncuverify.cli.option_groups import (
     BaselineChoice,

@@ -12,7 +12,7 @@ from typing import Any
 
 import typer
 
-from ncuverify import baseline as baselines
+from ncuverify.baseline import snapshot as baselines
 from ncuverify.cli.paths import check_input_files, check_outputs, check_profile_folders
 from ncuverify.environment import gpu_count
 from ncuverify.profile import PROCESSES_PER_GPU, NcuOptions

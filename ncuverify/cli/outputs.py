@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.console import Console
 
 from ncuverify import export
-from ncuverify.baseline import Change
+from ncuverify.baseline.snapshot import Change
 from ncuverify.cli.terminal import say_internal_error
 from ncuverify.errors import ExitCode
 from ncuverify.folders import reason

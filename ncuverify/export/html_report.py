@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # names only: the baseline reads exported results (a cycle); 
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from ncuverify.baseline import Change
+    from ncuverify.baseline.snapshot import Change
 
 COLOURS = {
     Verdict.PASSED: "#2e7d32",

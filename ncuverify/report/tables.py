@@ -10,11 +10,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ncuverify.baseline import Change
+from ncuverify.baseline.ratchet import KernelMove
+from ncuverify.baseline.snapshot import Change
 from ncuverify.build import BUILD_COLUMNS, KernelBuild
 from ncuverify.judge.claims import format_number
 from ncuverify.lint import build_warnings
-from ncuverify.ratchet import KernelMove
 from ncuverify.report.claims import SHOWN_KERNELS, table_fits
 from ncuverify.report.text import block_text, line_text
 

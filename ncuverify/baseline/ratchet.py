@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ncuverify import baseline as baselines
-from ncuverify.baseline import Change
+from ncuverify.baseline import snapshot as baselines
+from ncuverify.baseline.snapshot import Change
 from ncuverify.judge.kernel_sets import of_set_case
 from ncuverify.names import function_name
 from ncuverify.results import FileResult
