@@ -6,7 +6,6 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from ncuverify import metrics
 from ncuverify.build import KernelBuild, build_spec
 from ncuverify.build.artifacts_json import is_listing, read_listing
 from ncuverify.build.artifacts_listing import ListedKernel, listed, path_kernels
@@ -14,6 +13,7 @@ from ncuverify.build.demangle import demangle
 from ncuverify.build.params import check_arguments
 from ncuverify.environment import Environment
 from ncuverify.errors import InputError
+from ncuverify.ncu import metrics
 from ncuverify.options import CheckOptions
 from ncuverify.profile import plan
 from ncuverify.spec import Spec, load

@@ -166,7 +166,7 @@ def test_lint_passes_sound_files_and_names_what_is_wrong(no_gpu, tmp_path):
 
 
 def test_metric_names_of_unlisted_chips_are_left_to_ncu():
-    from ncuverify.metrics import unknown
+    from ncuverify.ncu.metrics import unknown
 
     assert unknown({"l1tex__t_request.sum"}, "sm_80") == {}  # no list shipped, no ncu to ask
     assert unknown({"l1tex__t_request.sum"}, "sm_90") == {"l1tex__t_request.sum": "l1tex__t_requests.sum"}

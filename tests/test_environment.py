@@ -105,8 +105,8 @@ def test_an_old_ncu_is_named_with_its_version(tmp_path):
 
 
 def test_a_metric_list_that_never_comes_is_a_clear_error_asked_once(tmp_path, monkeypatch):
-    from ncuverify import metrics
     from ncuverify.errors import InputError
+    from ncuverify.ncu import metrics
 
     monkeypatch.setenv("FAKE_NCU_NOTES", str(tmp_path / "notes.jsonl"))
     monkeypatch.setenv("FAKE_NCU_STALL", "probes")
@@ -127,7 +127,7 @@ def test_a_metric_list_that_never_comes_is_a_clear_error_asked_once(tmp_path, mo
 
 
 def test_the_metric_list_of_an_unshipped_chip_comes_from_ncu(tmp_path, monkeypatch):
-    from ncuverify import metrics
+    from ncuverify.ncu import metrics
 
     monkeypatch.setenv("FAKE_NCU_NOTES", str(tmp_path / "notes.jsonl"))
     monkeypatch.delenv("FAKE_NCU_STALL", raising=False)

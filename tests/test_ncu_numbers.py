@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from ncuverify.ncu_numbers import cell_number, parse_number
+from ncuverify.ncu.numbers import cell_number, parse_number
 
 
 @pytest.mark.parametrize(

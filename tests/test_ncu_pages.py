@@ -5,9 +5,9 @@ import pytest
 from explain_pages import SYNTHETIC_SOURCE
 
 from ncuverify import explain
-from ncuverify import ncu_pages as pages
 from ncuverify.errors import InputError
-from ncuverify.ncu_pages import Quoting, UnreadablePage, read_page
+from ncuverify.ncu import pages
+from ncuverify.ncu.pages import Quoting, UnreadablePage, read_page
 
 PAGE = '==PROF== Connected\n"ID","Text"\n\n  "0","a "quoted" word, and more"  \nnot CSV\n"1",""\n'
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from ncu_captures import SAMPLE_SYMBOLS, capture
 
 from ncuverify.errors import EnvironmentProblem
-from ncuverify.ncu_pages import MAX_CSV_COLUMNS
+from ncuverify.ncu.pages import MAX_CSV_COLUMNS
 from ncuverify.profile import parse_csv
 
 
@@ -88,7 +88,7 @@ def test_a_broken_csv_is_a_clear_problem(text, reason):
 
 
 def test_a_csv_of_too_many_values_is_refused_before_it_is_read(monkeypatch):
-    from ncuverify import ncu_pages as pages
+    from ncuverify.ncu import pages
 
     monkeypatch.setattr(pages, "MAX_CSV_CELLS", 30)
     rows = "".join(f'"{i}","k","1"\n' for i in range(10))

@@ -21,7 +21,7 @@ from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.internal import internal_error_line
 from ncuverify.lint import build_file, build_warnings, listed_builds
-from ncuverify.metrics import unchecked
+from ncuverify.ncu.metrics import unchecked
 from ncuverify.report import block_text, line_text
 from ncuverify.results import worst
 from ncuverify.spec import expand_paths

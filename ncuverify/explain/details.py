@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from ncuverify.errors import InputError
 from ncuverify.explain.explanation import RuleFinding
 from ncuverify.explain.reading import page_rows
-from ncuverify.ncu_numbers import cell_number
-from ncuverify.ncu_pages import fit
+from ncuverify.ncu.numbers import cell_number
+from ncuverify.ncu.pages import fit
 
 # Rule text markup: @kind:body@, e.g. @section:SourceCounters:Source Counters@ or @url:Label:https://...@.
 _MARKUP = re.compile(r"@([A-Za-z_]+):([^@]*)@")

@@ -4,7 +4,7 @@ one page reader; a page that cannot be read is an InputError saying which page a
 from __future__ import annotations
 
 from ncuverify.errors import InputError
-from ncuverify.ncu_pages import Quoting, UnreadablePage, read_page
+from ncuverify.ncu.pages import Quoting, UnreadablePage, read_page
 
 
 def page_rows(text: str, page: str, header: str | None = None) -> list[list[str]]:

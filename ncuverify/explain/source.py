@@ -8,8 +8,8 @@ from types import MappingProxyType
 
 from ncuverify.errors import InputError
 from ncuverify.explain.reading import page_rows
-from ncuverify.ncu_numbers import cell_number
-from ncuverify.ncu_pages import fit
+from ncuverify.ncu.numbers import cell_number
+from ncuverify.ncu.pages import fit
 
 # Source-page columns that describe a row rather than measure it.
 _SOURCE_DESCRIPTIVE = frozenset({"Line No", "Source", "Address"})

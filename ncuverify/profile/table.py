@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ncuverify.errors import EnvironmentProblem
-from ncuverify.ncu_numbers import parse_number
-from ncuverify.ncu_pages import Quoting, UnreadablePage, read_page
+from ncuverify.ncu.numbers import parse_number
+from ncuverify.ncu.pages import Quoting, UnreadablePage, read_page
 from ncuverify.profile.shown import shown_name
 
 if TYPE_CHECKING:  # pandas is imported where a table is made: a static check needs none
