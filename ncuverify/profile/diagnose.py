@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from ncuverify.errors import EnvironmentProblem, InputError
+from ncuverify.ncu.log import error_lines
 from ncuverify.profile.run import Run
 from ncuverify.profile.shown import shown_output
 
@@ -43,9 +44,9 @@ def diagnose(run: Run) -> None:
             raise EnvironmentProblem(message)
     # Once the runner has reported on its cases, ncu's own errors belong to those cases (a kernel
     # that faulted under the profiler), not to the machine.
-    if "==ERROR==" in text and not _has_csv(run.report) and not run.cases:
-        errors = [line for line in text.splitlines() if "==ERROR==" in line]
-        raise EnvironmentProblem(f"ncu failed: {shown_output(errors[0].split('==ERROR==', 1)[1].strip())}")
+    errors = error_lines(text)
+    if errors and not _has_csv(run.report) and not run.cases:
+        raise EnvironmentProblem(f"ncu failed: {shown_output(errors[0])}")
 
 
 def _has_csv(text: str) -> bool:

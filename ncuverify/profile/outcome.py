@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ncuverify.errors import EnvironmentProblem
+from ncuverify.ncu.log import error_lines
 from ncuverify.profile.saved_report import REPORT_FILE
 from ncuverify.profile.shown import shown_name, shown_output
 from ncuverify.runner import PROGRESS_FILE, CaseStatus, Progress, StatusError, read_statuses
@@ -59,7 +60,7 @@ def after_stall(
 def ending(text: str, returncode: int) -> str:
     """Why a process ended mid-case: the CUDA error it names, else ncu's own error lines."""
     cuda_errors = re.findall(r"CUDA_ERROR_[A-Z_]+|cudaError\w+", text)
-    errors = [line.split("==ERROR==", 1)[1].strip() for line in text.splitlines() if "==ERROR==" in line]
+    errors = error_lines(text)
     said = ", ".join(dict.fromkeys(cuda_errors)) or "; ".join(dict.fromkeys(errors)) or "no message"
     return f"the process ended while this case ran (exit {returncode}): {shown_output(said)}"
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ncuverify.errors import EnvironmentProblem
+from ncuverify.ncu.log import error_lines
 from ncuverify.processes import TimedOut, run_bounded
 from ncuverify.profile.command import NcuOptions
 from ncuverify.profile.outcome import clear_outcomes, read_log
@@ -103,9 +104,7 @@ def _status(
     tail = _tail(stderr)
     said = f"; its standard error ends: {tail}" if tail else ""
     if returncode != 0:
-        errors = [
-            line.split("==ERROR==", 1)[1].strip() for line in report.splitlines() if "==ERROR==" in line
-        ]
+        errors = error_lines(report)
         ncu_said = f"; ncu: {shown_output('; '.join(errors))}" if errors else ""
         error = f"the program `{shown_command([written])}` exited with {returncode} under ncu{ncu_said}{said}"
         return CaseStatus(planned.name, False, error)
