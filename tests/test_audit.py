@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 from rich.console import Console
 from typer.testing import CliRunner
 
-from ncuverify import audit
 from ncuverify.cli import app
 from ncuverify.errors import ExitCode
+from ncuverify.report import audit
 from ncuverify.results import ClaimResult, Verdict
 from ncuverify.spec import Claim, Expectation
 

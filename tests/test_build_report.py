@@ -3,7 +3,7 @@
 from rich.console import Console
 
 from ncuverify.build.artifacts_listing import ListedKernel
-from ncuverify.build_report import print_kernels
+from ncuverify.report.kernels import print_kernels
 
 
 def test_hundreds_of_kernels_fit_80_columns_one_line_each():

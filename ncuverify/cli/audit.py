@@ -10,7 +10,6 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from ncuverify import audit as claims_audit
 from ncuverify import export, report
 from ncuverify.cli.outputs import write_output, write_text
 from ncuverify.cli.params import AllowInclude, Arch, CompileTimeout, Files, FromProfile, Html, Ncu
@@ -18,6 +17,7 @@ from ncuverify.cli.runs import replay_or_profile
 from ncuverify.cli.terminal import check_files, console, print_pass_warnings
 from ncuverify.errors import ExitCode
 from ncuverify.internal import internal_error_line
+from ncuverify.report import audit as claims_audit
 from ncuverify.report import line_text
 from ncuverify.results import FileResult, exit_code, worst
 

@@ -1,5 +1,6 @@
 """Stage 5: show the verdicts: each file's claims and a summary line (`files`), built from the claims'
-table rows and reasons (`claims`); the static-facts and baseline tables (`tables`). Untrusted text
+table rows and reasons (`claims`); the static-facts and baseline tables (`tables`); the claims audit
+(`audit`); `ncuverify build`'s listing of kernels (`listing`), printed by `kernels`. Untrusted text
 reaches rich only through `text`."""
 
 from ncuverify.judge.claims import format_number

@@ -15,12 +15,12 @@ from rich.console import Console
 from ncuverify.build.artifacts_diff import diff, listed_again
 from ncuverify.build.artifacts_json import to_json
 from ncuverify.build.artifacts_listing import ListedKernel
-from ncuverify.build_report import print_diff, print_kernels
 from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.lint import EXPECTATION_SUFFIXES, path_kernels_listed
 from ncuverify.options import CheckOptions
 from ncuverify.report import block_text, line_text
+from ncuverify.report.kernels import print_diff, print_kernels
 from ncuverify.results import worst
 from ncuverify.spec.paths import EXPECTATION_PATTERNS
 from ncuverify.text import one_line
