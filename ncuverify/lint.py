@@ -13,9 +13,9 @@ from ncuverify.build.demangle import demangle
 from ncuverify.build.params import check_arguments
 from ncuverify.environment import Environment
 from ncuverify.errors import InputError
+from ncuverify.names import is_ncu_metric
 from ncuverify.ncu import metrics
 from ncuverify.options import CheckOptions
-from ncuverify.profile import plan
 from ncuverify.spec import Spec, load
 
 EXPECTATION_SUFFIXES = (".yaml", ".yml")
@@ -47,7 +47,7 @@ def check_metric_names(spec: Spec, arch: str, ncu: str | None = None) -> None:
     """Refuse, before anything runs, metric names that ncu does not know on arch's chip."""
     problems = []
     for claim in spec.content.claims:
-        names = {ref.name for ref in claim.metric_refs() if plan.is_ncu_metric(ref)}
+        names = {ref.name for ref in claim.metric_refs() if is_ncu_metric(ref.name)}
         for name, suggestion in metrics.unknown(names, arch, ncu).items():
             hint = f" (did you mean {suggestion}?)" if suggestion else ""
             problems.append(f"{spec.path}: claim {claim.id}: ncu knows no metric {name} on {arch}{hint}")

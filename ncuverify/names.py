@@ -51,6 +51,11 @@ def is_static(metric: str) -> bool:
     return metric.startswith((STATIC_PREFIX, SASS_PREFIX))
 
 
+def is_ncu_metric(metric: str) -> bool:
+    """Whether ncu measures this name (rather than the build, or the runner reading a buffer back)."""
+    return not (is_static(metric) or metric.startswith(BUFFER_PREFIX))
+
+
 def is_time(metric: str) -> bool:
     """Whether a metric is a launch's time."""
     return metric.startswith(TIME_PREFIX)

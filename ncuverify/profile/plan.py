@@ -13,8 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ncuverify.build import KernelBuild
-from ncuverify.expression import MetricRef
-from ncuverify.names import BUFFER_PREFIX, is_static, is_time
+from ncuverify.names import is_ncu_metric, is_time
 from ncuverify.profile import schedule
 from ncuverify.profile.recording import SEP, write_file
 from ncuverify.runner import PlannedCase
@@ -53,7 +52,7 @@ def claim_needs(claims: Sequence[Claim]) -> dict[str, set[str]]:
     needs: dict[str, set[str]] = {}
     for claim in claims:
         for ref in claim.metric_refs():
-            wanted = {ref.name} if is_ncu_metric(ref) else set()
+            wanted = {ref.name} if is_ncu_metric(ref.name) else set()
             needs.setdefault(ref.case, set()).update(wanted)
             if claim.control is not None and ref.case == claim.case:
                 needs.setdefault(claim.control, set()).update(wanted)
@@ -166,8 +165,3 @@ def planned_case(
         repeat=case.repeat,
         sequence=sequence,
     )
-
-
-def is_ncu_metric(ref: MetricRef) -> bool:
-    """Whether ncu measures this name (rather than the build, or the runner reading a buffer back)."""
-    return not (is_static(ref.name) or ref.name.startswith(BUFFER_PREFIX))

@@ -12,6 +12,7 @@ from ncuverify.environment import Environment
 from ncuverify.errors import EnvironmentProblem, InputError
 from ncuverify.explain import Explanation
 from ncuverify.internal import isolated
+from ncuverify.names import is_ncu_metric
 from ncuverify.options import CheckOptions
 from ncuverify.profile import explain_pass, plan, recording
 from ncuverify.profile.programs import planned_programs
@@ -90,7 +91,7 @@ def _to_explain(results: list[FileResult], keys: dict[Path, str]) -> dict[tuple[
     for result in results:
         for claim_result in result.claims:
             claim = claim_result.claim
-            refs = [ref for ref in claim.metric_refs() if plan.is_ncu_metric(ref)]
+            refs = [ref for ref in claim.metric_refs() if is_ncu_metric(ref.name)]
             topic = explain.topic_of(ref.name for ref in refs)
             if claim_result.verdict is Verdict.FAILED and topic is not None and result.path in keys:
                 # the claim's own case, else (all its metrics name theirs) the case of its first one
