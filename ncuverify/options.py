@@ -13,6 +13,7 @@ from ncuverify import profile
 from ncuverify.build import BuildLimits
 from ncuverify.build import cache as compile_cache
 from ncuverify.build.cache import CompileCache
+from ncuverify.environment import Environment
 from ncuverify.errors import InputError
 from ncuverify.folders import folder_to_read_problem
 from ncuverify.profile.schedule import PassCounts
@@ -116,3 +117,12 @@ def build_limits(
     if problems:
         raise InputError("\n".join(printable(problem) for problem in problems))
     return BuildLimits(allowed_roots=tuple(dict.fromkeys(roots)), timeout_s=timeout_s)
+
+
+def target_arch(spec: Spec, options: CheckOptions, environment: Environment) -> str | None:
+    """--arch, else the GPU's own architecture, else the file's `arch` (for machines without a GPU)."""
+    if options.arch is not None:
+        return options.arch
+    if environment.gpu is not None:
+        return environment.gpu.arch
+    return spec.content.arch

@@ -37,7 +37,7 @@ def test_misspelt_metrics_are_refused_before_anything_runs(tmp_path):
 def test_every_metric_of_the_expectation_files_is_known_to_ncu():
     from conftest import EXPECTATIONS
 
-    from ncuverify.lint import check_metric_names
+    from ncuverify.ncu.metrics import check_metric_names
 
     for path in sorted(EXPECTATIONS.glob("*.yaml")):
         check_metric_names(load(path), "sm_90")

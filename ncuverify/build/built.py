@@ -91,3 +91,9 @@ def roots_at(folder: Path, limits: BuildLimits) -> Roots:
         allowed=tuple(Path(os.path.realpath(allowed)) for allowed in limits.allowed_roots),
         toolkit=tuple(Path(os.path.realpath(headers)) for headers in cuda_include_dirs()),
     )
+
+
+def build_warnings(builds: dict[str, KernelBuild]) -> list[str]:
+    """What the builds warn of (a damaged cache entry rebuilt, ...), each once: kernels compiled
+    together share their warnings."""
+    return list(dict.fromkeys(w for build in builds.values() for w in getattr(build, "warnings", ())))

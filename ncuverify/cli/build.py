@@ -13,16 +13,24 @@ import typer
 from rich.console import Console
 
 from ncuverify import options, report
+from ncuverify.build.built import build_warnings
 from ncuverify.cli.outputs import write_output
 from ncuverify.cli.params import AllowInclude, Arch, CompileTimeout, Files, NoCache
 from ncuverify.cli.terminal import console, print_warnings
 from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.internal import internal_error_line
-from ncuverify.lint import build_file, build_warnings, listed_builds
 from ncuverify.ncu.metrics import unchecked
 from ncuverify.report import block_text, line_text
-from ncuverify.report.listing import check_exists, diff_paths, is_expectation_input, list_paths, write_listing
+from ncuverify.report.listing import (
+    build_file,
+    check_exists,
+    diff_paths,
+    is_expectation_input,
+    list_paths,
+    listed_builds,
+    write_listing,
+)
 from ncuverify.results import worst
 from ncuverify.spec import expand_paths
 

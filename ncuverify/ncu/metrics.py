@@ -11,10 +11,14 @@ import difflib
 import re
 from functools import cache
 from importlib import resources
+from typing import TYPE_CHECKING
 
 from ncuverify.errors import InputError
-from ncuverify.names import DEVICE_PREFIX, LAUNCH_PREFIX, PROFILER_PREFIX
+from ncuverify.names import DEVICE_PREFIX, LAUNCH_PREFIX, PROFILER_PREFIX, is_ncu_metric
 from ncuverify.processes import TimedOut, run_bounded
+
+if TYPE_CHECKING:
+    from ncuverify.spec import Spec
 
 # The chip ncu names for a build target (`ncu --query-metrics --chip CHIP`); the package ships gh100's list.
 CHIPS = {
@@ -104,3 +108,15 @@ def unchecked(arch: str, ncu: str | None = None) -> str | None:
         asked = f"{ncu} --query-metrics gave none" if ncu else "no ncu here to ask for one"
         return f"no list of ncu's metrics for {chip} ({arch}): ncuverify ships {shipped}'s, and {asked}"
     return None
+
+
+def check_metric_names(spec: Spec, arch: str, ncu: str | None = None) -> None:
+    """Refuse, before anything runs, metric names that ncu does not know on arch's chip."""
+    problems = []
+    for claim in spec.content.claims:
+        names = {ref.name for ref in claim.metric_refs() if is_ncu_metric(ref.name)}
+        for name, suggestion in unknown(names, arch, ncu).items():
+            hint = f" (did you mean {suggestion}?)" if suggestion else ""
+            problems.append(f"{spec.path}: claim {claim.id}: ncu knows no metric {name} on {arch}{hint}")
+    if problems:
+        raise InputError("\n".join(problems))

@@ -1,10 +1,12 @@
-"""`ncuverify build PATH...` for what is not an expectation file (a .cu file, a built artifact, a folder
-of them), `--json`, and `build --diff OLD NEW`."""
+"""`ncuverify build PATH...`: an expectation file's kernels built (as `lint` and a check build them too),
+and what is not an expectation file (a .cu file, a built artifact, a folder of them); `--json`, and
+`build --diff OLD NEW`."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import sys
 from collections.abc import Sequence
@@ -12,18 +14,69 @@ from pathlib import Path
 
 from rich.console import Console
 
+from ncuverify.build import KernelBuild, build_spec
 from ncuverify.build.artifacts_diff import diff, listed_again
-from ncuverify.build.artifacts_json import to_json
-from ncuverify.build.artifacts_listing import ListedKernel
+from ncuverify.build.artifacts_json import is_listing, read_listing, to_json
+from ncuverify.build.artifacts_listing import ListedKernel, listed, path_kernels
+from ncuverify.build.demangle import demangle
+from ncuverify.build.params import check_arguments
 from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode, InputError
-from ncuverify.lint import EXPECTATION_SUFFIXES, path_kernels_listed
-from ncuverify.options import CheckOptions
+from ncuverify.ncu.metrics import check_metric_names
+from ncuverify.options import CheckOptions, target_arch
 from ncuverify.report import block_text, line_text
 from ncuverify.report.kernels import print_diff, print_kernels
 from ncuverify.results import worst
-from ncuverify.spec.paths import EXPECTATION_PATTERNS
+from ncuverify.spec import load
+from ncuverify.spec.paths import EXPECTATION_PATTERNS, EXPECTATION_SUFFIXES
 from ncuverify.text import one_line
+
+
+def build_file(
+    path: Path, options: CheckOptions, environment: Environment, lint: bool = False
+) -> dict[str, KernelBuild] | str:
+    """The kernels of one file, built; or why they could not be. With lint, the metric names are
+    checked against the target chip's list too."""
+    try:
+        spec = load(path)
+        arch = target_arch(spec, options, environment)
+        if arch is None and not spec.content.kernels:
+            return {}  # program cases only: nothing to build, and no chip to check metric names on
+        if arch is None:
+            return "no architecture to build for: pass --arch or set 'arch' in the file"
+        if lint:
+            check_metric_names(spec, arch, environment.ncu or shutil.which(options.ncu.executable))
+        builds = build_spec(spec, arch, options.cache, options.build)
+        if lint:
+            check_arguments(spec, builds)
+        return builds
+    except InputError as error:
+        return str(error)
+
+
+def path_kernels_listed(path: Path, options: CheckOptions, environment: Environment) -> list[ListedKernel]:
+    """What `build` lists for a path: an expectation file's kernels, a `build --json` file's, or those
+    of a .cu file, an artifact or a folder of them; InputError where it cannot."""
+    if is_listing(path):
+        return read_listing(path)
+    if path.suffix in EXPECTATION_SUFFIXES:
+        built = build_file(path, options, environment)
+        if isinstance(built, str):
+            raise InputError(f"{path}: {built}")
+        return listed_builds(path, built)
+    # An artifact holds its architectures: each is listed unless --arch picks one. A source is built
+    # for --arch, else the GPU's.
+    source_arch = options.arch or (environment.gpu.arch if environment.gpu is not None else None)
+    return path_kernels(path, source_arch, options.arch, options.build, options.cache)
+
+
+def listed_builds(path: Path, builds: dict[str, KernelBuild]) -> list[ListedKernel]:
+    """An expectation file's kernels, built, as `build --json` lists them."""
+    signatures = demangle(build.symbol for build in builds.values())
+    return [
+        listed((build.symbol, signatures[build.symbol], build.arch, build.facts), str(path))
+        for build in builds.values()
+    ]
 
 
 def is_expectation_input(path: Path) -> bool:

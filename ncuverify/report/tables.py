@@ -13,8 +13,8 @@ from rich.text import Text
 from ncuverify.baseline.ratchet import KernelMove
 from ncuverify.baseline.snapshot import Change
 from ncuverify.build import BUILD_COLUMNS, KernelBuild
+from ncuverify.build.built import build_warnings
 from ncuverify.judge.claims import format_number
-from ncuverify.lint import build_warnings
 from ncuverify.report.claims import SHOWN_KERNELS, table_fits
 from ncuverify.report.text import block_text, line_text
 

@@ -12,6 +12,7 @@ from ncuverify.text import printable
 
 # The patterns a folder stands for: the expectation files in it.
 EXPECTATION_PATTERNS = ("*.yaml", "*.yml")
+EXPECTATION_SUFFIXES = (".yaml", ".yml")
 
 
 def expand_paths(paths: Iterable[Path]) -> list[Path]:

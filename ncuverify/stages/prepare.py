@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ncuverify.build import KernelBuild, build_spec, reads_sass
 from ncuverify.build import measurement_rows as static_rows
+from ncuverify.build.built import build_warnings
 from ncuverify.build.inventory import build_sets
 from ncuverify.build.params import check_arguments
 from ncuverify.environment import Environment
@@ -16,10 +17,10 @@ from ncuverify.errors import InputError
 from ncuverify.judge.claims import applies_to, judge, other_arch, skip_all
 from ncuverify.judge.kernel_sets import members, set_measurements
 from ncuverify.judge.over_kernels import judge_over_kernels
-from ncuverify.lint import build_warnings, check_metric_names, target_arch
 from ncuverify.measurements import Measurements
 from ncuverify.names import is_static
-from ncuverify.options import CheckOptions
+from ncuverify.ncu.metrics import check_metric_names
+from ncuverify.options import CheckOptions, target_arch
 from ncuverify.profile import recording
 from ncuverify.results import FileKey, FileResult
 from ncuverify.spec import Claim, Spec, load, share_of
