@@ -1,7 +1,8 @@
 """The names that every stage shares, at the bottom of the package: the prefixes that tell a metric's
 kind (a static fact, a SASS count, a buffer read back, what ncu reads without replaying the kernel),
-the static facts' names, the time metric, and C++ function names read back from demangled signatures. This module imports nothing of ncuverify, so the spec, the build, the profiler
-and the reports can all import it.
+the static facts' names, the time metric, and C++ function names read back from demangled signatures.
+This module imports nothing of ncuverify, so the spec, the build, the profiler and the reports can all
+import it.
 """
 
 from __future__ import annotations
