@@ -487,6 +487,7 @@ def test_a_chain_starts_each_process_in_its_turn_and_a_failure_stops_those_not_b
 
     def failing(item: tuple[str, Callable[[], object]]) -> str:
         if item[0] == "fails":
+            begun["slow"].wait(bound_s)  # fails once the other chain's first process has begun
             raise ValueError("the ncu process failed")
         return timed(item)
 
@@ -503,3 +504,24 @@ def test_a_chain_starts_each_process_in_its_turn_and_a_failure_stops_those_not_b
     with pytest.raises(ValueError, match="the ncu process failed"):  # not the chain that was stopped
         session._in_turn(chain, chains, [0, 0], stop)
     assert stop.is_set() and sorted(times) == ["slow"], "after the failure, nothing more began"
+
+
+def test_an_item_due_once_the_one_before_fails_is_not_begun():
+    # The failing item sets stop, then ends: the item waiting on it is due and stopped at once.
+    import threading
+    import time
+
+    from ncuverify.profile import session
+
+    stop, begun = threading.Event(), []
+
+    def call(item: str) -> str:
+        if item == "fails":
+            time.sleep(0.2)  # the next item is waiting by then
+            raise ValueError("the ncu process failed")
+        begun.append(item)
+        return item
+
+    with pytest.raises(ValueError, match="the ncu process failed"):
+        session._in_turn(call, ["fails", "next"], [0, 1], stop)
+    assert begun == []

@@ -170,10 +170,10 @@ def _in_turn(
 
     def when_due(at: int) -> _R:
         with turn:
-            while not due(at):
-                if stop.is_set():
-                    raise _NotBegun
+            while not stop.is_set() and not due(at):
                 turn.wait(timeout=_RELEASE_POLL_S)
+            if stop.is_set():  # also where the item before ended as it failed: it set stop first
+                raise _NotBegun
         try:
             return call(items[at])
         except BaseException:
