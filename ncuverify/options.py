@@ -48,6 +48,8 @@ class CheckOptions:
     loaded: Mapping[Path, Spec] | None = None
     on_progress: Callable[[str], None] | None = None  # told what the run is doing, a line at a time
     allow_programs: bool = False  # run the commands of program cases (code the expectation file names)
+    # artifacts given for `binary:` kernels, by kernel key (check --binary KERNEL=PATH), absolute
+    binaries: Mapping[str, Path] = field(default_factory=dict)
 
 
 def for_run(
@@ -65,6 +67,7 @@ def for_run(
     shard: tuple[int, int] | None = None,
     allow_programs: bool = False,
     allow_stale: bool = False,
+    binaries: Mapping[str, Path] | None = None,
 ) -> CheckOptions:
     """A run's options as `ncuverify check` makes them: compiled through the compile cache and with
     ncu's passes per metric set remembered in its folder, unless cache is False (then every kernel is
@@ -85,6 +88,7 @@ def for_run(
         shard=shard,
         allow_programs=allow_programs,
         allow_stale=allow_stale,
+        binaries=binaries or {},
     )
 
 

@@ -44,6 +44,7 @@ from ncuverify.errors import ExitCode
 from ncuverify.profile import PROCESSES_PER_GPU
 from ncuverify.results import FileResult, exit_code, worst
 from ncuverify.spec import expand_paths
+from ncuverify.spec.binaries import parse_binaries
 
 
 def check(
@@ -124,6 +125,14 @@ def check(
     ] = None,
     allow_include: AllowInclude = None,
     compile_timeout: CompileTimeout = 120.0,
+    binary: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="KERNEL=PATH: judge this artifact for the file's `binary:` kernel KERNEL (a build's output"
+            " wherever its build folder is; still inside the project or an --allow-include folder)",
+            show_default=False,
+        ),
+    ] = None,
     allow_programs: Annotated[
         bool,
         typer.Option(
@@ -150,6 +159,7 @@ def check(
     against.check_file()
     profiles.check_folders()
     limits = options.build_limits(allow_include, compile_timeout)
+    binaries = parse_binaries(binary or ())
     comparison = against.load()
     if comparison is not None and any(reads_sass(metric) for metric in comparison.tolerances):
         limits = replace(limits, sass=True)  # a tolerance on SASS compares it on every file
@@ -167,6 +177,7 @@ def check(
         shard=shares,
         allow_programs=allow_programs,
         allow_stale=allow_stale,
+        binaries=binaries,
     )
     shown_on = console()
     print_pass_warnings(shown_on, run)

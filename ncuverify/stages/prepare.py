@@ -24,6 +24,7 @@ from ncuverify.options import CheckOptions, target_arch
 from ncuverify.profile import recording
 from ncuverify.results import FileKey, FileResult
 from ncuverify.spec import Claim, Spec, load, share_of
+from ncuverify.spec.binaries import with_binaries
 from ncuverify.spec.shares import with_claims
 from ncuverify.stages import staleness
 from ncuverify.stages.progress import say
@@ -108,10 +109,11 @@ def prepare_file(
 
 
 def _read(path: Path, options: CheckOptions) -> Spec:
-    """The file as loaded, or as a caller that read it already gave it."""
+    """The file as loaded, or as a caller that read it already gave it; with the artifacts given for its
+    `binary:` kernels."""
     if options.loaded is not None and (spec := options.loaded.get(path.resolve())) is not None:
-        return spec
-    return load(path)
+        return with_binaries(spec, options.binaries)
+    return with_binaries(load(path), options.binaries)
 
 
 def not_prepared(path: Path, key: FileKey, internal_error: str) -> FileResult:
