@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 from artifact_builds import build_artifact
-from cli_invoke import invoke, no_gpu
+from cli_invoke import invoke, invoke_command, no_gpu
 
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.spec import load
@@ -89,3 +89,16 @@ def test_a_kernel_not_in_the_file_is_one_line_and_exit_2(tmp_path, no_gpu):
     result = invoke("--static-only", str(path), "--binary", "nopath")
     assert result.exit_code == ExitCode.BAD_INPUT
     assert "--binary: 'nopath': write KERNEL=PATH" in result.output
+
+
+def test_baseline_save_records_the_artifact_given(tmp_path, no_gpu):
+    project, build = tmp_path / "project", tmp_path / "build"
+    project.mkdir()
+    build.mkdir()
+    path = _expectations(project)
+    cubin = build_artifact("kernels.cubin", build)
+    saved = tmp_path / "base.json"
+    given = ["--binary", f"copy={cubin}", "--allow-include", str(build)]
+    result = invoke_command("baseline", "save", str(saved), str(path), *given)
+    assert result.exit_code == ExitCode.OK, result.output
+    assert "ns::copy" in saved.read_text()

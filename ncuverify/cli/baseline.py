@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -12,12 +13,13 @@ from ncuverify import report
 from ncuverify.baseline import ratchet
 from ncuverify.baseline import snapshot as baselines
 from ncuverify.cli.outputs import write_output
-from ncuverify.cli.params import AllowInclude, Arch, CompileTimeout, Files, FromProfile, Ncu
+from ncuverify.cli.params import AllowInclude, Arch, Binary, CompileTimeout, Files, FromProfile, Ncu
 from ncuverify.cli.runs import replay_or_profile
 from ncuverify.cli.terminal import check_files, console, print_pass_warnings
 from ncuverify.errors import ExitCode
 from ncuverify.report import line_text
 from ncuverify.results import exit_code, worst
+from ncuverify.spec.binaries import parse_binaries
 
 baseline_app = typer.Typer(
     no_args_is_help=True, help="Record every measured value of a run, to compare later runs with."
@@ -33,6 +35,7 @@ def baseline_save(
     from_profile: FromProfile = None,
     allow_include: AllowInclude = None,
     compile_timeout: CompileTimeout = 120.0,
+    binary: Binary = None,
 ) -> None:
     """Check the files and save every measured value as a baseline for `check --baseline`.
 
@@ -42,6 +45,7 @@ def baseline_save(
     paths, run = replay_or_profile(
         files, {"": output}, arch, ncu, from_profile, allow_include, compile_timeout, sass=True
     )
+    run = replace(run, binaries=parse_binaries(binary or ()))
     shown_on = console()
     print_pass_warnings(shown_on, run)
     started = time.monotonic()

@@ -28,6 +28,7 @@ from ncuverify.cli.outputs import write_results
 from ncuverify.cli.params import (
     AllowInclude,
     Arch,
+    Binary,
     CompileTimeout,
     Files,
     FromProfile,
@@ -125,14 +126,7 @@ def check(
     ] = None,
     allow_include: AllowInclude = None,
     compile_timeout: CompileTimeout = 120.0,
-    binary: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="KERNEL=PATH: judge this artifact for the file's `binary:` kernel KERNEL (a build's output"
-            " wherever its build folder is; still inside the project or an --allow-include folder)",
-            show_default=False,
-        ),
-    ] = None,
+    binary: Binary = None,
     allow_programs: Annotated[
         bool,
         typer.Option(

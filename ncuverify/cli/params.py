@@ -56,6 +56,14 @@ AllowInclude = Annotated[
         show_default=False,
     ),
 ]
+Binary = Annotated[
+    list[str] | None,
+    typer.Option(
+        help="KERNEL=PATH: judge this artifact for the file's `binary:` kernel KERNEL (a build's output"
+        " wherever its build folder is; still inside the project or an --allow-include folder)",
+        show_default=False,
+    ),
+]
 CompileTimeout = Annotated[
     float, typer.Option(help="stop compiling one kernel source after this many seconds", callback=seconds)
 ]
