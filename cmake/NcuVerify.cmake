@@ -9,8 +9,9 @@
 # `ncuverify check <ARGS> <file>` from the current source folder:
 #   - exit 0 passes; 3 (the claims cannot be measured here: no GPU, no ncu) is reported as skipped;
 #     1 (a claim failed), 2 (bad input) and 4 (ncuverify failed) fail the test;
-#   - each test asks CTest for one GPU (RESOURCE_GROUPS "gpus:1", used with ctest --resource-spec-file),
-#     unless ARGS holds --static-only, which needs none;
+#   - each test asks CTest for one GPU (RESOURCE_GROUPS "gpus:1") unless ARGS holds --static-only,
+#     which needs none; with ctest --resource-spec-file, it profiles on the GPU given (--gpus N, N the
+#     id the spec file gives: a CUDA device index), so tests on several GPUs run side by side;
 #   - BINARY_TARGET: the target's output file ($<TARGET_FILE:target>) is judged for each `binary:`
 #     kernel named in BINARY_KERNELS (check --binary KEY=FILE), its folder allowed (--allow-include);
 #     a test <name>.build.<target> builds the target first (a CTest fixture every test of the call
@@ -28,6 +29,10 @@ cmake_policy(PUSH)
 cmake_policy(VERSION 3.16)
 
 find_program(NCUVERIFY_EXECUTABLE NAMES ncuverify DOC "the ncuverify executable that runs the checks")
+
+# sh -c SCRIPT NCUVERIFY ARG...: ncuverify check ARG..., with --gpus N where ctest gave GPU N; exec keeps
+# ncuverify's exit code (3 is the skip).
+set(_ncuverify_on_given_gpu [=[gpu=${CTEST_RESOURCE_GROUP_0_GPUS:-}; gpu=${gpu#id:}; gpu=${gpu%%,*}; exec "$0" check ${gpu:+--gpus "$gpu"} "$@"]=])
 
 function(ncuverify_add_test)
   cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;BINARY_TARGET" "FILES;ARGS;BINARY_KERNELS")
@@ -73,12 +78,18 @@ function(ncuverify_add_test)
     get_filename_component(path "${file}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
     get_filename_component(stem "${file}" NAME_WE)
     set(test "${arg_NAME}.${stem}")
-    add_test(NAME "${test}" COMMAND "${NCUVERIFY_EXECUTABLE}" check ${check_args} "${path}"
-             WORKING_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}")
-    set_tests_properties("${test}" PROPERTIES SKIP_RETURN_CODE 3 LABELS ncuverify)
-    if(NOT "--static-only" IN_LIST arg_ARGS)
+    if("--static-only" IN_LIST arg_ARGS)
+      add_test(NAME "${test}" COMMAND "${NCUVERIFY_EXECUTABLE}" check ${check_args} "${path}"
+               WORKING_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}")
+    else()
+      # profiled on the GPU ctest gives it (CTEST_RESOURCE_GROUP_0_GPUS=id:N,slots:1 with
+      # --resource-spec-file), else on ncuverify's default GPU
+      add_test(NAME "${test}" COMMAND /bin/sh -c "${_ncuverify_on_given_gpu}"
+                                      "${NCUVERIFY_EXECUTABLE}" ${check_args} "${path}"
+               WORKING_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}")
       set_tests_properties("${test}" PROPERTIES RESOURCE_GROUPS "gpus:1")
     endif()
+    set_tests_properties("${test}" PROPERTIES SKIP_RETURN_CODE 3 LABELS ncuverify)
     if(fixture)
       set_tests_properties("${test}" PROPERTIES FIXTURES_REQUIRED "${fixture}" DEPENDS "${build_test}")
     endif()

@@ -4,6 +4,7 @@ ncuverify_add_test; ctest builds the library first (the module's fixture), judge
 `check --binary`, and reports a claim that holds as passed, one that fails as failed, and exit 3 (a
 file whose claims all need a GPU, under --static-only) as skipped. No GPU is needed."""
 
+import json
 import os
 import shutil
 import stat
@@ -89,7 +90,10 @@ PROFILED = {
 def _ncuverify(folder: Path) -> Path:
     """An ncuverify executable that runs this checkout's package with this interpreter."""
     script = folder / "ncuverify"
-    script.write_text(f'#!/bin/sh\nPYTHONPATH="{REPO}" exec "{sys.executable}" -m ncuverify "$@"\n')
+    calls = folder / "calls.log"  # the arguments of each call, a line each
+    script.write_text(
+        f'#!/bin/sh\necho "$@" >> "{calls}"\nPYTHONPATH="{REPO}" exec "{sys.executable}" -m ncuverify "$@"\n'
+    )
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     return script
 
@@ -167,3 +171,31 @@ def test_the_tests_ask_for_a_gpu_unless_static_only(configured):
     command = tests["gate.holds"]["command"]
     assert "--binary" in command
     assert f"library={build / 'libops.so'}" in command
+
+
+def _resources(build: Path) -> Path:
+    """A ctest resource spec: one GPU, CUDA device 0, one test on it at a time."""
+    resources = build / "resources.json"
+    resources.write_text(
+        json.dumps({"version": {"major": 1, "minor": 0}, "local": [{"gpus": [{"id": "0", "slots": 1}]}]})
+    )
+    return resources
+
+
+def test_a_profiled_test_runs_on_the_gpu_ctest_gives_it(configured):
+    build = configured[0]
+    calls = build.parent.parent / "calls.log"
+    for spec, expected in (([], ""), (["--resource-spec-file", str(_resources(build))], "--gpus 0 ")):
+        calls.unlink(missing_ok=True)
+        _, statuses, output = _ctest(configured, "-R", "^gpu[.]", *spec)
+        assert statuses["gpu.profiled"] in ("skipped", "passed"), output  # exit 3 comes through sh
+        (call,) = calls.read_text().splitlines()
+        assert call == f"check {expected}{build.parent / 'gate' / 'profiled.yaml'}"
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_the_profiled_claim_holds_with_the_gpu_ctest_gives(configured, gpu_environment):
+    resources = _resources(configured[0])
+    code, statuses, output = _ctest(configured, "-R", "^gpu[.]", "--resource-spec-file", str(resources))
+    assert code == 0, output
+    assert statuses == {"gpu.profiled": "passed"}, output
