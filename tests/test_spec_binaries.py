@@ -7,13 +7,11 @@ from pathlib import Path
 import pytest
 import yaml
 from artifact_builds import build_artifact
-from cli_invoke import invoke, invoke_command, no_gpu
+from cli_invoke import invoke, invoke_command
 
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.spec import load
 from ncuverify.spec.binaries import parse_binaries, with_binaries
-
-no_gpu = no_gpu
 
 
 def _expectations(project: Path) -> Path:
