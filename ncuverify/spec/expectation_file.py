@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ from ncuverify.spec.cases import CaseSpec
 from ncuverify.spec.claims import Claim
 from ncuverify.spec.fields import ARCH_PATTERN, CaseName, Float, Id, StrictModel, Text
 from ncuverify.spec.kernels import Compiler, KernelSpec
+from ncuverify.spec.lines import SpecLines
 from ncuverify.spec.programs import ProgramCase, split_programs
 
 
@@ -138,6 +139,7 @@ class Spec:
 
     path: Path
     content: ExpectationFile
+    lines: SpecLines = field(default_factory=SpecLines, compare=False)  # where claims and cases are written
 
     @property
     def folder(self) -> Path:

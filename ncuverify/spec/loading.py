@@ -11,6 +11,7 @@ from ncuverify.errors import InputError
 from ncuverify.files import CannotRead, NotRegular, TooLarge, read_plain
 from ncuverify.spec.expansion import expand
 from ncuverify.spec.expectation_file import ExpectationFile, Spec
+from ncuverify.spec.lines import spec_lines
 from ncuverify.spec.problems import MAX_PROBLEMS, describe, pydantic_problems
 from ncuverify.spec.project import path_problems, project_root
 from ncuverify.spec.references import reference_problems
@@ -66,4 +67,6 @@ def load(path: Path) -> Spec:
     problems = list(itertools.islice(found, MAX_PROBLEMS + 1))  # found lazily: no more than are shown
     if problems:
         raise InputError(describe(path, lines, problems))
-    return Spec(path=path, content=content)
+    claim_ids = [claim.id for claim in content.claims]
+    where = spec_lines(claim_ids, list(content.cases), lines, expanded.claim_origin, expanded.step_origin)
+    return Spec(path=path, content=content, lines=where)
