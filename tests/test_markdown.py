@@ -118,3 +118,57 @@ def test_claims_set_aside_are_said_and_a_run_that_judged_nothing_is_no_pass():
     )
     assert "every claim holds" not in some
     assert_safe_markdown(some)
+
+
+# --- cut to a size -----------------------------------------------------------------------------------
+
+
+def many_failing(sample: FileResult, files: int = 20) -> list[FileResult]:
+    """The sample's results with every claim failed, as many files: a summary of many rows."""
+    from ncuverify.results import ClaimResult, Verdict
+
+    claims = [ClaimResult(c.claim, Verdict.FAILED, 5.0, "measured 5, expected == 4") for c in sample.claims]
+    return [FileResult(Path(f"f{n}/sample.yaml"), claims) for n in range(files)]
+
+
+PROBLEM_ROW = re.compile(r"^\| `sample\.yaml` \| `")
+
+
+def test_a_cut_summary_keeps_whole_rows_and_says_how_many_claims_are_not_shown(mixed):
+    results = many_failing(mixed[0])
+    whole = export.to_markdown(results)
+    rows = sum(1 for line in whole.splitlines() if PROBLEM_ROW.match(line))
+    limit = len(whole.encode()) // 2
+    cut = export.to_markdown(results, max_bytes=limit)
+    assert len(cut.encode()) <= limit
+    *kept, blank, last = cut.rstrip("\n").split("\n")
+    assert kept == whole.split("\n")[: len(kept)], "whole lines of the summary, from its start"
+    assert blank == "", "a blank line ends the table the last line would join"
+    shown = sum(1 for line in kept if PROBLEM_ROW.match(line))
+    assert 0 < shown < rows
+    assert last == f"{rows - shown} more claims not shown: the summary is cut to fit in {limit} bytes"
+    assert kept[-1].startswith("| ") and kept[-1].endswith(" |"), "the cut falls between rows"
+    assert_safe_markdown(cut)
+
+
+def test_a_summary_that_fits_is_not_cut_and_a_tiny_limit_leaves_the_last_line(mixed):
+    whole = export.to_markdown(mixed)
+    assert export.to_markdown(mixed, max_bytes=len(whole.encode())) == whole
+    tiny = export.to_markdown(many_failing(mixed[0]), max_bytes=10)
+    assert tiny.startswith("160 more claims not shown") and tiny.count("\n") == 1
+
+
+def test_markdown_max_bytes_cuts_the_markdown_file_of_check(tmp_path):
+    from cli_invoke import invoke
+    from conftest import FIXTURES
+
+    out = tmp_path / "r.md"
+    args = ("--from-profile", str(FIXTURES), "--markdown", str(out), str(DATA / "explain.yaml"))
+    assert invoke(*args).exit_code == 1
+    whole = out.read_text()
+    assert invoke(*args, "--markdown-max-bytes", "1024").exit_code == 1
+    cut = out.read_text()
+    assert len(cut.encode()) <= 1024 < len(whole.encode())
+    assert cut.endswith(" bytes\n") and "not shown" in cut
+    refused = invoke(*args, "--markdown-max-bytes", "100")
+    assert refused.exit_code == 2 and "--markdown-max-bytes" in refused.output

@@ -114,6 +114,14 @@ def check(
     markdown: Annotated[
         Path | None, typer.Option(help="write a Markdown summary (pull request, CI step)")
     ] = None,
+    markdown_max_bytes: Annotated[
+        int | None,
+        typer.Option(
+            min=1024,
+            help="cut the --markdown summary to at most N bytes, whole rows at a time (e.g. 65536 for a"
+            " pull-request comment)",
+        ),
+    ] = None,
     baseline: Annotated[
         Path | None,
         typer.Option(help="also report what got worse or better than this baseline; worse exits 1"),
@@ -180,7 +188,8 @@ def check(
     changes, code = _compared(comparison, results, exit_code(results))
     results = ratchet.with_stale_warnings(results, changes.changes if changes is not None else None)
     moved = changes.changes if changes is not None else ()
-    written = write_results(shown_on, results, code, outputs.by_option(), _run_identity(shares, paths), moved)
+    identity = _run_identity(shares, paths)
+    written = write_results(shown_on, results, code, outputs.by_option(), identity, moved, markdown_max_bytes)
     shown = report.print_run(shown_on, results, time.monotonic() - started, verbose, quiet)
     # --static-only measures nothing by choice: what this machine lacks is not why nothing was judged
     if code == ExitCode.NOT_MEASURABLE and not quiet and not static_only:

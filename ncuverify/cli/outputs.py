@@ -25,13 +25,15 @@ def write_results(
     outputs: Mapping[str, Path | None],
     identity: export.ShardOf | None = None,
     changes: Sequence[Change] = (),
+    markdown_max_bytes: int | None = None,
 ) -> ExitCode:
     """Each output of a run written on its own: one that fails loses none of the others. The HTML
-    report shows what moved against a baseline too (changes)."""
+    report shows what moved against a baseline too (changes); the Markdown is cut to fit in
+    markdown_max_bytes where given."""
     renderers: dict[str, Callable[[], str]] = {
         "--json": lambda: export.to_json(results, code, shard=identity),
         "--junit-xml": lambda: export.to_junit(results),
-        "--markdown": lambda: export.to_markdown(results),
+        "--markdown": lambda: export.to_markdown(results, markdown_max_bytes),
         "--html": lambda: export.to_html(results, changes),
     }
     written = [

@@ -76,11 +76,13 @@ def verdict_pie(results: Sequence[FileResult]) -> list[str]:
     return ["```mermaid", "pie showData title Claims by verdict", *slices, "```", ""] if slices else []
 
 
-def to_markdown(results: Sequence[FileResult]) -> str:
+def to_markdown(results: Sequence[FileResult], max_bytes: int | None = None) -> str:
     """A summary: the counts, where the figures come from, and every claim that did not pass. Every
-    text from a file or from ncu is escaped: the summary is shown as a pull-request comment."""
+    text from a file or from ncu is escaped: the summary is shown as a pull-request comment. With
+    max_bytes, whole rows and sections are left out from the end until it fits in that many bytes
+    (UTF-8), and a last line says how many claims are not shown."""
     code = run_exit_code(results)
-    lines = [f"## ncuverify: {_headline(code, results)}", "", *verdict_pie(results)]
+    lines = _Units([f"## ncuverify: {_headline(code, results)}", "", *verdict_pie(results)])
     aside = set_aside(results)
     if aside:
         lines += [f"{set_aside_line(aside)}: not judged, so not shown as passing.", ""]
@@ -88,6 +90,7 @@ def to_markdown(results: Sequence[FileResult]) -> str:
         "| file | passed | failed | errors | skipped | other |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
+    lines.end_unit()
     for result in results:
         trouble = (
             "input error"
@@ -100,12 +103,14 @@ def to_markdown(results: Sequence[FileResult]) -> str:
         )
         if trouble is not None:
             lines.append(_row([_code(str(result.path)), trouble, "", "", "", ""]))
+            lines.end_unit()
             continue
         other = (
             result.count(Verdict.XFAILED) + result.count(Verdict.XPASSED) + result.count(Verdict.OTHER_ARCH)
         )
         counts = [result.count(v) for v in (Verdict.PASSED, Verdict.FAILED, Verdict.ERROR, Verdict.SKIPPED)]
         lines.append(_row([_code(str(result.path)), *(str(c) for c in [*counts, other])]))
+        lines.end_unit()
     lines.append("")
     for result in results:
         name = _lead(result.path.name)
@@ -115,6 +120,7 @@ def to_markdown(results: Sequence[FileResult]) -> str:
         lines += [f"- {name}: warning: {_inline(w)}" for w in result.warnings]
         if result.set_aside:
             lines.append(f"- {name}: {set_aside_line(result.set_aside)}")
+        lines.end_unit()
     problems = [(r, c) for r in results for c in r.claims if c.verdict in (*FAILING, Verdict.ERROR)]
     broken = [r for r in results if r.input_error is not None or r.internal_error is not None]
     if problems or broken:
@@ -125,6 +131,7 @@ def to_markdown(results: Sequence[FileResult]) -> str:
             "| file | claim | measured | expected | verdict | why |",
             "| --- | --- | --- | --- | --- | --- |",
         ]
+        lines.end_unit()
         for result, claim_result in problems:
             measured = format_number(claim_result.measured) if claim_result.measured is not None else "-"
             cells = [
@@ -136,6 +143,7 @@ def to_markdown(results: Sequence[FileResult]) -> str:
                 _inline(claim_result.reason or ""),
             ]
             lines.append(_row(cells))
+            lines.end_unit(claims=1)
         for result, claim_result in problems:
             if claim_result.kernels:
                 lines += [
@@ -145,6 +153,7 @@ def to_markdown(results: Sequence[FileResult]) -> str:
                     "",
                     *_items([kernel_line(claim_result.claim, o) for o in shown_outcomes(claim_result)]),
                 ]
+                lines.end_unit()
         for result in broken:
             for error, what in (
                 (result.input_error, "input error"),
@@ -152,6 +161,7 @@ def to_markdown(results: Sequence[FileResult]) -> str:
             ):
                 if error is not None:
                     lines += ["", f"{_lead(str(result.path))}: {what}", "", *_items(error.split("\n"))]
+                    lines.end_unit()
         explained = [(r, claim_id, e) for r in results for claim_id, e in r.explanations.items()]
         if explained:
             lines += ["", "### What ncu says about them", ""]
@@ -162,7 +172,45 @@ def to_markdown(results: Sequence[FileResult]) -> str:
                     *_items(claim_lines(claim_id, explanation)),
                     "",
                 ]
-    return "\n".join(lines) + "\n"
+                lines.end_unit()
+    lines.end_unit()
+    return lines.text(max_bytes, claims=len(problems))
+
+
+class _Units(list[str]):
+    """The summary's lines, and where a whole unit of them ends (the heading and the tables' heads, a
+    row, a file's notes, a claim's details): the summary is cut only there, so that what is kept is
+    valid Markdown and shows no half of a row or of a claim."""
+
+    def __init__(self, lines: Sequence[str]) -> None:
+        super().__init__(lines)
+        self.ends: list[tuple[int, int]] = []  # (lines before the cut, claims shown before it)
+        self.claims = 0
+
+    def end_unit(self, claims: int = 0) -> None:
+        self.claims += claims
+        self.ends.append((len(self), self.claims))
+
+    def text(self, max_bytes: int | None, claims: int) -> str:
+        """The lines as Markdown; with max_bytes, the longest run of whole units that fits with a last
+        line saying how many of the claims are not shown (only that line where none fits)."""
+        whole = "\n".join(self) + "\n"
+        if max_bytes is None or len(whole.encode("utf-8", "backslashreplace")) <= max_bytes:
+            return whole
+        sizes = [0]
+        for line in self:
+            sizes.append(sizes[-1] + len(line.encode("utf-8", "backslashreplace")) + 1)
+        for end, shown in reversed(self.ends):
+            last = _cut_line(claims - shown, max_bytes)
+            if sizes[end] + len(last.encode()) <= max_bytes:
+                return "\n".join(self[:end]) + last
+        return _cut_line(claims, max_bytes).lstrip("\n")
+
+
+def _cut_line(not_shown: int, max_bytes: int) -> str:
+    """The summary's last line once cut, after a blank line (which ends a table that it would join)."""
+    claims = f"{not_shown} more claims not shown" if not_shown else "more details not shown"
+    return f"\n\n{claims}: the summary is cut to fit in {max_bytes} bytes\n"
 
 
 def _headline(code: ExitCode, results: Sequence[FileResult]) -> str:
