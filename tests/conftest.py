@@ -21,6 +21,10 @@ os.environ["PATH"] = os.pathsep.join((str(Path(sys.executable).parent), os.envir
 # The report is laid out for $COLUMNS, which pytest-xdist's workers set to 80: a test that shows a
 # width sets its own.
 os.environ.pop("COLUMNS", None)
+# Inside a GitHub Actions job `check` annotates and appends to the job's summary: the tests that
+# expect either set these variables themselves.
+os.environ.pop("GITHUB_ACTIONS", None)
+os.environ.pop("GITHUB_STEP_SUMMARY", None)
 # The command line compiles through a cache in the user's folder; the tests keep theirs apart.
 os.environ.setdefault("NCUVERIFY_CACHE_DIR", tempfile.mkdtemp(prefix="ncuverify-test-cache-"))
 # The same cache for the in-process builds of the tests that do not test compiling or the cache itself:

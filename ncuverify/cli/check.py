@@ -15,6 +15,7 @@ import typer
 from ncuverify import export, options, report
 from ncuverify.baseline import ratchet
 from ncuverify.build import reads_sass
+from ncuverify.cli.github import annotating, print_annotations, write_step_summary
 from ncuverify.cli.option_groups import (
     BaselineChoice,
     Comparison,
@@ -122,6 +123,13 @@ def check(
             " pull-request comment)",
         ),
     ] = None,
+    annotate: Annotated[
+        str | None,
+        typer.Option(
+            help="github: a workflow command per failing claim, error and regression, which GitHub shows"
+            " on the pull request's lines; none: no annotations (default: github in GitHub Actions)"
+        ),
+    ] = None,
     baseline: Annotated[
         Path | None,
         typer.Option(help="also report what got worse or better than this baseline; worse exits 1"),
@@ -157,6 +165,7 @@ def check(
     paths = expand_paths(files)
     outputs = Outputs(json_file, junit_xml, markdown, html)
     against = BaselineChoice(baseline, tuple(tolerance or ()))
+    annotations = annotating(annotate)
     outputs.check([*paths, *against.inputs()])
     against.check_file()
     profiles.check_folders()
@@ -190,12 +199,15 @@ def check(
     moved = changes.changes if changes is not None else ()
     identity = _run_identity(shares, paths)
     written = write_results(shown_on, results, code, outputs.by_option(), identity, moved, markdown_max_bytes)
+    written = worst(written, write_step_summary(shown_on, results))
     shown = report.print_run(shown_on, results, time.monotonic() - started, verbose, quiet)
     # --static-only measures nothing by choice: what this machine lacks is not why nothing was judged
     if code == ExitCode.NOT_MEASURABLE and not quiet and not static_only:
         print("ncuverify doctor says what this machine lacks to measure, and how to mend it", file=sys.stderr)
     if changes is not None:
         report.print_changes(shown_on, changes.changes, changes.moves)
+    if annotations:  # after the table: the runner reads them from the log, a reader sees the table first
+        print_annotations(results, moved)
     raise typer.Exit(int(worst(code, written, shown)))
 
 

@@ -7,8 +7,7 @@ import xml.etree.ElementTree as ElementTree
 from collections.abc import Sequence
 
 from ncuverify.explain import Explanation, claim_lines
-from ncuverify.export.outcome import FAILING, NOT_RUN
-from ncuverify.judge.claims import describe, format_number
+from ncuverify.export.outcome import FAILING, NOT_RUN, claim_message
 from ncuverify.judge.over_kernels import kernel_line, shown_outcomes
 from ncuverify.results import (
     ClaimResult,
@@ -49,7 +48,7 @@ def to_junit(results: Sequence[FileResult]) -> str:
             skipped += 1
         for claim_result in result.claims:
             case = _element(suite, "testcase", classname=classname, name=claim_result.claim.id, time="0")
-            message = _message(claim_result)
+            message = claim_message(claim_result)
             if claim_result.verdict in FAILING:
                 details = _details(claim_result, result.explanations.get(claim_result.claim.id))
                 _element(case, "failure", details, message=message)
@@ -86,15 +85,9 @@ def _set_aside_message(result: FileResult) -> str:
     return nothing_judged_line(unjudged) if unjudged else set_aside_line(result.set_aside)
 
 
-def _message(result: ClaimResult) -> str:
-    measured = format_number(result.measured) if result.measured is not None else "not measured"
-    text = f"{result.claim.metric}: measured {measured}, expected {describe(result.claim.expect)}"
-    return f"{text} ({result.reason})" if result.reason else text
-
-
 def _details(result: ClaimResult, explanation: Explanation | None = None) -> str:
     source = result.claim.source_line()
-    lines = [_message(result), *([source] if source else [])]
+    lines = [claim_message(result), *([source] if source else [])]
     if result.claim.note:
         lines.append(f"note: {result.claim.note}")
     lines += [kernel_line(result.claim, outcome) for outcome in shown_outcomes(result)]
