@@ -115,6 +115,13 @@ def check(
     markdown: Annotated[
         Path | None, typer.Option(help="write a Markdown summary (pull request, CI step)")
     ] = None,
+    sarif: Annotated[
+        Path | None,
+        typer.Option(
+            help="write SARIF 2.1.0 for code scanning: a result per failing claim, error and regression at"
+            " its line"
+        ),
+    ] = None,
     markdown_max_bytes: Annotated[
         int | None,
         typer.Option(
@@ -163,7 +170,7 @@ def check(
     profiler = Profiler(ncu, clock_control, cache_control, case_timeout, processes_per_gpu)
     shares, chosen_gpus = shard_of(shard), gpus_of(gpus)
     paths = expand_paths(files)
-    outputs = Outputs(json_file, junit_xml, markdown, html)
+    outputs = Outputs(json_file, junit_xml, markdown, html, sarif)
     against = BaselineChoice(baseline, tuple(tolerance or ()))
     annotations = annotating(annotate)
     outputs.check([*paths, *against.inputs()])

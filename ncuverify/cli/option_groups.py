@@ -75,12 +75,13 @@ class Profiler:
 
 @dataclass(frozen=True)
 class Outputs:
-    """--json, --junit-xml, --markdown, --html: the files a run's results are written to."""
+    """--json, --junit-xml, --markdown, --html, --sarif: the files a run's results are written to."""
 
     json: Path | None
     junit_xml: Path | None
     markdown: Path | None
     html: Path | None = None
+    sarif: Path | None = None
 
     def by_option(self) -> dict[str, Path | None]:
         return {
@@ -88,6 +89,7 @@ class Outputs:
             "--junit-xml": self.junit_xml,
             "--markdown": self.markdown,
             "--html": self.html,
+            "--sarif": self.sarif,
         }
 
     def check(self, inputs: Sequence[Path]) -> None:

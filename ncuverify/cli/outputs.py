@@ -28,13 +28,14 @@ def write_results(
     markdown_max_bytes: int | None = None,
 ) -> ExitCode:
     """Each output of a run written on its own: one that fails loses none of the others. The HTML
-    report shows what moved against a baseline too (changes); the Markdown is cut to fit in
+    report and SARIF show what moved against a baseline too (changes); the Markdown is cut to fit in
     markdown_max_bytes where given."""
     renderers: dict[str, Callable[[], str]] = {
         "--json": lambda: export.to_json(results, code, shard=identity),
         "--junit-xml": lambda: export.to_junit(results),
         "--markdown": lambda: export.to_markdown(results, markdown_max_bytes),
         "--html": lambda: export.to_html(results, changes),
+        "--sarif": lambda: export.to_sarif(results, changes),
     }
     written = [
         write_output(console, option, path, functools.partial(_write_rendered, render=renderers[option]))

@@ -8,11 +8,14 @@ no line break, so it never starts a command of its own. GitHub shows at most 10 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from ncuverify.baseline import Change
 from ncuverify.export.findings import Level, Place, findings
 from ncuverify.results import FileResult
 from ncuverify.text import printable
+
+if TYPE_CHECKING:  # a name only: the baseline reads exported results (a cycle)
+    from ncuverify.baseline import Change
 
 # What GitHub shows of one step, per level.
 MAX_SHOWN = 10

@@ -11,12 +11,15 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
-from ncuverify.baseline import Change
 from ncuverify.explain import Explanation, SourceLine
 from ncuverify.export.outcome import claim_message
 from ncuverify.results import ClaimResult, FileResult, Verdict, file_key, set_aside_line
 from ncuverify.spec import project_root
+
+if TYPE_CHECKING:  # a name only: the baseline reads exported results (a cycle)
+    from ncuverify.baseline import Change
 
 
 class Level(StrEnum):
