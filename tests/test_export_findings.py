@@ -83,3 +83,14 @@ def test_an_input_error_is_at_the_line_it_names_and_a_regression_at_its_case(sam
         ("baseline-regression", Place("tests/data/sample.yaml", sample.spec.lines.case("stride32")))
     ]
     assert found[2].message == "stride32 gpu__time_duration.sum: 2 in the baseline, 4 now (x2)"
+
+
+def test_a_project_inside_a_repository_is_placed_from_the_repositorys_root(tmp_path):
+    project = tmp_path / "kernels"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("")
+    path = project / "x.yaml"
+    broken = FileResult(path, [], input_error=f"{path}:2: bad")
+    assert findings([broken])[0].place == Place("x.yaml", 2), "no repository: from the project's root"
+    (tmp_path / ".git").mkdir()
+    assert findings([broken])[0].place == Place("kernels/x.yaml", 2)

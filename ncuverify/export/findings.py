@@ -29,7 +29,7 @@ class Level(StrEnum):
 
 @dataclass(frozen=True)
 class Place:
-    """A line of a file, the file relative to the repository (project) root, with / between folders."""
+    """A line of a file, the file relative to the repository's root, with / between folders."""
 
     file: str
     line: int
@@ -138,7 +138,24 @@ def _regression(change: Change, results: Sequence[FileResult]) -> Finding:
 
 
 def _repository_path(path: Path) -> str:
+    """The file relative to the root of its git repository, which annotations and code scanning read
+    paths from (a project inside a larger repository has its own root); else its key (file_key)."""
+    root = _repository_root(path.parent)
+    if root is not None:
+        try:
+            return Path(os.path.abspath(path)).resolve().relative_to(root).as_posix()
+        except (ValueError, OSError, RuntimeError):  # it links out of the repository
+            pass
     return file_key(path)
+
+
+def _repository_root(folder: Path) -> Path | None:
+    """The nearest folder at or above folder that holds .git (a folder, or a worktree's file)."""
+    try:
+        folder = Path(os.path.abspath(folder))
+        return next((f.resolve() for f in (folder, *folder.parents) if (f / ".git").exists()), None)
+    except (OSError, RuntimeError, ValueError):  # a folder that cannot be searched, a NUL in the path
+        return None
 
 
 def _error_line(path: Path, error: str) -> int:
@@ -152,12 +169,12 @@ def _error_line(path: Path, error: str) -> int:
 
 def _source_place(result: FileResult, explanation: Explanation) -> Place | None:
     """The kernel source line with the most excess, as a file of the repository: the path ncu printed
-    where it lies under the project, else the kernel file of the expectation file whose path it ends
+    where it lies under the repository, else the kernel file of the expectation file whose path it ends
     with (the recording was made in another checkout). None where it is no file of the repository."""
     if not explanation.lines:
         return None
     top = explanation.lines[0]
-    root = project_root(result.path.parent)
+    root = _repository_root(result.path.parent) or project_root(result.path.parent)
     printed = PurePosixPath(top.file.replace("\\", "/"))
     if printed.is_absolute():
         try:
@@ -171,7 +188,7 @@ def _source_place(result: FileResult, explanation: Explanation) -> Place | None:
 
 
 def _kernel_files(result: FileResult, root: Path) -> list[str]:
-    """The kernel files the expectation file names, relative to its project's root."""
+    """The kernel files the expectation file names, relative to the repository's root."""
     if result.spec is None:
         return []
     known = []
@@ -179,7 +196,7 @@ def _kernel_files(result: FileResult, root: Path) -> list[str]:
         if kernel.file is None:
             continue
         try:
-            known.append(Path(os.path.abspath(result.spec.folder / kernel.file)).relative_to(root).as_posix())
-        except ValueError:  # outside the project: no file of the repository
+            known.append((result.spec.folder / kernel.file).resolve().relative_to(root).as_posix())
+        except (ValueError, OSError, RuntimeError):  # outside the repository, or a link that loops
             continue
     return known
