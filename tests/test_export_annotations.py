@@ -56,7 +56,7 @@ def test_at_most_ten_of_each_level_then_one_notice_counts_the_rest():
     levels = [line.split(" ", 1)[0] for line in lines]
     assert levels.count("::error") == MAX_SHOWN and levels.count("::warning") == MAX_SHOWN
     assert lines[-1] == (
-        "::notice title=ncuverify::15 more errors and 2 more warnings (failing claims, errors, regressions):"
+        "::notice title=ncuverify::15 more failing claims, errors and regressions; 2 more warnings:"
         " see the job summary"
     )
     assert len(lines) == 2 * MAX_SHOWN + 1

@@ -52,14 +52,13 @@ def to_annotations(results: Sequence[FileResult], changes: Sequence[Change] = ()
 
 
 def _rest(left_out: Mapping[Level, int]) -> str:
+    """What the annotations left out, as a count of each level."""
     parts = [
-        f"{count} more {'errors' if level is Level.ERROR else 'warnings'}"
+        f"{count} more {'failing claims, errors and regressions' if level is Level.ERROR else 'warnings'}"
         for level, count in left_out.items()
         if count
     ]
-    return (
-        f"{' and '.join(parts)} (failing claims, errors, regressions): see the job summary" if parts else ""
-    )
+    return f"{'; '.join(parts)}: see the job summary" if parts else ""
 
 
 def command(level: str, place: Place, title: str, message: str) -> str:
