@@ -2,6 +2,7 @@
 the Markdown summary appended to the job's step summary, cut to what GitHub keeps."""
 
 import json
+import re
 
 import pytest
 from cli_invoke import invoke, invoke_command
@@ -23,28 +24,42 @@ def in_github_actions(monkeypatch, tmp_path):
     return summary
 
 
+STOP = re.compile(r"::stop-commands::([0-9a-f]{32})")
+
+
 def test_in_github_actions_failing_claims_are_annotated_after_the_table_and_summarised(in_github_actions):
     result = invoke(*EXPLAINED)
     assert result.exit_code == ExitCode.CLAIM_FAILED
     lines = result.stdout.splitlines()
+    stopped = STOP.fullmatch(lines[0])
+    assert stopped, "the runner reads no command from what the run shows"
+    resumed = lines.index(f"::{stopped[1]}::")
     commands = [n for n, line in enumerate(lines) if line.startswith("::")]
-    assert [lines[n].split(" ", 1)[0] for n in commands] == ["::error", "::notice", "::error", "::notice"]
-    assert commands == list(range(len(lines) - 4, len(lines))), "the last lines, after the table"
-    assert "gather_is_coalesced" in "\n".join(lines[: commands[0]])
-    assert "::error file=tests/data/explain.yaml,line=26," in lines[commands[0]]
+    assert commands == [0, *range(len(lines) - 5, len(lines))], "the last lines, after the table"
+    assert resumed == len(lines) - 5, "resumed for ncuverify's own annotations only"
+    assert [lines[n].split(" ", 1)[0] for n in commands[2:]] == ["::error", "::notice", "::error", "::notice"]
+    assert "gather_is_coalesced" in "\n".join(lines[1:resumed])
+    assert "::error file=tests/data/explain.yaml,line=26," in lines[resumed + 1]
     summary = in_github_actions.read_text()
     assert summary.startswith("another tool's summary\n## ncuverify: claims failed\n")
     assert "| `explain.yaml` | `gather_is_coalesced` |" in summary
+    again = STOP.fullmatch(invoke(*EXPLAINED).stdout.splitlines()[0])
+    assert again and again[1] != stopped[1], "a token of its own each run: nothing shown can guess it"
 
 
 def test_annotate_none_writes_no_command_and_github_writes_them_anywhere(in_github_actions, monkeypatch):
     quiet = invoke(*EXPLAINED, "--annotate", "none")
     assert quiet.exit_code == ExitCode.CLAIM_FAILED
-    assert not any(line.startswith("::") for line in quiet.stdout.splitlines())
+    assert not any(
+        line.startswith(("::error", "::warning", "::notice")) for line in quiet.stdout.splitlines()
+    )
+    stopped = STOP.fullmatch(quiet.stdout.splitlines()[0])
+    assert stopped and quiet.stdout.splitlines()[-1] == f"::{stopped[1]}::", "resumed at the end"
     assert in_github_actions.read_text().count("## ncuverify:") == 1, "the summary is still written"
     monkeypatch.delenv("GITHUB_ACTIONS")
     annotated = invoke(*EXPLAINED, "--annotate", "github")
     assert sum(line.startswith("::error ") for line in annotated.stdout.splitlines()) == 2
+    assert "::stop-commands::" not in annotated.stdout, "outside GitHub Actions no runner reads them"
     assert in_github_actions.read_text().count("## ncuverify:") == 1, "no summary outside GitHub Actions"
     refused = invoke(*EXPLAINED, "--annotate", "gitlab")
     assert refused.exit_code == ExitCode.BAD_INPUT and "github or none" in refused.output

@@ -15,7 +15,7 @@ import typer
 from ncuverify import export, options, report
 from ncuverify.baseline import ratchet
 from ncuverify.build import reads_sass
-from ncuverify.cli.github import annotating, print_annotations, write_step_summary
+from ncuverify.cli.github import annotating, commands_stopped, print_annotations, write_step_summary
 from ncuverify.cli.option_groups import (
     BaselineChoice,
     Comparison,
@@ -197,24 +197,31 @@ def check(
         allow_stale=allow_stale,
         binaries=binaries,
     )
-    shown_on = console()
-    print_pass_warnings(shown_on, run)
-    started = time.monotonic()
-    results = check_files(paths, run)
-    changes, code = _compared(comparison, results, exit_code(results))
-    results = ratchet.with_stale_warnings(results, changes.changes if changes is not None else None)
-    moved = changes.changes if changes is not None else ()
-    identity = _run_identity(shares, paths)
-    written = write_results(shown_on, results, code, outputs.by_option(), identity, moved, markdown_max_bytes)
-    written = worst(written, write_step_summary(shown_on, results))
-    shown = report.print_run(shown_on, results, time.monotonic() - started, verbose, quiet)
-    # --static-only measures nothing by choice: what this machine lacks is not why nothing was judged
-    if code == ExitCode.NOT_MEASURABLE and not quiet and not static_only:
-        print("ncuverify doctor says what this machine lacks to measure, and how to mend it", file=sys.stderr)
-    if changes is not None:
-        report.print_changes(shown_on, changes.changes, changes.moves)
-    if annotations:  # after the table: the runner reads them from the log, a reader sees the table first
-        print_annotations(results, moved)
+    with commands_stopped() as resume_commands:  # what a pull request wrote starts none
+        shown_on = console()
+        print_pass_warnings(shown_on, run)
+        started = time.monotonic()
+        results = check_files(paths, run)
+        changes, code = _compared(comparison, results, exit_code(results))
+        results = ratchet.with_stale_warnings(results, changes.changes if changes is not None else None)
+        moved = changes.changes if changes is not None else ()
+        identity = _run_identity(shares, paths)
+        written = write_results(
+            shown_on, results, code, outputs.by_option(), identity, moved, markdown_max_bytes
+        )
+        written = worst(written, write_step_summary(shown_on, results))
+        shown = report.print_run(shown_on, results, time.monotonic() - started, verbose, quiet)
+        # --static-only measures nothing by choice: what this machine lacks is not why nothing was judged
+        if code == ExitCode.NOT_MEASURABLE and not quiet and not static_only:
+            print(
+                "ncuverify doctor says what this machine lacks to measure, and how to mend it",
+                file=sys.stderr,
+            )
+        if changes is not None:
+            report.print_changes(shown_on, changes.changes, changes.moves)
+        if annotations:  # after the table: the runner reads them from the log, a reader sees the table first
+            resume_commands()
+            print_annotations(results, moved)
     raise typer.Exit(int(worst(code, written, shown)))
 
 

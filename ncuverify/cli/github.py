@@ -4,8 +4,10 @@ Markdown summary appended to the job's step summary."""
 from __future__ import annotations
 
 import os
+import secrets
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
@@ -30,6 +32,33 @@ def annotating(choice: str | None, environment: Mapping[str, str] = os.environ) 
     if choice.strip() not in ANNOTATE_CHOICES:
         raise typer.BadParameter("github or none", param_hint="--annotate")
     return choice.strip() == "github"
+
+
+@contextmanager
+def commands_stopped(environment: Mapping[str, str] = os.environ) -> Iterator[Callable[[], None]]:
+    """Inside a GitHub Actions job, the runner reads no workflow command from what is shown within:
+    a name, a reason or a line of a compiler's or ncu's output that a pull request wrote could
+    otherwise start one (`::error::` forging a verdict, `::add-mask::` hiding the log). Yields the
+    function that resumes them early, for ncuverify's own annotations; they resume at the end anyway.
+    The token that resumes them is random: nothing shown can guess it."""
+    if not github_actions(environment):
+        yield lambda: None
+        return
+    token = secrets.token_hex(16)
+    stopped = [True]
+
+    def resume() -> None:
+        if stopped[0]:
+            stopped[0] = False
+            sys.stdout.write(f"::{token}::\n")
+            sys.stdout.flush()
+
+    sys.stdout.write(f"::stop-commands::{token}\n")
+    sys.stdout.flush()
+    try:
+        yield resume
+    finally:
+        resume()
 
 
 def print_annotations(results: Sequence[FileResult], changes: Sequence[Change]) -> None:
