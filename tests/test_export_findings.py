@@ -94,3 +94,19 @@ def test_a_project_inside_a_repository_is_placed_from_the_repositorys_root(tmp_p
     assert findings([broken])[0].place == Place("x.yaml", 2), "no repository: from the project's root"
     (tmp_path / ".git").mkdir()
     assert findings([broken])[0].place == Place("kernels/x.yaml", 2)
+
+
+def test_results_read_back_from_json_are_placed_from_the_file_here(sample):
+    from ncuverify import export
+
+    read_back = export.from_json(export.to_json([failed(sample)]))
+    assert read_back[0].spec is None
+    assert sample.spec is not None
+    assert findings(read_back)[0].place == Place(
+        "tests/data/sample.yaml", sample.spec.lines.claim(sample.claims[0].claim.id)
+    )
+
+
+def test_a_path_no_file_can_have_is_placed_by_its_name():
+    read_back = FileResult(Path("a\x00b.yaml"), [], warnings=["w"])
+    assert [f.place for f in findings([read_back])] == [Place("a\x00b.yaml", 1)]

@@ -38,3 +38,10 @@ def test_a_step_is_at_the_step_written_and_the_unknown_at_the_first_line(tmp_pat
     assert lines[spec.lines.case("reduce#2") - 1].strip().startswith("- kernel: copy")
     assert spec.lines.case("reduce#2") > spec.lines.case("reduce#1")
     assert (spec.lines.claim("nothing"), spec.lines.case("nothing")) == (1, 1)
+
+
+def test_a_launch_of_combine_each_is_at_its_claim_and_case():
+    spec = load(DATA / "sample.yaml")
+    claim = spec.content.claims[0].id
+    assert spec.lines.claim(f"{claim}#2") == spec.lines.claim(claim) > 1
+    assert spec.lines.case("stride32#3") == spec.lines.case("stride32") > 1

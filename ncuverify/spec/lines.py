@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ncuverify.spec.programs import EACH_SEP
 from ncuverify.spec.yaml_reader import Location
 
 
@@ -18,12 +19,20 @@ class SpecLines:
     cases: Mapping[str, int] = field(default_factory=dict)
 
     def claim(self, claim_id: str) -> int:
-        """The claim's line; 1 (the file) for a claim not found."""
-        return self.claims.get(claim_id, 1)
+        """The claim's line (claim#2, judged on a launch of `combine: each`, at claim); 1 (the file)
+        for a claim not found."""
+        return _found(self.claims, claim_id)
 
     def case(self, name: str) -> int:
-        """The case's line; 1 (the file) for a case not found, such as a kernel set's."""
-        return self.cases.get(name, 1)
+        """The case's line (a launch case#2 at case); 1 (the file) for a case not found, such as a
+        kernel set's."""
+        return _found(self.cases, name)
+
+
+def _found(lines: Mapping[str, int], name: str) -> int:
+    if name in lines:
+        return lines[name]
+    return lines.get(name.rpartition(EACH_SEP)[0], 1)
 
 
 def spec_lines(
