@@ -121,3 +121,39 @@ def test_a_shard_whose_failed_verdict_was_rewritten_to_passed_is_refused(no_gpu,
         " give 'failed' (measured 128, expected == 64): the shard was edited, or judged by another"
         " ncuverify\n",
     )
+
+
+def test_merge_writes_sarif_at_the_lines_of_the_files_here(tmp_path):
+    import json
+
+    from conftest import FIXTURES
+    from test_export_sarif import valid_sarif
+
+    from ncuverify.spec import load
+
+    parts = [tmp_path / f"shard{k}.json" for k in (1, 2)]
+    for k, part in enumerate(parts, 1):
+        explained = ("--from-profile", str(FIXTURES), "--shard", f"{k}/2", "--json", str(part))
+        invoke(*explained, str(DATA / "explain.yaml"))
+    out, summary = tmp_path / "merged.sarif", tmp_path / "merged.md"
+    merged = invoke_command(
+        "merge",
+        *map(str, parts),
+        "--sarif",
+        str(out),
+        "--markdown",
+        str(summary),
+        "--markdown-max-bytes",
+        "1024",
+    )
+    assert merged.exit_code == ExitCode.CLAIM_FAILED
+    results = valid_sarif(out.read_text())["runs"][0]["results"]
+    lines = load(DATA / "explain.yaml").lines
+    regions = [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in results]
+    assert regions == [lines.claim("gather_is_coalesced"), lines.claim("tile_is_conflict_free")]
+    assert all(
+        r["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "tests/data/explain.cu"
+        for r in results
+    )
+    assert len(summary.read_bytes()) <= 1024 and "not shown" in summary.read_text()
+    assert json.loads(out.read_text())["runs"][0]["tool"]["driver"]["name"] == "ncuverify"

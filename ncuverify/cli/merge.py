@@ -26,6 +26,14 @@ def merge(
     junit_xml: JunitXml = None,
     html: Html = None,
     markdown: Annotated[Path | None, typer.Option(help="write a Markdown summary")] = None,
+    markdown_max_bytes: Annotated[
+        int | None,
+        typer.Option(min=1024, help="cut the --markdown summary to at most N bytes, whole rows at a time"),
+    ] = None,
+    sarif: Annotated[
+        Path | None,
+        typer.Option(help="write SARIF 2.1.0 for code scanning: a result per failing claim and error"),
+    ] = None,
     partial: Annotated[
         bool,
         typer.Option("--partial", help="merge what is there, saying which shards are missing"),
@@ -38,7 +46,7 @@ def merge(
     are shards that measured two versions of a kernel or a case (their digests, or the kernels' static
     facts, differ). Where the expectation files are here as the shards ran them, a claim whose copy in
     a shard is not the file's is refused (exit 2); elsewhere a warning says the copies are unchecked."""
-    outputs = Outputs(json_file, junit_xml, markdown, html)
+    outputs = Outputs(json_file, junit_xml, markdown, html, sarif)
     outputs.check(results)
     check_input_files([("", path) for path in results])
     shown_on = console()
@@ -46,7 +54,8 @@ def merge(
     merged, warnings = export.merge(shards, partial=partial)
     print_warnings(shown_on, warnings)
     code = exit_code(merged)
-    written = write_results(shown_on, merged, code, outputs.by_option(), _merged_identity(shards, partial))
+    identity = _merged_identity(shards, partial)
+    written = write_results(shown_on, merged, code, outputs.by_option(), identity, (), markdown_max_bytes)
     shown = report.print_run(shown_on, merged, export.run_seconds(shards), verbose)
     raise typer.Exit(int(worst(code, written, shown)))
 
