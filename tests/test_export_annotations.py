@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 from exported_results import ATTACKS, hostile, judged_explained, judged_sample
 
-from ncuverify.baseline import Change
+from ncuverify.baseline.snapshot import Change
 from ncuverify.export.annotations import MAX_SHOWN, command, github_actions, to_annotations
 from ncuverify.export.findings import Place
 from ncuverify.results import ClaimResult, FileResult, Verdict

@@ -9,7 +9,7 @@ import pytest
 from conftest import DATA
 from exported_results import judged_explained, judged_sample
 
-from ncuverify.baseline import Change
+from ncuverify.baseline.snapshot import Change
 from ncuverify.export.findings import Level, Place, findings
 from ncuverify.results import ClaimResult, FileResult, Verdict
 

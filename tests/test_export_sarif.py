@@ -13,7 +13,7 @@ from exported_results import ATTACKS, hostile, judged_explained, judged_sample
 from test_export_findings import failed
 
 from ncuverify import __version__, export
-from ncuverify.baseline import Change
+from ncuverify.baseline.snapshot import Change
 from ncuverify.errors import ExitCode
 
 

@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 
 from ncuverify import export
-from ncuverify.baseline import Change
+from ncuverify.baseline.snapshot import Change
 from ncuverify.cli.outputs import write_output
 from ncuverify.errors import ExitCode
 from ncuverify.export.annotations import github_actions, to_annotations

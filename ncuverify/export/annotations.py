@@ -15,7 +15,7 @@ from ncuverify.results import FileResult
 from ncuverify.text import printable
 
 if TYPE_CHECKING:  # a name only: the baseline reads exported results (a cycle)
-    from ncuverify.baseline import Change
+    from ncuverify.baseline.snapshot import Change
 
 # What GitHub shows of one step, per level.
 MAX_SHOWN = 10

@@ -20,7 +20,7 @@ from ncuverify.results import ClaimResult, FileResult, Verdict, file_key, set_as
 from ncuverify.spec import Spec, load, project_root
 
 if TYPE_CHECKING:  # a name only: the baseline reads exported results (a cycle)
-    from ncuverify.baseline import Change
+    from ncuverify.baseline.snapshot import Change
 
 
 class Level(StrEnum):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ncuverify.errors import ExitCode
-from ncuverify.judge import describe, format_number
+from ncuverify.judge.claims import describe, format_number
 from ncuverify.results import ClaimResult, FileResult, Verdict, exit_code
 
 # What a claim's verdict is for a CI system reading JUnit, and for the summary's "What did not hold".

@@ -15,7 +15,7 @@ from ncuverify.results import FileResult
 from ncuverify.text import printable
 
 if TYPE_CHECKING:  # a name only: the baseline reads exported results (a cycle)
-    from ncuverify.baseline import Change
+    from ncuverify.baseline.snapshot import Change
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
