@@ -247,3 +247,25 @@ def test_a_tolerance_on_the_sass_count_compares_it_though_no_claim_reads_sass(tm
     grown = runner.invoke(app, ["check", *common, "--baseline", str(saved), *tolerance])
     assert grown.exit_code == ExitCode.CLAIM_FAILED, grown.stdout
     assert "static__sass_instructions" in grown.stdout
+
+
+def test_save_static_only_writes_the_static_facts_and_exits_0_on_a_machine_without_a_gpu(
+    tmp_path: Path, monkeypatch
+):
+    monkeypatch.setattr(Environment, "probe", classmethod(lambda cls, ncu: NO_GPU))
+    saved, files = tmp_path / "static.json", [str(DATA / "sample.yaml"), str(DATA / "static.yaml")]
+    runner = CliRunner()
+    done = runner.invoke(app, ["baseline", "save", str(saved), *files, "--static-only"])
+    assert done.exit_code == ExitCode.OK, done.output
+    assert f"baseline of static facts written to {saved}" in done.output
+    cases = baseline.load(saved)["files"]["tests/data/sample.yaml"]
+    assert {metric for metrics in cases.values() for metric in metrics} >= {"static__registers_per_thread"}
+    assert all(metric.startswith("static__") for metrics in cases.values() for metric in metrics)
+    # every claim of the sample needs a GPU: saved alone, it judges nothing, and says so, yet exits 0
+    alone = runner.invoke(app, ["baseline", "save", str(saved), files[0], "--static-only"])
+    assert alone.exit_code == ExitCode.OK and "nothing could be judged here" in alone.output
+    # without --static-only the machine cannot measure what the baseline is to hold
+    assert runner.invoke(app, ["baseline", "save", str(saved), files[0]]).exit_code == ExitCode.NOT_MEASURABLE
+    # and a run on the static facts compares with it
+    same = runner.invoke(app, ["check", *files, "--static-only", "--baseline", str(saved)])
+    assert same.exit_code == ExitCode.OK and "no measure moved beyond its tolerance" in same.output

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
@@ -18,7 +19,7 @@ from ncuverify.cli.runs import replay_or_profile
 from ncuverify.cli.terminal import check_files, console, print_pass_warnings
 from ncuverify.errors import ExitCode
 from ncuverify.report import line_text
-from ncuverify.results import exit_code, worst
+from ncuverify.results import FileResult, exit_code, worst
 from ncuverify.spec.binaries import parse_binaries
 
 baseline_app = typer.Typer(
@@ -36,14 +37,31 @@ def baseline_save(
     allow_include: AllowInclude = None,
     compile_timeout: CompileTimeout = 120.0,
     binary: Binary = None,
+    static_only: Annotated[
+        bool,
+        typer.Option(
+            "--static-only",
+            help="save the static facts only (registers, spills, shared memory...): no GPU needed",
+        ),
+    ] = False,
 ) -> None:
     """Check the files and save every measured value as a baseline for `check --baseline`.
 
-    Exit codes as for check; the baseline is written whatever the verdicts.
+    Exit codes as for check; the baseline is written whatever the verdicts. With --static-only the
+    claims that need a GPU are set aside, and that alone does not make it exit 3: it exits 0 where
+    every claim on a static fact holds.
     """
     # A baseline records every static fact, the SASS instruction count included.
     paths, run = replay_or_profile(
-        files, {"": output}, arch, ncu, from_profile, allow_include, compile_timeout, sass=True
+        files,
+        {"": output},
+        arch,
+        ncu,
+        from_profile,
+        allow_include,
+        compile_timeout,
+        sass=True,
+        static_only=static_only,
     )
     run = replace(run, binaries=parse_binaries(binary or ()))
     shown_on = console()
@@ -53,5 +71,14 @@ def baseline_save(
     written = write_output(shown_on, "", output, lambda path: baselines.save(results, path))
     shown = report.print_run(shown_on, results, time.monotonic() - started, verbose=False)
     if written is ExitCode.OK:
-        shown_on.print(line_text(f"baseline written to {output}"), soft_wrap=True)
-    raise typer.Exit(int(worst(exit_code(results), written, shown)))
+        what = "baseline of static facts" if static_only else "baseline"
+        shown_on.print(line_text(f"{what} written to {output}"), soft_wrap=True)
+    raise typer.Exit(int(worst(saved_code(results, static_only), written, shown)))
+
+
+def saved_code(results: Sequence[FileResult], static_only: bool) -> ExitCode:
+    """The exit code of a save: check's, but with --static-only the claims set aside are what was
+    asked for, so that a CPU runner saves a baseline of static facts and exits 0."""
+    if static_only:
+        results = [replace(result, set_aside=0) for result in results]
+    return exit_code(results)

@@ -22,9 +22,10 @@ def replay_or_profile(
     allow_include: Sequence[Path] | None,
     compile_timeout: float,
     sass: bool = False,
+    static_only: bool = False,
 ) -> tuple[list[Path], options.CheckOptions]:
     """The expectation files given, and the run's options (every cubin disassembled where sass, else
-    those whose SASS a claim reads); InputError before anything runs where an output, --from-profile
+    those whose SASS a claim reads; nothing profiled where static_only); InputError before anything runs where an output, --from-profile
     or an include folder cannot be used."""
     paths = expand_paths(files)
     check_outputs(outputs, paths)
@@ -33,5 +34,6 @@ def replay_or_profile(
         arch=arch,
         ncu=NcuOptions(executable=ncu),
         from_profile=from_profile,
+        static_only=static_only,
         build=replace(options.build_limits(allow_include, compile_timeout), sass=sass),
     )
