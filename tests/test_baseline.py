@@ -250,9 +250,8 @@ def test_a_tolerance_on_the_sass_count_compares_it_though_no_claim_reads_sass(tm
 
 
 def test_save_static_only_writes_the_static_facts_and_exits_0_on_a_machine_without_a_gpu(
-    tmp_path: Path, monkeypatch
+    tmp_path: Path, no_gpu
 ):
-    monkeypatch.setattr(Environment, "probe", classmethod(lambda cls, ncu: NO_GPU))
     saved, files = tmp_path / "static.json", [str(DATA / "sample.yaml"), str(DATA / "static.yaml")]
     runner = CliRunner()
     done = runner.invoke(app, ["baseline", "save", str(saved), *files, "--static-only"])

@@ -9,6 +9,8 @@ from cli_invoke import invoke
 from conftest import COMPILE_CACHE, DATA, EXPECTATIONS, FIXTURES, NO_GPU, RECORDINGS
 
 from ncuverify import export
+from ncuverify.baseline.ratchet import Comparison
+from ncuverify.export import RunOutcome
 from ncuverify.judge.claims import describe, format_number
 from ncuverify.options import CheckOptions
 from ncuverify.pipeline import check_file, check_files
@@ -170,7 +172,7 @@ def test_against_a_baseline_every_move_is_listed_and_drawn_regressions_first():
         Change("f.yaml", "a", "gpu__time_duration.sum", 100.0, 150.0, True),
         Change("f.yaml", "c", "static__registers_per_thread", 32.0, 40.0, True, allowed="unrolled"),
     ]
-    text = export.to_html([FileResult(Path("f.yaml"), [])], moves)
+    text = export.to_html(RunOutcome([FileResult(Path("f.yaml"), [])], Comparison(moves, [])))
     section = text[text.index('<section id="baseline">') : text.index('<section id="claims">')]
     assert section.count("<svg") == 1
     rows = [row for row in section.split("<tr")[1:] if "<td>" in row]
@@ -196,9 +198,8 @@ def test_chart_labels_from_files_are_text_not_formulas():
     from ncuverify.baseline.snapshot import Change
 
     hostile = r"$\frac{1}{$ <b>x</b> \x1b[2J"
-    text = export.to_html(
-        [FileResult(Path("f.yaml"), [])], [Change(hostile, hostile, hostile, 1.0, 2.0, True)]
-    )
+    changes = [Change(hostile, hostile, hostile, 1.0, 2.0, True)]
+    text = export.to_html(RunOutcome([FileResult(Path("f.yaml"), [])], Comparison(changes, [])))
     assert "<b>x</b>" not in text and "\x1b" not in text
     assert r"$\frac{1}{$" in text.replace("&lt;", "<")
 
@@ -217,7 +218,7 @@ def test_the_summary_says_how_many_claims_were_set_aside(no_gpu):
     options = CheckOptions(cache=COMPILE_CACHE, static_only=True)
     nothing = export.to_html(check_files([DATA / "sample.yaml"], options))
     said = "nothing could be judged here: 8 claims need a GPU (--static-only set them aside)"
-    assert f'<p class="problem">{said}</p>' in nothing
+    assert f'<p class="problem" id="verdict">ncuverify: {said}</p>' in nothing
     assert "<td>8 set aside (they need a GPU: --static-only)</td>" in nothing
     some = export.to_html(check_files([DATA / "sample.yaml", DATA / "static.yaml"], options))
     assert "6 passed, 9 set aside (they need a GPU: --static-only)" in some

@@ -37,6 +37,17 @@ EDITS = [
     (["run", "suite"], "../../etc", "run.suite: '../../etc' is not a suite's digest"),
     (["exit_code"], 9, "exit_code: 9 is not between 0 and 4"),
     (["surprise"], 1, "unknown key 'surprise'"),
+    (["baseline"], [], "baseline: not an object"),
+    (["baseline"], {"version": 1}, "baseline: missing 'added'"),
+    (
+        ["baseline"],
+        {
+            "version": 0,
+            "error": None,
+            **{key: [] for key in ("regressed", "allowed", "improved", "added", "removed")},
+        },
+        "baseline.version: 0 is not between 1",
+    ),
     (["files"], {"0": {}}, "files: not a list"),
     (["files", 0, "key"], ["expectations", "a.yaml"], "files[0].key: not text"),
     (["files", 0, "claims", 3, "verdict"], "pased", "files[0].claims[3].verdict: 'pased' is not a verdict"),

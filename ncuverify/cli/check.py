@@ -41,10 +41,11 @@ from ncuverify.cli.params import (
     Verbose,
     seconds,
 )
-from ncuverify.cli.terminal import check_files, console, print_pass_warnings, say_internal_error
+from ncuverify.cli.terminal import check_files, console, print_pass_warnings
 from ncuverify.errors import ExitCode
+from ncuverify.internal import internal_error_line
 from ncuverify.profile import PROCESSES_PER_GPU
-from ncuverify.results import FileResult, exit_code, worst
+from ncuverify.results import FileResult, worst
 from ncuverify.spec import expand_paths
 from ncuverify.spec.binaries import parse_binaries
 
@@ -202,44 +203,39 @@ def check(
         print_pass_warnings(shown_on, run)
         started = time.monotonic()
         results = check_files(paths, run)
-        changes, code = _compared(comparison, results, exit_code(results))
-        results = ratchet.with_stale_warnings(results, changes.changes if changes is not None else None)
-        moved = changes.changes if changes is not None else ()
+        outcome = _compared(comparison, results)
+        code = outcome.code
         identity = _run_identity(shares, paths)
-        written = write_results(
-            shown_on, results, code, outputs.by_option(), identity, moved, markdown_max_bytes
-        )
-        written = worst(written, write_step_summary(shown_on, results))
-        shown = report.print_run(shown_on, results, time.monotonic() - started, verbose, quiet)
+        written = write_results(shown_on, outcome, outputs.by_option(), identity, markdown_max_bytes)
+        written = worst(written, write_step_summary(shown_on, outcome))
+        shown = report.print_run(shown_on, outcome.results, time.monotonic() - started, verbose, quiet)
         # --static-only measures nothing by choice: what this machine lacks is not why nothing was judged
         if code == ExitCode.NOT_MEASURABLE and not quiet and not static_only:
             print(
                 "ncuverify doctor says what this machine lacks to measure, and how to mend it",
                 file=sys.stderr,
             )
-        if changes is not None:
-            report.print_changes(shown_on, changes.changes, changes.moves)
+        if outcome.against_baseline:
+            report.print_against_baseline(shown_on, outcome)
         if annotations:  # after the table: the runner reads them from the log, a reader sees the table first
             resume_commands()
-            print_annotations(results, moved)
+            print_annotations(outcome.results, outcome.changes)
     raise typer.Exit(int(worst(code, written, shown)))
 
 
-def _compared(
-    comparison: Comparison | None, results: Sequence[FileResult], code: ExitCode
-) -> tuple[ratchet.Comparison | None, ExitCode]:
-    """What moved against the baseline, and the run's exit code with what got worse in it (unless an
-    allow entry accepts it)."""
+def _compared(comparison: Comparison | None, results: Sequence[FileResult]) -> export.RunOutcome:
+    """The run's outcome: its results (warned of allow entries that accept nothing), and what moved
+    against the baseline, or the line that says the comparison failed (the results are still written
+    and shown)."""
     if comparison is None:
-        return None, code
+        return export.RunOutcome(ratchet.with_stale_warnings(results, None))
     try:
         compared = ratchet.compare(comparison.before, results, comparison.tolerances)
     except Exception as error:  # a bug in the comparison: the results are still written and shown
-        say_internal_error(error, "--baseline")
-        return None, worst(code, ExitCode.INTERNAL_ERROR)
-    if compared.regressed:
-        code = worst(code, ExitCode.CLAIM_FAILED)
-    return compared, code
+        line = internal_error_line(error)  # one traceback file, named by the terminal and every output
+        print(f"--baseline: {line}", file=sys.stderr)
+        return export.RunOutcome(ratchet.with_stale_warnings(results, None), baseline_error=line)
+    return export.RunOutcome(ratchet.with_stale_warnings(results, compared.changes), compared)
 
 
 def _run_identity(shares: tuple[int, int] | None, paths: Sequence[Path]) -> export.ShardOf:

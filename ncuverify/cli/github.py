@@ -70,7 +70,9 @@ def print_annotations(results: Sequence[FileResult], changes: Sequence[Change]) 
 
 
 def write_step_summary(
-    console: Console, results: Sequence[FileResult], environment: Mapping[str, str] = os.environ
+    console: Console,
+    results: Sequence[FileResult] | export.RunOutcome,
+    environment: Mapping[str, str] = os.environ,
 ) -> ExitCode:
     """The Markdown summary appended to $GITHUB_STEP_SUMMARY inside a GitHub Actions job (which reads
     the file once the step ends), cut to fit with what the step already wrote there."""

@@ -14,7 +14,7 @@ from ncuverify.cli.outputs import write_results
 from ncuverify.cli.params import Html, JunitXml, Verbose
 from ncuverify.cli.paths import check_input_files
 from ncuverify.cli.terminal import console, print_warnings
-from ncuverify.results import exit_code, worst
+from ncuverify.results import worst
 
 
 def merge(
@@ -53,9 +53,10 @@ def merge(
     shards = [export.read_shard(path) for path in results]
     merged, warnings = export.merge(shards, partial=partial)
     print_warnings(shown_on, warnings)
-    code = exit_code(merged)
+    outcome = export.RunOutcome(merged)
+    code = outcome.code
     identity = _merged_identity(shards, partial)
-    written = write_results(shown_on, merged, code, outputs.by_option(), identity, (), markdown_max_bytes)
+    written = write_results(shown_on, outcome, outputs.by_option(), identity, markdown_max_bytes)
     shown = report.print_run(shown_on, merged, export.run_seconds(shards), verbose)
     raise typer.Exit(int(worst(code, written, shown)))
 

@@ -4,38 +4,35 @@ that fails says so in one line and loses none of the others."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from rich.console import Console
 
 from ncuverify import export
-from ncuverify.baseline.snapshot import Change
 from ncuverify.cli.terminal import say_internal_error
 from ncuverify.errors import ExitCode
 from ncuverify.folders import reason
 from ncuverify.report import line_text
-from ncuverify.results import FileResult, worst
+from ncuverify.results import worst
 
 
 def write_results(
     console: Console,
-    results: Sequence[FileResult],
-    code: ExitCode,
+    outcome: export.RunOutcome,
     outputs: Mapping[str, Path | None],
     identity: export.ShardOf | None = None,
-    changes: Sequence[Change] = (),
     markdown_max_bytes: int | None = None,
 ) -> ExitCode:
-    """Each output of a run written on its own: one that fails loses none of the others. The HTML
-    report and SARIF show what moved against a baseline too (changes); the Markdown is cut to fit in
-    markdown_max_bytes where given."""
+    """Each output of a run written on its own, all from its one outcome (the verdicts, what moved
+    against a baseline, the exit code): one that fails loses none of the others. The Markdown is cut to
+    fit in markdown_max_bytes where given."""
     renderers: dict[str, Callable[[], str]] = {
-        "--json": lambda: export.to_json(results, code, shard=identity),
-        "--junit-xml": lambda: export.to_junit(results),
-        "--markdown": lambda: export.to_markdown(results, markdown_max_bytes),
-        "--html": lambda: export.to_html(results, changes),
-        "--sarif": lambda: export.to_sarif(results, changes),
+        "--json": lambda: export.to_json(outcome, shard=identity),
+        "--junit-xml": lambda: export.to_junit(outcome),
+        "--markdown": lambda: export.to_markdown(outcome, markdown_max_bytes),
+        "--html": lambda: export.to_html(outcome),
+        "--sarif": lambda: export.to_sarif(outcome.results, outcome.changes),
     }
     written = [
         write_output(console, option, path, functools.partial(_write_rendered, render=renderers[option]))

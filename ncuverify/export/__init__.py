@@ -5,6 +5,7 @@ pull-request comment or a CI step summary), and SARIF (for code-scanning service
 from ncuverify.export.html_report import to_html
 from ncuverify.export.junit import to_junit
 from ncuverify.export.markdown import to_markdown
+from ncuverify.export.outcome import RunOutcome, headline
 from ncuverify.export.reading import from_json
 from ncuverify.export.results_json import claim_record, file_record, to_json
 from ncuverify.export.run_identity import MAX_SHARDS, ShardOf, suite_digest
@@ -14,11 +15,13 @@ from ncuverify.export.shards import MAX_RESULT_BYTES, Shard, merge, read_shard, 
 __all__ = [
     "MAX_RESULT_BYTES",
     "MAX_SHARDS",
+    "RunOutcome",
     "Shard",
     "ShardOf",
     "claim_record",
     "file_record",
     "from_json",
+    "headline",
     "merge",
     "read_shard",
     "run_seconds",

@@ -18,14 +18,14 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ncuverify.errors import ExitCode
 from ncuverify.explain import claim_lines
+from ncuverify.export.outcome import RunOutcome, headline, outcome_of
 from ncuverify.judge.claims import describe, format_number
 from ncuverify.results import (
     ClaimResult,
     FileResult,
     Verdict,
-    judged_nothing,
-    nothing_judged_line,
     set_aside,
     set_aside_line,
 )
@@ -61,11 +61,11 @@ def _name(value: object) -> str:
     return re.sub(r"(_+|\.)", r"\1<wbr>", _text(value))
 
 
-def to_html(
-    results: Sequence[FileResult], changes: Sequence[Change] = (), title: str = "ncuverify report"
-) -> str:
-    """The page: the summary, the failures, the audit, the baseline's moves (where a run was compared
-    with one), the sweeps, then every claim."""
+def to_html(run: Sequence[FileResult] | RunOutcome, title: str = "ncuverify report") -> str:
+    """The page: the summary (opening with what the run came to), the failures, the audit, the
+    baseline's moves (where a run was compared with one), the sweeps, then every claim."""
+    outcome = outcome_of(run)
+    results = outcome.results
     claims = [(r, c) for r in results for c in r.claims]
     parts = [
         "<!DOCTYPE html>",
@@ -73,10 +73,10 @@ def to_html(
         f"<title>{_text(title)}</title>",
         f"<style>{STYLE}</style></head><body>",
         f"<h1>{_text(title)}</h1>",
-        _summary(results),
+        _summary(outcome),
         _failures(claims),
         _audit(claims),
-        _baseline(changes),
+        _baseline(outcome),
         _sweeps(claims),
         _claims(results),
         f"<script>{SCRIPT}</script>",
@@ -88,7 +88,8 @@ def to_html(
 # --- the summary ----------------------------------------------------------------------------------------
 
 
-def _summary(results: Sequence[FileResult]) -> str:
+def _summary(outcome: RunOutcome) -> str:
+    results = outcome.results
     counts = Counter(c.verdict for r in results for c in r.claims)
     rows = "".join(
         f"<tr><td>{_text(r.path)}</td>"
@@ -101,11 +102,11 @@ def _summary(results: Sequence[FileResult]) -> str:
     aside = set_aside(results)
     if aside:
         totals += f", {set_aside_line(aside)}"
-    unjudged = judged_nothing(results)
-    headline = f'<p class="problem">{_text(nothing_judged_line(unjudged))}</p>' if unjudged else ""
+    verdict = "passed" if outcome.code is ExitCode.OK else "problem"
+    said = f'<p class="{verdict}" id="verdict">ncuverify: {_text(headline(outcome))}</p>'
     return (
         '<section id="summary"><h2>Summary</h2>'
-        f"{headline}<p>{_text(totals)}</p>{_provenance(results)}"
+        f"{said}<p>{_text(totals)}</p>{_provenance(results)}"
         f'<figure class="chart">{verdict_chart(counts)}</figure>'
         f"<table><tr><th>file</th>{header}<th>problem</th></tr>{rows}</table></section>"
     )
@@ -186,9 +187,10 @@ def _document_ratio(result: ClaimResult) -> float | None:
 CHARTED_CHANGES = 40
 
 
-def _baseline(changes: Sequence[Change]) -> str:
-    if not changes:
+def _baseline(outcome: RunOutcome) -> str:
+    if not outcome.against_baseline:
         return ""
+    changes = outcome.changes
     ordered = sorted(changes, key=lambda c: (not (c.worse and c.allowed is None), c.allowed is not None))
     rows = "".join(
         f'<tr class="{_change_class(c)}"><td>{_text(c.file)}</td><td>{_text(c.case)}</td>'
@@ -198,11 +200,38 @@ def _baseline(changes: Sequence[Change]) -> str:
     )
     charted = [c for c in ordered if c.ratio is not None and c.ratio > 0][:CHARTED_CHANGES]
     chart = f'<figure class="chart">{baseline_chart(charted)}</figure>' if charted else ""
-    return (
-        '<section id="baseline"><h2>Against the baseline</h2>'
-        f"{chart}<table><tr><th>file</th><th>case</th><th>measure</th><th>before</th><th>after</th>"
-        f"<th></th></tr>{rows}</table></section>"
+    counted = (
+        f"{len(outcome.regressed)} regressed, {len(outcome.improved)} improved,"
+        f" {len(outcome.allowed)} grew as the allow-list accepts"
     )
+    failed = (
+        f'<p class="problem">ncuverify failed comparing the run with it: {_text(outcome.baseline_error)}</p>'
+        if outcome.baseline_error is not None
+        else ""
+    )
+    table = (
+        "<table><tr><th>file</th><th>case</th><th>measure</th><th>before</th><th>after</th>"
+        f"<th></th></tr>{rows}</table>"
+        if rows
+        else ""
+    )
+    return (
+        f'<section id="baseline"><h2>Against the baseline</h2>{failed}<p>{_text(counted)}</p>'
+        f"{chart}{table}{_moves(outcome)}</section>"
+    )
+
+
+def _moves(outcome: RunOutcome) -> str:
+    """The kernels of sets added and removed since the baseline: listed, not failing."""
+    parts = []
+    for added, word in ((True, "added"), (False, "removed")):
+        cases = [f"{move.file}: {move.case}" for move in outcome.moves if move.added is added]
+        if cases:
+            items = "".join(f"<li>{_text(case)}</li>" for case in cases)
+            parts.append(
+                f"<p>{len(cases)} kernels {word} since the baseline (not a failure)</p><ul>{items}</ul>"
+            )
+    return "".join(parts)
 
 
 def _change_class(change: Change) -> str:

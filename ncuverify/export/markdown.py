@@ -6,21 +6,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from ncuverify.errors import ExitCode
 from ncuverify.explain import claim_lines
-from ncuverify.export.outcome import FAILING, run_exit_code
+from ncuverify.export.outcome import FAILING, RunOutcome, case_line, headline, outcome_of
 from ncuverify.judge.claims import describe, format_number
 from ncuverify.judge.over_kernels import kernel_line, shown_outcomes, tally
 from ncuverify.results import (
     FileResult,
     Verdict,
-    judged_nothing,
-    nothing_judged_line,
     set_aside,
     set_aside_line,
 )
 from ncuverify.text import one_line
+
+if TYPE_CHECKING:  # a name only: the baseline reads exported fields (a cycle)
+    from ncuverify.baseline.snapshot import Change
+
+# The kernels added or removed since the baseline listed by name; a comment has room for no more.
+LISTED_MOVES = 20
 
 # Characters that Markdown (GitHub's flavour: tables, strikethrough, math) reads as markup anywhere in a
 # line; each is written with a backslash, which Markdown reads as "this character, as text".
@@ -76,13 +80,16 @@ def verdict_pie(results: Sequence[FileResult]) -> list[str]:
     return ["```mermaid", "pie showData title Claims by verdict", *slices, "```", ""] if slices else []
 
 
-def to_markdown(results: Sequence[FileResult], max_bytes: int | None = None) -> str:
-    """A summary: the counts, where the figures come from, and every claim that did not pass. Every
-    text from a file or from ncu is escaped: the summary is shown as a pull-request comment. With
-    max_bytes, whole rows and sections are left out from the end until it fits in that many bytes
-    (UTF-8), and a last line says how many claims are not shown."""
-    code = run_exit_code(results)
-    lines = _Units([f"## ncuverify: {_headline(code, results)}", "", *verdict_pie(results)])
+def to_markdown(run: Sequence[FileResult] | RunOutcome, max_bytes: int | None = None) -> str:
+    """A summary: what the run came to (the headline its exit code says), the counts, where the figures
+    come from, what moved against the baseline, and every claim that did not pass. Every text from a
+    file or from ncu is escaped: the summary is shown as a pull-request comment. With max_bytes, whole
+    rows and sections are left out from the end until it fits in that many bytes (UTF-8), and a last
+    line says how many claims are not shown; the baseline's section comes before the claims, so that
+    a regression is among the last cut."""
+    outcome = outcome_of(run)
+    results = outcome.results
+    lines = _Units([f"## ncuverify: {_inline(headline(outcome))}", "", *verdict_pie(results)])
     aside = set_aside(results)
     if aside:
         lines += [f"{set_aside_line(aside)}: not judged, so not shown as passing.", ""]
@@ -121,6 +128,8 @@ def to_markdown(results: Sequence[FileResult], max_bytes: int | None = None) -> 
         if result.set_aside:
             lines.append(f"- {name}: {set_aside_line(result.set_aside)}")
         lines.end_unit()
+    lines += _baseline(outcome)
+    lines.end_unit()
     problems = [(r, c) for r in results for c in r.claims if c.verdict in (*FAILING, Verdict.ERROR)]
     broken = [r for r in results if r.input_error is not None or r.internal_error is not None]
     if problems or broken:
@@ -213,16 +222,46 @@ def _cut_line(not_shown: int, max_bytes: int) -> str:
     return f"\n\n{claims}: the summary is cut to fit in {max_bytes} bytes\n"
 
 
-def _headline(code: ExitCode, results: Sequence[FileResult]) -> str:
-    unjudged = judged_nothing(results)
-    if code is ExitCode.NOT_MEASURABLE and unjudged:
-        return nothing_judged_line(unjudged)
-    if code is ExitCode.OK and set_aside(results):
-        return "every claim judged holds; " + set_aside_line(set_aside(results))
-    return {
-        ExitCode.OK: "every claim holds",
-        ExitCode.CLAIM_FAILED: "claims failed",
-        ExitCode.BAD_INPUT: "an expectation file is wrong",
-        ExitCode.NOT_MEASURABLE: "some claims could not be measured here",
-        ExitCode.INTERNAL_ERROR: "ncuverify failed on a file",
-    }[code]
+def _baseline(outcome: RunOutcome) -> list[str]:
+    """What moved against the baseline: the regressions first (each fails the run), then the growths
+    the allow-list accepts and the improvements; the kernels of sets added and removed since."""
+    if not outcome.against_baseline:
+        return []
+    lines = ["", "### Against the baseline", ""]
+    if outcome.baseline_error is not None:
+        lines += [f"ncuverify failed comparing the run with it: {_inline(outcome.baseline_error)}", ""]
+    lines.append(
+        f"{len(outcome.regressed)} regressed, {len(outcome.improved)} improved,"
+        f" {len(outcome.allowed)} grew as the allow-list accepts"
+    )
+    if outcome.changes:
+        lines += [
+            "",
+            "| file | case | measure | baseline | now | verdict |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
+        for change in [*outcome.regressed, *outcome.allowed, *outcome.improved]:
+            line = case_line(outcome.path_of(change.file), change.case)
+            where = _code(change.file) + (f" line {line}" if line is not None else "")
+            cells = [
+                where,
+                _code(change.case),
+                _code(change.metric),
+                _inline(format_number(change.before)),
+                _inline(format_number(change.after)),
+                _change_word(change),
+            ]
+            lines.append(_row(cells))
+    for added, word in ((True, "added"), (False, "removed")):
+        cases = [f"{move.file}: {move.case}" for move in outcome.moves if move.added is added]
+        if cases:
+            more = [f"and {len(cases) - LISTED_MOVES} more"] if len(cases) > LISTED_MOVES else []
+            said = f"{len(cases)} kernels {word} since the baseline (not a failure):"
+            lines += ["", said, "", *_items([*cases[:LISTED_MOVES], *more])]
+    return lines
+
+
+def _change_word(change: Change) -> str:
+    if change.allowed is not None:
+        return "allowed: " + _inline(change.allowed)
+    return "**regressed**" if change.worse else "improved"

@@ -48,7 +48,10 @@ def read_document(document: Any, source: str) -> tuple[list[FileResult], ShardOf
 
 def _results(document: Any) -> tuple[list[FileResult], ShardOf | None]:
     record = fields.json_object(
-        document, "", {"ncuverify", "exit_code", "counts", "files"}, {"run", "set_aside", "problem"}
+        document,
+        "",
+        {"ncuverify", "exit_code", "counts", "files"},
+        {"run", "set_aside", "problem", "baseline"},
     )
     fields.text(record["ncuverify"], "ncuverify")
     fields.integer(record["exit_code"], "exit_code", 0, max(ExitCode))
@@ -56,9 +59,23 @@ def _results(document: Any) -> tuple[list[FileResult], ShardOf | None]:
     # written for readers, recomputed from the files: only their form is checked
     fields.integer(record.get("set_aside", 0), "set_aside", 0, 2**31)
     fields.optional(fields.text, record.get("problem"), "problem")
+    if "baseline" in record:
+        _baseline_section(record["baseline"], "baseline")
     files = fields.json_list(record["files"], "files")
     results = [_file_result(item, f"files[{i}]") for i, item in enumerate(files)]
     return results, _shard_of(record["run"], "run") if "run" in record else None
+
+
+def _baseline_section(value: Any, where: str) -> None:
+    """What a run moved against its baseline: written for readers, not merged (each shard's own exit
+    code fails its job); only its form is checked."""
+    lists = {"regressed", "allowed", "improved", "added", "removed"}
+    record = fields.json_object(value, where, {"version", "error", *lists})
+    fields.integer(record["version"], f"{where}.version", 1, 2**31)
+    fields.optional(fields.text, record["error"], f"{where}.error")
+    for key in sorted(lists):
+        for index, item in enumerate(fields.json_list(record[key], f"{where}.{key}")):
+            fields.json_object(item, f"{where}.{key}[{index}]")
 
 
 def _shard_of(value: Any, where: str) -> ShardOf:

@@ -7,14 +7,20 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ncuverify import __version__
 from ncuverify.errors import ExitCode
-from ncuverify.export.outcome import run_exit_code
+from ncuverify.export.outcome import RunOutcome, case_line, outcome_of
 from ncuverify.export.run_identity import ShardOf, suite_digest
 from ncuverify.judge.claims import describe
 from ncuverify.results import ClaimResult, FileResult, Verdict, judged_nothing, nothing_judged_line, set_aside
+
+if TYPE_CHECKING:  # a name only: the baseline reads exported fields (a cycle)
+    from ncuverify.baseline.snapshot import Change
+
+# The form of the `baseline` section: a reader that knows an earlier one can tell.
+BASELINE_SECTION_VERSION = 1
 
 
 def _number(value: float | None) -> float | None:
@@ -93,11 +99,17 @@ def file_record(result: FileResult) -> dict[str, Any]:
     }
 
 
-def to_json(results: Sequence[FileResult], code: ExitCode | None = None, shard: ShardOf | None = None) -> str:
+def to_json(
+    run: Sequence[FileResult] | RunOutcome, code: ExitCode | None = None, shard: ShardOf | None = None
+) -> str:
     """Everything the run found, and which run it was: without shard, the whole (1/1) of the suite of
-    the results' files. `set_aside` counts the claims on the profiler that --static-only left out, and
-    a run that judged nothing says so in `problem`."""
-    code = run_exit_code(results) if code is None else code
+    the results' files. `set_aside` counts the claims on the profiler that --static-only left out, a
+    run that judged nothing says so in `problem`, and a run compared with a baseline has a `baseline`
+    section (what regressed, grew as allowed, improved; the kernels added and removed).
+    The exit code is the outcome's unless code is given."""
+    outcome = outcome_of(run)
+    results = outcome.results
+    code = outcome.code if code is None else code
     shard = shard or ShardOf(1, 1, suite_digest([result.path for result in results]))
     document = {
         "ncuverify": __version__,
@@ -110,7 +122,38 @@ def to_json(results: Sequence[FileResult], code: ExitCode | None = None, shard: 
     unjudged = judged_nothing(results)
     if unjudged:
         document["problem"] = nothing_judged_line(unjudged)
+    if outcome.against_baseline:
+        document["baseline"] = baseline_record(outcome)
     return json.dumps(document, indent=1)
+
+
+def baseline_record(outcome: RunOutcome) -> dict[str, Any]:
+    """What moved against the baseline: each regression (which fails the run), each growth an allow
+    entry accepts, each improvement, the kernels of sets added and removed since, and the line that
+    says ncuverify failed to compare (null where it did not)."""
+    return {
+        "version": BASELINE_SECTION_VERSION,
+        "regressed": [_change_record(outcome, change) for change in outcome.regressed],
+        "allowed": [_change_record(outcome, change) for change in outcome.allowed],
+        "improved": [_change_record(outcome, change) for change in outcome.improved],
+        "added": [{"file": m.file, "case": m.case} for m in outcome.moves if m.added],
+        "removed": [{"file": m.file, "case": m.case} for m in outcome.moves if not m.added],
+        "error": outcome.baseline_error,
+    }
+
+
+def _change_record(outcome: RunOutcome, change: Change) -> dict[str, Any]:
+    path = outcome.path_of(change.file)
+    return {
+        "file": change.file,
+        "path": str(path) if path is not None else None,
+        "line": case_line(path, change.case),
+        "case": change.case,
+        "metric": change.metric,
+        "before": _number(change.before),
+        "after": _number(change.after),
+        "allowed": change.allowed,
+    }
 
 
 def _run_record(shard: ShardOf) -> dict[str, Any]:

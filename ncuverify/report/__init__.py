@@ -6,7 +6,7 @@ reaches rich only through `text`."""
 from ncuverify.judge.claims import format_number
 from ncuverify.report.claims import VERDICT_STYLE, claims_table, document_column, kernel_lines, reason_lines
 from ncuverify.report.files import print_file, print_files, print_run, summary
-from ncuverify.report.tables import print_build, print_changes, print_moves
+from ncuverify.report.tables import print_against_baseline, print_build, print_changes, print_moves
 from ncuverify.report.text import block_text, line_text
 
 __all__ = [
@@ -17,6 +17,7 @@ __all__ = [
     "format_number",
     "kernel_lines",
     "line_text",
+    "print_against_baseline",
     "print_build",
     "print_changes",
     "print_file",

@@ -14,6 +14,8 @@ from ncuverify.baseline.ratchet import KernelMove
 from ncuverify.baseline.snapshot import Change
 from ncuverify.build import BUILD_COLUMNS, KernelBuild
 from ncuverify.build.built import build_warnings
+from ncuverify.errors import ExitCode
+from ncuverify.export.outcome import RunOutcome, headline
 from ncuverify.judge.claims import format_number
 from ncuverify.report.claims import SHOWN_KERNELS, table_fits
 from ncuverify.report.text import block_text, line_text
@@ -50,6 +52,15 @@ def print_build(console: Console, path: Path, built: dict[str, KernelBuild] | st
         console.print(line_text(problem, "bold magenta"), soft_wrap=True)
     for warning in build_warnings(built):
         console.print(line_text(f"warning: {warning}", "bold yellow"), soft_wrap=True)
+
+
+def print_against_baseline(console: Console, outcome: RunOutcome) -> None:
+    """What moved against the baseline (where it could be compared), then what the run came to, in the
+    words the other outputs open with: a regression alone fails a run whose every claim holds."""
+    if outcome.compared is not None:
+        print_changes(console, outcome.compared.changes, outcome.compared.moves)
+    style = "bold green" if outcome.code is ExitCode.OK else "bold red"
+    console.print(line_text(f"ncuverify: {headline(outcome)}", style), soft_wrap=True)
 
 
 def print_changes(console: Console, changes: Sequence[Change], moves: Sequence[KernelMove] = ()) -> None:
