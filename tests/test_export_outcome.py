@@ -205,9 +205,16 @@ def test_check_with_a_regressed_baseline_writes_the_failure_everywhere(tmp_path)
     suites = ElementTree.parse(tmp_path / "r.xml").getroot()
     assert [case.get("name") for case in suites.findall(".//testcase[failure]")] == [f"stride1 {REGS}"]
     assert f'id="verdict">ncuverify: {said}</p>' in (tmp_path / "r.html").read_text()
-    # the run's JSON, baseline section and all, is still one that merge reads
-    merged = invoke_command("merge", str(tmp_path / "r.json"))
-    assert merged.exit_code != ExitCode.BAD_INPUT, merged.output
+    # merged, the run's JSON is the same run: the regression fails it still, in every output
+    merged = tmp_path / "merged"
+    merged.mkdir()
+    done = invoke_command("merge", str(tmp_path / "r.json"), *outputs(merged))
+    assert done.exit_code == ExitCode.CLAIM_FAILED, done.output
+    assert done.output.rstrip().splitlines()[-1] == f"ncuverify: {said}"
+    assert (merged / "r.md").read_text().startswith(f"## ncuverify: {said}\n")
+    assert json.loads((merged / "r.json").read_text())["baseline"] == document["baseline"]
+    suites = ElementTree.parse(merged / "r.xml").getroot()
+    assert [case.get("name") for case in suites.findall(".//testcase[failure]")] == [f"stride1 {REGS}"]
 
 
 def test_a_comparison_that_fails_is_an_internal_error_in_every_output(tmp_path, monkeypatch, no_gpu):  # noqa: F811

@@ -48,6 +48,18 @@ EDITS = [
         },
         "baseline.version: 0 is not between 1",
     ),
+    (
+        ["baseline"],
+        {
+            "version": 1,
+            "error": None,
+            **{key: [] for key in ("allowed", "improved", "added", "removed")},
+            "regressed": [
+                {"file": "f", "path": None, "line": 0, "case": "c", "metric": "m", "before": 1, "after": 2}
+            ],
+        },
+        "baseline.regressed[0]: missing 'allowed'",
+    ),
     (["files"], {"0": {}}, "files: not a list"),
     (["files", 0, "key"], ["expectations", "a.yaml"], "files[0].key: not text"),
     (["files", 0, "claims", 3, "verdict"], "pased", "files[0].claims[3].verdict: 'pased' is not a verdict"),

@@ -53,11 +53,13 @@ def merge(
     shards = [export.read_shard(path) for path in results]
     merged, warnings = export.merge(shards, partial=partial)
     print_warnings(shown_on, warnings)
-    outcome = export.RunOutcome(merged)
+    outcome = export.merged_outcome(shards, merged)
     code = outcome.code
     identity = _merged_identity(shards, partial)
     written = write_results(shown_on, outcome, outputs.by_option(), identity, markdown_max_bytes)
     shown = report.print_run(shown_on, merged, export.run_seconds(shards), verbose)
+    if outcome.against_baseline:
+        report.print_against_baseline(shown_on, outcome)
     raise typer.Exit(int(worst(code, written, shown)))
 
 

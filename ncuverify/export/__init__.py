@@ -10,7 +10,7 @@ from ncuverify.export.reading import from_json
 from ncuverify.export.results_json import claim_record, file_record, to_json
 from ncuverify.export.run_identity import MAX_SHARDS, ShardOf, suite_digest
 from ncuverify.export.sarif import to_sarif
-from ncuverify.export.shards import MAX_RESULT_BYTES, Shard, merge, read_shard, run_seconds
+from ncuverify.export.shards import MAX_RESULT_BYTES, Shard, merge, merged_outcome, read_shard, run_seconds
 
 __all__ = [
     "MAX_RESULT_BYTES",
@@ -23,6 +23,7 @@ __all__ = [
     "from_json",
     "headline",
     "merge",
+    "merged_outcome",
     "read_shard",
     "run_seconds",
     "suite_digest",

@@ -9,7 +9,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -17,6 +17,7 @@ from ncuverify.errors import ExitCode, InputError
 from ncuverify.explain import Explanation, RuleFinding, SourceLine
 from ncuverify.export import fields
 from ncuverify.export.fields import Malformed, shown
+from ncuverify.export.results_json import BASELINE_SECTION_VERSION
 from ncuverify.export.run_identity import MAX_SHARDS, ShardOf
 from ncuverify.files import parse_json
 from ncuverify.measurements import MEASUREMENT_COLUMNS, Measurements, Row
@@ -24,6 +25,10 @@ from ncuverify.provenance import Provenance
 from ncuverify.results import ClaimResult, FileResult, KernelOutcome, KernelVerdict, Verdict
 from ncuverify.spec import Claim
 from ncuverify.text import one_line
+
+if TYPE_CHECKING:  # names only: the baseline reads exported fields (a cycle)
+    from ncuverify.baseline import Change
+    from ncuverify.ratchet import Comparison
 
 NOT_A_RESULT = "a result of check --json"
 
@@ -59,23 +64,74 @@ def _results(document: Any) -> tuple[list[FileResult], ShardOf | None]:
     # written for readers, recomputed from the files: only their form is checked
     fields.integer(record.get("set_aside", 0), "set_aside", 0, 2**31)
     fields.optional(fields.text, record.get("problem"), "problem")
-    if "baseline" in record:
+    if "baseline" in record:  # what moved against the baseline: read by baseline_of
         _baseline_section(record["baseline"], "baseline")
     files = fields.json_list(record["files"], "files")
     results = [_file_result(item, f"files[{i}]") for i, item in enumerate(files)]
     return results, _shard_of(record["run"], "run") if "run" in record else None
 
 
-def _baseline_section(value: Any, where: str) -> None:
-    """What a run moved against its baseline: written for readers, not merged (each shard's own exit
-    code fails its job); only its form is checked."""
-    lists = {"regressed", "allowed", "improved", "added", "removed"}
-    record = fields.json_object(value, where, {"version", "error", *lists})
-    fields.integer(record["version"], f"{where}.version", 1, 2**31)
-    fields.optional(fields.text, record["error"], f"{where}.error")
-    for key in sorted(lists):
+# The lists of a baseline section, and whether a change in each is a growth.
+_CHANGE_LISTS = {"regressed": True, "allowed": True, "improved": False}
+_MOVE_LISTS = {"added": True, "removed": False}
+
+
+def baseline_of(document: Any, source: str) -> tuple[Comparison | None, str | None]:
+    """What a document written by check --json says moved against its baseline, and the line saying
+    the comparison failed; (None, None) where the run was not compared. InputError naming source and
+    the field for anything check does not write there."""
+    try:
+        record = fields.json_object(document, "")
+        return _baseline_section(record["baseline"], "baseline") if "baseline" in record else (None, None)
+    except Malformed as error:
+        raise InputError(one_line(f"{source}: not {NOT_A_RESULT}: {error}")) from None
+
+
+def _baseline_section(value: Any, where: str) -> tuple[Comparison | None, str | None]:
+    from ncuverify.ratchet import Comparison, KernelMove  # late: the baseline reads exported fields
+
+    record = fields.json_object(value, where, {"version", "error", *_CHANGE_LISTS, *_MOVE_LISTS})
+    fields.integer(record["version"], f"{where}.version", 1, BASELINE_SECTION_VERSION)
+    error = fields.optional(fields.text, record["error"], f"{where}.error")
+    changes = [
+        _change(item, f"{where}.{key}[{index}]", worse, key == "allowed")
+        for key, worse in _CHANGE_LISTS.items()
+        for index, item in enumerate(fields.json_list(record[key], f"{where}.{key}"))
+    ]
+    moves = []
+    for key, added in _MOVE_LISTS.items():
         for index, item in enumerate(fields.json_list(record[key], f"{where}.{key}")):
-            fields.json_object(item, f"{where}.{key}[{index}]")
+            at = f"{where}.{key}[{index}]"
+            move = fields.json_object(item, at, {"file", "case"})
+            moves.append(
+                KernelMove(
+                    fields.text(move["file"], f"{at}.file"), fields.text(move["case"], f"{at}.case"), added
+                )
+            )
+    compared = Comparison(changes, moves) if error is None or changes or moves else None
+    return compared, error
+
+
+def _change(value: Any, where: str, worse: bool, allowed: bool) -> Change:
+    from ncuverify.baseline import Change  # late: the baseline reads exported fields
+
+    record = fields.json_object(
+        value, where, {"file", "path", "line", "case", "metric", "before", "after", "allowed"}
+    )
+    fields.optional(fields.text, record["path"], f"{where}.path")
+    fields.optional(lambda line, at: fields.integer(line, at, 1, 2**31), record["line"], f"{where}.line")
+    reason = fields.optional(fields.text, record["allowed"], f"{where}.allowed")
+    if (reason is not None) is not allowed:
+        raise Malformed(f"{where}.allowed", "a reason in the allowed list, null in the others")
+    return Change(
+        fields.text(record["file"], f"{where}.file"),
+        fields.text(record["case"], f"{where}.case"),
+        fields.text(record["metric"], f"{where}.metric"),
+        fields.finite(record["before"], f"{where}.before"),
+        fields.finite(record["after"], f"{where}.after"),
+        worse,
+        allowed=reason,
+    )
 
 
 def _shard_of(value: Any, where: str) -> ShardOf:

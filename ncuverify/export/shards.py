@@ -9,9 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ncuverify.errors import InputError
-from ncuverify.export.reading import NOT_A_RESULT, read_document
+from ncuverify.export.outcome import RunOutcome
+from ncuverify.export.reading import NOT_A_RESULT, baseline_of, read_document
 from ncuverify.export.rejudging import Disagrees, rejudged
 from ncuverify.export.run_identity import ShardOf
 from ncuverify.export.written import not_as_written
@@ -20,6 +22,9 @@ from ncuverify.measurements import Measurements, Row
 from ncuverify.names import SASS_PREFIX, STATIC_PREFIX
 from ncuverify.results import FileResult
 from ncuverify.text import one_line
+
+if TYPE_CHECKING:  # a name only: the baseline reads exported fields (a cycle)
+    from ncuverify.ratchet import Comparison
 
 # The whole suite's results are about 6 MB; a file ten times that is not a result ncuverify wrote.
 MAX_RESULT_BYTES = 64 * 2**20
@@ -33,6 +38,8 @@ class Shard:
     path: Path
     results: list[FileResult]
     shard: ShardOf | None
+    compared: Comparison | None = None  # what moved against the baseline the shard was compared with
+    baseline_error: str | None = None  # the line saying that comparison failed
 
 
 def read_shard(path: Path) -> Shard:
@@ -47,7 +54,21 @@ def read_shard(path: Path) -> Shard:
     except ValueError as error:
         raise InputError(f"{shown}: not {NOT_A_RESULT}: {error}") from None
     results, shard = read_document(document, str(path))
-    return Shard(path, results, shard)
+    return Shard(path, results, shard, *baseline_of(document, str(path)))
+
+
+def merged_outcome(shards: Sequence[Shard], results: list[FileResult]) -> RunOutcome:
+    """The merged run's outcome: its results, and every shard's moves against the baseline (each
+    shard compared its own files), so that a regression in one shard fails the merged run too."""
+    compared = [shard.compared for shard in shards if shard.compared is not None]
+    error = next((shard.baseline_error for shard in shards if shard.baseline_error is not None), None)
+    if not compared:
+        return RunOutcome(results, baseline_error=error)
+    from ncuverify.ratchet import Comparison  # late: the baseline reads exported fields
+
+    changes = [change for each in compared for change in each.changes]
+    moves = [move for each in compared for move in each.moves]
+    return RunOutcome(results, Comparison(changes, moves), error)
 
 
 def merge(shards: Sequence[Shard], partial: bool = False) -> tuple[list[FileResult], list[str]]:
