@@ -5,6 +5,7 @@ does, JUnit fails one test case per failing item, and JSON's baseline section li
 Every run is judged from the recordings under tests/fixtures, without a GPU."""
 
 import json
+import os
 import xml.etree.ElementTree as ElementTree
 from dataclasses import replace
 from pathlib import Path
@@ -169,6 +170,10 @@ def test_a_case_line_is_known_only_where_one_line_names_it(tmp_path):
     twice.write_text("kernels:\n  a: {}\ncases:\n  a: {}\n  'b': {}\n")
     assert case_line(twice, "a") is None and case_line(twice, "b") == 5
     assert case_line(tmp_path / "gone.yaml", "a") is None and case_line(None, "a") is None
+    # a path read from a shard's JSON may name a pipe or a device: neither is read (it would block)
+    os.mkfifo(tmp_path / "pipe.yaml")
+    assert case_line(tmp_path / "pipe.yaml", "a") is None and case_line(Path("/dev/zero"), "a") is None
+    assert case_line(Path("a\0.yaml"), "a") is None
 
 
 # --- the command line: what a pull request's job writes -------------------------------------------------

@@ -172,3 +172,24 @@ def test_markdown_max_bytes_cuts_the_markdown_file_of_check(tmp_path):
     assert cut.endswith(" bytes\n") and "not shown" in cut
     refused = invoke(*args, "--markdown-max-bytes", "100")
     assert refused.exit_code == 2 and "--markdown-max-bytes" in refused.output
+
+
+def test_against_a_baseline_every_regression_is_listed_and_improvements_are_cut_short():
+    from ncuverify.baseline.ratchet import Comparison, KernelMove
+    from ncuverify.baseline.snapshot import Change
+    from ncuverify.export import RunOutcome
+
+    regressions = [Change("f.yaml", f"r{i}", "static__registers_per_thread", 8, 16, True) for i in range(25)]
+    improvements = [
+        Change("f.yaml", f"i{i}", "static__registers_per_thread", 16, 8, False) for i in range(30)
+    ]
+    moves = [KernelMove("f.yaml", "gemms[new<1>]", True)]
+    outcome = RunOutcome([FileResult(Path("f.yaml"), [])], Comparison([*improvements, *regressions], moves))
+    markdown = export.to_markdown(outcome)
+    assert markdown.startswith("## ncuverify: 25 measures regressed against the baseline\n")
+    assert "25 regressed, 30 improved, 0 grew as the allow-list accepts" in markdown
+    assert markdown.count("| **regressed** |") == 25 and markdown.count("| improved |") == 20
+    assert "and 10 more improvements" in markdown
+    assert (
+        "1 kernels added since the baseline (not a failure):\n\n- f.yaml: gemms\\[new&lt;1&gt;\\]" in markdown
+    )

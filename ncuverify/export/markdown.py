@@ -23,7 +23,8 @@ from ncuverify.text import one_line
 if TYPE_CHECKING:  # a name only: the baseline reads exported fields (a cycle)
     from ncuverify.baseline.snapshot import Change
 
-# The kernels added or removed since the baseline listed by name; a comment has room for no more.
+# The improvements and the kernels added or removed since the baseline listed one by one; a comment has
+# room for no more.
 LISTED_MOVES = 20
 
 # Characters that Markdown (GitHub's flavour: tables, strikethrough, math) reads as markup anywhere in a
@@ -240,7 +241,8 @@ def _baseline(outcome: RunOutcome) -> list[str]:
             "| file | case | measure | baseline | now | verdict |",
             "| --- | --- | --- | --- | --- | --- |",
         ]
-        for change in [*outcome.regressed, *outcome.allowed, *outcome.improved]:
+        # every change that fails or is accepted; the improvements, which need no review, cut short
+        for change in [*outcome.regressed, *outcome.allowed, *outcome.improved[:LISTED_MOVES]]:
             line = case_line(outcome.path_of(change.file), change.case)
             where = _code(change.file) + (f" line {line}" if line is not None else "")
             cells = [
@@ -252,6 +254,8 @@ def _baseline(outcome: RunOutcome) -> list[str]:
                 _change_word(change),
             ]
             lines.append(_row(cells))
+    if len(outcome.improved) > LISTED_MOVES:
+        lines += ["", f"and {len(outcome.improved) - LISTED_MOVES} more improvements"]
     for added, word in ((True, "added"), (False, "removed")):
         cases = [f"{move.file}: {move.case}" for move in outcome.moves if move.added is added]
         if cases:

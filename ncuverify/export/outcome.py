@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 from typing import TYPE_CHECKING
 
 from ncuverify.errors import ExitCode
@@ -154,7 +155,9 @@ def case_line(path: Path | None, case: str) -> int | None:
     label = of_set_case(case)
     try:
         stat = path.stat()
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in a path read from a shard's JSON
+        return None
+    if not S_ISREG(stat.st_mode):  # a path from a shard's JSON may name a device or a pipe: never read
         return None
     found = _keys_of(path, stat.st_mtime_ns, stat.st_size).get(label[0] if label is not None else case, [])
     return found[0] if len(found) == 1 else None
