@@ -11,13 +11,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from cli_invoke import invoke_command, no_gpu  # noqa: F401  # no_gpu: a fixture
-from conftest import COMPILE_CACHE, DATA, FIXTURES
-from exported_results import NO_GPU, judged_sample
+from cli_invoke import invoke_command
+from conftest import COMPILE_CACHE, DATA, FIXTURES, NO_GPU
+from exported_results import judged_sample
 from rich.console import Console
 
-from ncuverify import baseline as baselines
-from ncuverify import export, ratchet, report
+from ncuverify import export, report
+from ncuverify.baseline import ratchet
+from ncuverify.baseline import snapshot as baselines
 from ncuverify.errors import ExitCode
 from ncuverify.export.outcome import case_line
 from ncuverify.options import CheckOptions
@@ -222,7 +223,7 @@ def test_check_with_a_regressed_baseline_writes_the_failure_everywhere(tmp_path)
     assert [case.get("name") for case in suites.findall(".//testcase[failure]")] == [f"stride1 {REGS}"]
 
 
-def test_a_comparison_that_fails_is_an_internal_error_in_every_output(tmp_path, monkeypatch, no_gpu):  # noqa: F811
+def test_a_comparison_that_fails_is_an_internal_error_in_every_output(tmp_path, monkeypatch, no_gpu):
     saved = tmp_path / "h200.json"
     sample = str(DATA / "static.yaml")
     assert invoke_command("baseline", "save", str(saved), sample, "--static-only").exit_code == 0

@@ -104,7 +104,9 @@ def test_the_wheel_installed_alone_runs_and_says_its_version(built, tmp_path):
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.strip() == f"ncuverify {ncuverify.__version__}"
     # the wheel's copy, not the checkout's, reading its data: the metric names of the H100
-    read = "import ncuverify, ncuverify.metrics as m; print(ncuverify.__file__, len(m.known_bases('gh100')))"
+    read = (
+        "import ncuverify, ncuverify.ncu.metrics as m; print(ncuverify.__file__, len(m.known_bases('gh100')))"
+    )
     where, names = subprocess.run(
         [str(python), "-c", read], cwd=tmp_path, capture_output=True, text=True, check=True, timeout=120
     ).stdout.split()

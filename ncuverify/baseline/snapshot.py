@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any, cast
 
 from ncuverify import __version__
+from ncuverify import json_fields as fields
 from ncuverify.build import STATIC_METRICS
 from ncuverify.errors import InputError
-from ncuverify.export import fields
-from ncuverify.export.fields import Malformed
 from ncuverify.files import read_json
+from ncuverify.json_fields import Malformed
 from ncuverify.judge.kernel_sets import of_set_case
 from ncuverify.names import SHARED_STATIC_BYTES, TIME_METRIC
 from ncuverify.results import FileResult

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from ncuverify import json_fields as fields
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.explain import Explanation, RuleFinding, SourceLine
-from ncuverify.export import fields
-from ncuverify.export.fields import Malformed, shown
 from ncuverify.export.results_json import BASELINE_SECTION_VERSION
 from ncuverify.export.run_identity import MAX_SHARDS, ShardOf
 from ncuverify.files import parse_json
+from ncuverify.json_fields import Malformed, shown
 from ncuverify.measurements import MEASUREMENT_COLUMNS, Measurements, Row
 from ncuverify.provenance import Provenance
 from ncuverify.results import ClaimResult, FileResult, KernelOutcome, KernelVerdict, Verdict
@@ -27,8 +27,8 @@ from ncuverify.spec import Claim
 from ncuverify.text import one_line
 
 if TYPE_CHECKING:  # names only: the baseline reads exported fields (a cycle)
-    from ncuverify.baseline import Change
-    from ncuverify.ratchet import Comparison
+    from ncuverify.baseline.ratchet import Comparison
+    from ncuverify.baseline.snapshot import Change
 
 NOT_A_RESULT = "a result of check --json"
 
@@ -88,7 +88,7 @@ def baseline_of(document: Any, source: str) -> tuple[Comparison | None, str | No
 
 
 def _baseline_section(value: Any, where: str) -> tuple[Comparison | None, str | None]:
-    from ncuverify.ratchet import Comparison, KernelMove  # late: the baseline reads exported fields
+    from ncuverify.baseline.ratchet import Comparison, KernelMove  # late: the baseline reads exported fields
 
     record = fields.json_object(value, where, {"version", "error", *_CHANGE_LISTS, *_MOVE_LISTS})
     fields.integer(record["version"], f"{where}.version", 1, BASELINE_SECTION_VERSION)
@@ -113,7 +113,7 @@ def _baseline_section(value: Any, where: str) -> tuple[Comparison | None, str | 
 
 
 def _change(value: Any, where: str, worse: bool, allowed: bool) -> Change:
-    from ncuverify.baseline import Change  # late: the baseline reads exported fields
+    from ncuverify.baseline.snapshot import Change  # late: the baseline reads exported fields
 
     record = fields.json_object(
         value, where, {"file", "path", "line", "case", "metric", "before", "after", "allowed"}

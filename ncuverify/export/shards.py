@@ -24,7 +24,7 @@ from ncuverify.results import FileResult
 from ncuverify.text import one_line
 
 if TYPE_CHECKING:  # a name only: the baseline reads exported fields (a cycle)
-    from ncuverify.ratchet import Comparison
+    from ncuverify.baseline.ratchet import Comparison
 
 # The whole suite's results are about 6 MB; a file ten times that is not a result ncuverify wrote.
 MAX_RESULT_BYTES = 64 * 2**20
@@ -64,7 +64,7 @@ def merged_outcome(shards: Sequence[Shard], results: list[FileResult]) -> RunOut
     error = next((shard.baseline_error for shard in shards if shard.baseline_error is not None), None)
     if not compared:
         return RunOutcome(results, baseline_error=error)
-    from ncuverify.ratchet import Comparison  # late: the baseline reads exported fields
+    from ncuverify.baseline.ratchet import Comparison  # late: the baseline reads exported fields
 
     changes = [change for each in compared for change in each.changes]
     moves = [move for each in compared for move in each.moves]

@@ -6,8 +6,8 @@ import pytest
 from conftest import JSON_VALUES
 from hypothesis import given, settings
 
-from ncuverify.export import fields
-from ncuverify.export.fields import Malformed
+from ncuverify import json_fields as fields
+from ncuverify.json_fields import Malformed
 
 
 def refused(check, *args) -> str:
