@@ -15,7 +15,7 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 ACTION = yaml.safe_load((REPO / "action.yml").read_text())
 CITE = {"document": "d", "section": "1", "figure": "f"}
-OUTPUTS = ("results.json", "results.xml", "report.html", "summary.md")
+OUTPUTS = ("results.json", "results.xml", "report.html", "summary.md", "results.sarif")
 
 
 def _expectations(folder: Path, registers_at_most: int) -> Path:
