@@ -16,7 +16,7 @@ import numpy as np
 
 from ncuverify.runner.case import Allocation, Argument, BufferView
 from ncuverify.runner.launch import BUFFER_ALIGNMENT
-from ncuverify.runner.plan import PlannedCase
+from ncuverify.runner.plan import PlannedBuffer, PlannedCase, PlannedUse
 
 ILLEGAL_ADDRESS = "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered"
 TOO_MANY_RESOURCES = "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: too many resources requested for launch"
@@ -53,7 +53,7 @@ class FakeLauncher:
     freed: list[int] = field(default_factory=list)
     lost: bool = False
     pending_fault: bool = False
-    named: dict[str, dict] = field(default_factory=dict)  # the named buffers' specs, by name
+    named: dict[str, PlannedBuffer] = field(default_factory=dict)  # the named buffers, by name
 
     def kernel(self, cubin: str, symbol: str, shared_bytes: int) -> object:
         self._healthy()
@@ -83,14 +83,19 @@ class FakeLauncher:
         if case.name in self.faults:
             self.pending_fault = True
             return
-        self.named.update({spec["name"]: spec for spec in case.args if "buffer" in spec and "name" in spec})
+        self.named.update(
+            {a.name: a for a in case.args if isinstance(a, PlannedBuffer) and a.name is not None}
+        )
         # a step's {use: NAME} is the buffer an earlier step made, of that step's type and count
-        specs = [self.named[spec["use"]] if "use" in spec else spec for spec in case.args]
-        buffers = [spec for spec in specs if "buffer" in spec and spec.get("passed", True)]
+        buffers = [
+            self.named[arg.use] if isinstance(arg, PlannedUse) else arg
+            for arg in case.args
+            if isinstance(arg, PlannedBuffer | PlannedUse) and arg.passed
+        ]
         views = [arg for arg in args if isinstance(arg, BufferView)]
         assert len(buffers) == len(views), "every buffer given as a buffer"
         for spec, view in zip(buffers, views, strict=True):
-            values = self._view(view.address, spec["count"], np.dtype(spec["buffer"]))
+            values = self._view(view.address, spec.count, np.dtype(spec.buffer))
             values += np.asarray(case_number(case.name)).astype(values.dtype)
 
     def synchronize(self) -> None:

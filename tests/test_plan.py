@@ -1,14 +1,20 @@
 """What a run profiles: the cases each file's claims read, under qualified names."""
 
+import json
+from pathlib import Path
+
 import pytest
 from conftest import COMPILE_CACHE, DATA
+from pydantic import TypeAdapter
 from sweep_files import claim, loaded
 from test_spec_sequences import TWO_STEPS
 
 from ncuverify.build import BuildLimits, KernelBuild, build_spec
 from ncuverify.build.static import StaticFacts
-from ncuverify.profile.plan import FileCases, case_metrics, plan_cases, qualified
+from ncuverify.profile.plan import FileCases, case_metrics, plan_cases, planned_arguments, qualified
+from ncuverify.runner.plan import PlannedBuffer, PlannedScalar, PlannedStruct, PlannedUse, argument_from_json
 from ncuverify.spec import load
+from ncuverify.spec.arguments import Argument, struct_layout
 from ncuverify.stages.prepare import needs_sass
 
 
@@ -131,3 +137,26 @@ def test_a_repeated_case_repeats_for_its_time_alone_and_launches_once_for_its_co
         "f::time_only": (3, {"gpu__time_duration.sum"}),
     }
     assert planned["f::both (repeats)"].args == planned["f::both"].args
+
+
+def test_each_argument_is_planned_with_the_model_s_defaults_and_survives_the_plan_s_json():
+    written = [
+        {"buffer": "float32", "count": 8},
+        {"buffer": "float16", "count": 3, "fill": "constant", "value": 2.5, "offset": 2, "name": "out"},
+        {"buffer": "int32", "count": 4, "fill": "random", "seed": 9, "name": "hidden", "passed": False},
+        {"use": "partial"},
+        {"bfloat16": 1.5},
+        {"struct": [{"int8": -1}, {"pointer": "hidden"}], "align": 16},
+    ]
+    args = [TypeAdapter(Argument).validate_python(arg) for arg in written]
+    planned = planned_arguments(args, Path())
+    assert planned[:5] == [
+        PlannedBuffer("float32", 8, "zeros", None, 0, 0, None, True),
+        PlannedBuffer("float16", 3, "constant", 2.5, 0, 2, "out", True),
+        PlannedBuffer("int32", 4, "random", None, 9, 0, "hidden", False),
+        PlannedUse("partial", True),
+        PlannedScalar("bfloat16", 1.5),
+    ]
+    assert planned[5] == PlannedStruct(struct_layout(args[5]))
+    assert planned[5].layout.size == 16 and planned[5].layout.offsets == (0, 8)
+    assert [argument_from_json(json.loads(json.dumps(arg.to_json())), "arg") for arg in planned] == planned

@@ -3,15 +3,17 @@ would give, a fill that cannot be made fails its own case as before, and the nex
 drawn while the case before it launches."""
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 from fake_launcher import FakeLauncher
+from planned_arguments import planned_args, planned_buffer
 
 from ncuverify.runner import ahead as ahead_module
 from ncuverify.runner.ahead import ContentsAhead
 from ncuverify.runner.fills import host_contents
-from ncuverify.runner.plan import Plan, PlannedCase
+from ncuverify.runner.plan import NpyContents, Plan, PlannedBuffer, PlannedCase
 from ncuverify.runner.run import run_plan
 
 # How long a launch waits for the next case's contents: only contents never made ahead take it.
@@ -20,7 +22,7 @@ RANDOM = {"buffer": "float32", "count": 1000, "fill": "random", "seed": 5, "name
 
 
 def planned(name: str, *args: dict) -> PlannedCase:
-    return PlannedCase(name, f"/{name}.cubin", f"k_{name}", (1, 1, 1), (32, 1, 1), 0, list(args))
+    return PlannedCase(name, f"/{name}.cubin", f"k_{name}", (1, 1, 1), (32, 1, 1), 0, planned_args(args))
 
 
 def test_contents_made_ahead_are_those_made_in_place_and_zeros_stay_a_memset():
@@ -30,14 +32,17 @@ def test_contents_made_ahead_are_those_made_in_place_and_zeros_stay_a_memset():
     for case in cases:
         contents = ahead.contents(cases.index(case))
         for position, arg in enumerate(case.args):
+            assert isinstance(arg, PlannedBuffer)
             made, here = contents(position, arg), host_contents(arg)
             assert (made is None and here is None) or np.array_equal(made, here)
     ahead.close()
 
 
 def test_a_fill_that_cannot_be_made_fails_its_case_with_what_making_it_raised(tmp_path: Path):
-    broken = {"buffer": "float32", "count": 4, "fill": {"npy": str(tmp_path / "gone.npy"), "sha256": "0"}}
-    cases = [planned("first", RANDOM), planned("broken", broken), planned("after", RANDOM)]
+    # the .npy file the check read is gone: the plan still names it
+    checked = planned_buffer({"buffer": "float32", "count": 4})
+    broken = replace(checked, fill=NpyContents(str(tmp_path / "gone.npy"), "0"))
+    cases = [planned("first", RANDOM), replace(planned("broken"), args=[broken]), planned("after", RANDOM)]
     fake = FakeLauncher(0)
     statuses = run_plan(Plan(0, str(tmp_path / "status.json"), cases), lambda device: fake)
     assert [s.ok for s in statuses] == [True, False, True]
@@ -55,10 +60,10 @@ def test_the_next_case_s_contents_are_made_while_a_case_launches(tmp_path: Path,
     made = {count: threading.Event() for count in ("10", "20", "30")}
     real = ahead_module.host_contents
 
-    def noted(arg: dict) -> np.ndarray | None:
-        events.append(f"making {arg['count']} on {threading.current_thread().name.split('_')[0]}")
+    def noted(arg: PlannedBuffer) -> np.ndarray | None:
+        events.append(f"making {arg.count} on {threading.current_thread().name.split('_')[0]}")
         contents = real(arg)
-        made[str(arg["count"])].set()
+        made[str(arg.count)].set()
         return contents
 
     monkeypatch.setattr(ahead_module, "host_contents", noted)
@@ -97,7 +102,7 @@ def test_a_case_whose_contents_take_more_than_the_limit_makes_them_as_it_fills(m
     large, small = planned("large", RANDOM), planned("small", {**RANDOM, "count": 10})
     ahead = ContentsAhead([large, small], limit_bytes=100)  # 1000 float32: 4000 bytes; 10: 40
     contents = ahead.contents(0)
-    assert np.array_equal(contents(0, RANDOM), real(RANDOM))
+    assert np.array_equal(contents(0, planned_buffer(RANDOM)), real(planned_buffer(RANDOM)))
     ahead.contents(1)
     assert sorted(threads) == ["MainThread", "contents_0"], "the large made as it fills, the small ahead"
     ahead.close()

@@ -4,6 +4,7 @@ given all of them, what its named buffers held, and its memory freed however it 
 import numpy as np
 import pytest
 from fake_launcher import ILLEGAL_ADDRESS, CUDAError, FakeKernel, FakeLauncher, case_number
+from planned_arguments import planned_args, planned_buffer
 
 from ncuverify.runner.case import BufferView, run_case
 from ncuverify.runner.fills import host_contents
@@ -11,7 +12,7 @@ from ncuverify.runner.plan import PlannedCase
 
 
 def planned(name: str, args: list[dict], repeat: int = 1, shared_bytes: int = 0) -> PlannedCase:
-    return PlannedCase(name, "/k.cubin", "k", (2, 1, 1), (64, 1, 1), shared_bytes, args, repeat)
+    return PlannedCase(name, "/k.cubin", "k", (2, 1, 1), (64, 1, 1), shared_bytes, planned_args(args), repeat)
 
 
 class Recorded(FakeLauncher):
@@ -61,7 +62,7 @@ def test_a_buffer_the_case_fills_with_random_values_is_given_them_before_the_lau
 
     fake = Before(0)
     run_case(fake, planned("r", [{"buffer": "int64", "count": 5, "fill": "random", "seed": 3}]))
-    expected = host_contents({"buffer": "int64", "count": 5, "fill": "random", "seed": 3})
+    expected = host_contents(planned_buffer({"buffer": "int64", "count": 5, "fill": "random", "seed": 3}))
     assert fake.seen is not None and fake.seen.tolist() == expected.tolist()
 
 
@@ -123,11 +124,7 @@ def test_a_struct_is_given_as_its_bytes_with_a_later_buffer_s_address_in_its_poi
     from ncuverify.runner.case import ParameterBytes
 
     fake = Recorded(0)
-    from ncuverify.layout import layout_to_plan
-    from ncuverify.spec.arguments import StructArg, struct_layout
-
-    fields = {"struct": [{"float32": 2.0}, {"pointer": "out"}]}
-    struct = {**fields, "layout": layout_to_plan(struct_layout(StructArg.model_validate(fields)))}
+    struct = {"struct": [{"float32": 2.0}, {"pointer": "out"}]}
     out = {"buffer": "int32", "count": 4, "name": "out", "passed": False}
     values = run_case(fake, planned("s", [struct, {"bfloat16": 1.5}, out]))
     [[packed, half]] = fake.given or []  # the pointed-to buffer is no parameter of its own

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 from fake_launcher import ILLEGAL_ADDRESS, TOO_MANY_RESOURCES, FakeLauncher, case_number
+from planned_arguments import planned_args
 
 from ncuverify.runner import progress as progress_module
 from ncuverify.runner.__main__ import main
@@ -22,7 +23,8 @@ OUT = {"buffer": "int32", "count": 4, "fill": "iota", "name": "out"}
 
 
 def planned(name: str, repeat: int = 1, args: tuple[dict, ...] = (OUT,)) -> PlannedCase:
-    return PlannedCase(name, f"/{name}.cubin", f"k_{name}", (1, 1, 1), (32, 1, 1), 0, list(args), repeat)
+    args_planned = planned_args(args)
+    return PlannedCase(name, f"/{name}.cubin", f"k_{name}", (1, 1, 1), (32, 1, 1), 0, args_planned, repeat)
 
 
 def plan_of(tmp_path: Path, *cases: PlannedCase) -> Plan:

@@ -12,8 +12,12 @@ from hypothesis import strategies as st
 
 from ncuverify.errors import InputError
 from ncuverify.npy_files import MAX_HEADER_BYTES, read_npy
+from ncuverify.profile.plan import planned_arguments
+from ncuverify.runner.plan import (
+    NpyContents,
+    PlannedBuffer,
+)
 from ncuverify.spec import load
-from ncuverify.spec.npy import planned_arguments
 
 KERNEL = 'extern "C" __global__ void k(const float* x) {}'
 
@@ -52,7 +56,8 @@ def test_a_npy_file_is_read_in_c_order_and_named_to_the_runner_by_path_and_diges
     values, digest = read_npy(tmp_path / "data" / "x.npy", np.dtype("float32"), 8)
     assert values.tolist() == [1, 2, 3, 4]
     [planned] = planned_arguments(spec.content.cases["c"].args, tmp_path)
-    assert planned["fill"] == {"npy": str(tmp_path / "data" / "x.npy"), "sha256": digest}
+    assert isinstance(planned, PlannedBuffer)
+    assert planned.fill == NpyContents(str(tmp_path / "data" / "x.npy"), digest)
     from ncuverify.runner.fills import host_contents
 
     assert host_contents(planned).tolist() == [1, 2, 3, 4, 0, 0, 0, 0]  # zeros beyond the file

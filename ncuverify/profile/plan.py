@@ -16,9 +16,19 @@ from ncuverify.build import KernelBuild
 from ncuverify.names import is_ncu_metric, is_time
 from ncuverify.profile import schedule
 from ncuverify.profile.recording import SEP, write_file
-from ncuverify.runner import PlannedCase
+from ncuverify.runner.plan import (
+    BufferFill,
+    NpyContents,
+    PlannedArgument,
+    PlannedBuffer,
+    PlannedCase,
+    PlannedScalar,
+    PlannedStruct,
+    PlannedUse,
+)
 from ncuverify.spec import CaseSpec, Claim, Spec
-from ncuverify.spec.npy import planned_arguments
+from ncuverify.spec.arguments import Argument, BufferArg, NpyFill, StructArg, UseArg, struct_layout
+from ncuverify.spec.npy import npy_digest, npy_file
 
 
 def qualified(key: str, case: str) -> str:
@@ -165,3 +175,26 @@ def planned_case(
         repeat=case.repeat,
         sequence=sequence,
     )
+
+
+def planned_arguments(args: Sequence[Argument], folder: Path) -> list[PlannedArgument]:
+    """The arguments as the runner is given them, every field the model's (defaults included): a .npy
+    fill by its absolute path and its digest, a struct by its layout."""
+    return [planned_argument(arg, folder) for arg in args]
+
+
+def planned_argument(arg: Argument, folder: Path) -> PlannedArgument:
+    if isinstance(arg, BufferArg):
+        fill: BufferFill | NpyContents
+        if isinstance(arg.fill, NpyFill):
+            fill = NpyContents(str(npy_file(folder, arg.fill)), npy_digest(folder, arg, arg.fill))
+        else:
+            fill = arg.fill
+        return PlannedBuffer(
+            arg.buffer, arg.count, fill, arg.value, arg.seed, arg.offset, arg.name, arg.passed
+        )
+    if isinstance(arg, UseArg):
+        return PlannedUse(arg.use, arg.passed)
+    if isinstance(arg, StructArg):
+        return PlannedStruct(struct_layout(arg))
+    return PlannedScalar(arg.kind, arg.value)

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
 
 import numpy as np
 
 from ncuverify.runner.fills import host_contents
-from ncuverify.runner.plan import PlannedCase
+from ncuverify.runner.plan import PlannedBuffer, PlannedCase
 
 # The host memory one case's contents may take to be made ahead; a larger case makes them as it fills.
 AHEAD_BYTES = 2**29
@@ -25,10 +24,10 @@ AHEAD_BYTES = 2**29
 # raised again where the buffer is filled, so that the case fails as it would have without this.
 Made = np.ndarray | None | BaseException
 # Each buffer's contents of one case, by the argument's position.
-Contents = Callable[[int, dict[str, Any]], np.ndarray | None]
+Contents = Callable[[int, PlannedBuffer], np.ndarray | None]
 
 
-def made_here(position: int, arg: dict[str, Any]) -> np.ndarray | None:
+def made_here(position: int, arg: PlannedBuffer) -> np.ndarray | None:
     """A buffer's contents made as it is filled, nothing ahead."""
     return host_contents(arg)
 
@@ -64,7 +63,7 @@ class ContentsAhead:
 def _make(case: PlannedCase) -> dict[int, Made]:
     made: dict[int, Made] = {}
     for position, arg in enumerate(case.args):
-        if "buffer" in arg:
+        if isinstance(arg, PlannedBuffer):
             try:
                 made[position] = host_contents(arg)
             except Exception as error:  # raised again where the buffer is filled
@@ -83,9 +82,9 @@ def _host_bytes(case: PlannedCase) -> float:
     buffer is not one the runner can fill: the case says why as it fills it."""
     try:
         return sum(
-            int(arg["count"]) * np.dtype(arg["buffer"]).itemsize
+            arg.count * np.dtype(arg.buffer).itemsize
             for arg in case.args
-            if "buffer" in arg and arg.get("fill", "zeros") != "zeros"
+            if isinstance(arg, PlannedBuffer) and arg.fill != "zeros"
         )
-    except (KeyError, TypeError, ValueError):
+    except (TypeError, ValueError):
         return float("inf")

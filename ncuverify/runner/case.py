@@ -10,15 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
-from ncuverify.layout import layout_from_plan
 from ncuverify.names import BUFFER_PREFIX
 from ncuverify.runner.ahead import Contents, made_here
 from ncuverify.runner.fills import SCALAR_DTYPES, scalar_bytes, struct_bytes
-from ncuverify.runner.plan import PlannedCase
+from ncuverify.runner.plan import PlannedBuffer, PlannedCase, PlannedScalar, PlannedStruct, PlannedUse
 
 
 @dataclass(frozen=True)
@@ -140,18 +139,18 @@ def run_case(
         buffers: dict[int, BufferView] = {}
         addresses: dict[str, int] = {}
         for i, arg in enumerate(case.args):
-            if "buffer" in arg:
+            if isinstance(arg, PlannedBuffer):
                 buffers[i] = _buffer(launcher, arg, partial(contents, i, arg), allocations, readbacks)
-                if pool is not None and "name" in arg:
-                    pool.named[arg["name"]] = (buffers[i], readbacks[-1])
-            elif "use" in arg:
-                buffers[i] = _used(arg["use"], pool, readbacks)
-            if i in buffers and ("name" in arg or "use" in arg):
-                addresses[arg.get("name") or arg["use"]] = buffers[i].address
+                if pool is not None and arg.name is not None:
+                    pool.named[arg.name] = (buffers[i], readbacks[-1])
+            elif isinstance(arg, PlannedUse):
+                buffers[i] = _used(arg.use, pool, readbacks)
+            if isinstance(arg, PlannedBuffer | PlannedUse) and arg.name is not None:
+                addresses[arg.name] = buffers[i].address
         args = [
-            buffers[i] if i in buffers else _parameter(arg, addresses)
+            buffers[i] if isinstance(arg, PlannedBuffer | PlannedUse) else _parameter(arg, addresses)
             for i, arg in enumerate(case.args)
-            if arg.get("passed", True)
+            if arg.passed
         ]
         launcher.synchronize()  # fills are complete before the profiled launches
         per_launch: list[dict[str, float]] = []
@@ -175,28 +174,27 @@ def _used(name: str, shared: SequenceBuffers | None, readbacks: list[_Readback])
     return view
 
 
-def _parameter(arg: dict[str, Any], addresses: dict[str, int]) -> np.generic | ParameterBytes:
-    if "struct" in arg:
-        return ParameterBytes(struct_bytes(layout_from_plan(arg["layout"]), addresses))
-    (kind, value), *_ = arg.items()
-    if kind not in SCALAR_DTYPES:
-        return ParameterBytes(scalar_bytes(kind, value))
-    return SCALAR_DTYPES[kind](value)
+def _parameter(arg: PlannedScalar | PlannedStruct, addresses: dict[str, int]) -> np.generic | ParameterBytes:
+    if isinstance(arg, PlannedStruct):
+        return ParameterBytes(struct_bytes(arg.layout, addresses))
+    if arg.kind not in SCALAR_DTYPES:
+        return ParameterBytes(scalar_bytes(arg.kind, arg.value))
+    return SCALAR_DTYPES[arg.kind](arg.value)
 
 
 def _buffer(
     launcher: Launcher,
-    arg: dict[str, Any],
+    arg: PlannedBuffer,
     contents: Callable[[], np.ndarray | None],
     allocations: list[Allocation],
     readbacks: list[_Readback],
 ) -> BufferView:
-    dtype = np.dtype(arg["buffer"])
-    offset_bytes = arg.get("offset", 0) * dtype.itemsize
-    size = offset_bytes + arg["count"] * dtype.itemsize
+    dtype = np.dtype(arg.buffer)
+    offset_bytes = arg.offset * dtype.itemsize
+    size = offset_bytes + arg.count * dtype.itemsize
     allocation = launcher.allocate(size)
     allocations.append(allocation)
     launcher.fill(allocation.base, size, offset_bytes, contents())
-    if "name" in arg:
-        readbacks.append(_Readback(arg["name"], allocation.base + offset_bytes, arg["count"], dtype))
+    if arg.name is not None:
+        readbacks.append(_Readback(arg.name, allocation.base + offset_bytes, arg.count, dtype))
     return BufferView(allocation.base + offset_bytes, size - offset_bytes)

@@ -5,31 +5,30 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from ncuverify.layout import PointerAt, StructLayout
 from ncuverify.npy_files import read_npy
+from ncuverify.runner.plan import NpyContents, PlannedBuffer
 
 # Random integer fills stay small so that index buffers and sums are well defined in any integer type.
 RANDOM_INT_LIMIT = 2**15
 
 
-def host_contents(arg: dict[str, Any]) -> np.ndarray | None:
+def host_contents(arg: PlannedBuffer) -> np.ndarray | None:
     """The initial contents of a buffer as the kernel sees them; None for zeros (memset on the device)."""
-    dtype = np.dtype(arg["buffer"])
-    count = arg["count"]
-    fill = arg.get("fill", "zeros")
-    if isinstance(fill, dict):  # {npy: path, sha256: digest}, as the plan gives it
+    dtype = np.dtype(arg.buffer)
+    count, fill = arg.count, arg.fill
+    if isinstance(fill, NpyContents):
         return _npy_contents(fill, dtype, count)
     if fill == "zeros":
         return None
     if fill == "constant":
-        return np.full(count, arg["value"], dtype=dtype)
+        return np.full(count, arg.value, dtype=dtype)
     if fill == "iota":
         return np.arange(count, dtype=np.int64).astype(dtype)
-    generator = np.random.default_rng(arg.get("seed", 0))
+    generator = np.random.default_rng(arg.seed)
     if dtype.kind == "f":
         values = generator.random(count, dtype=np.float32 if dtype.itemsize <= 4 else np.float64)
         return np.asarray(values).astype(dtype)
@@ -53,11 +52,11 @@ SCALAR_DTYPES: dict[str, type[np.generic]] = {
 }
 
 
-def _npy_contents(fill: dict[str, str], dtype: np.dtype, count: int) -> np.ndarray:
+def _npy_contents(fill: NpyContents, dtype: np.dtype, count: int) -> np.ndarray:
     """A .npy file's values, then zeros up to count; the file must still be the one the check read."""
-    values, digest = read_npy(Path(fill["npy"]), dtype, count)
-    if digest != fill["sha256"]:
-        raise RuntimeError(f"{fill['npy']}: changed since it was checked")
+    values, digest = read_npy(Path(fill.npy), dtype, count)
+    if digest != fill.sha256:
+        raise RuntimeError(f"{fill.npy}: changed since it was checked")
     contents = np.zeros(count, dtype=dtype)
     contents[: values.size] = values
     return contents

@@ -10,8 +10,9 @@ from collections.abc import Collection
 from pathlib import Path
 
 from ncuverify.files import Unreadable, sha256_of
+from ncuverify.spec.arguments import BufferArg, NpyFill
 from ncuverify.spec.expectation_file import Spec
-from ncuverify.spec.npy import planned_arguments
+from ncuverify.spec.npy import npy_digest
 from ncuverify.spec.programs import ProgramSpec, named_files
 from ncuverify.spec.project import project_root
 
@@ -22,8 +23,11 @@ def case_digests(spec: Spec) -> dict[str, str]:
     digests: dict[str, str] = {}
     for name, case in spec.content.cases.items():
         content = case.model_dump(mode="json")
-        planned = planned_arguments(case.args, spec.folder)
-        content["npy"] = [arg["fill"].get("sha256") for arg in planned if isinstance(arg.get("fill"), dict)]
+        content["npy"] = [
+            npy_digest(spec.folder, arg, arg.fill)
+            for arg in case.args
+            if isinstance(arg, BufferArg) and isinstance(arg.fill, NpyFill)
+        ]
         # A step's figures depend on the steps before it: a change there changes it too.
         content["after"] = [digests[step] for step in spec.content.sequence_steps(name)[:-1]]
         if not content["after"]:

@@ -6,12 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
 from ncuverify.errors import InputError
-from ncuverify.layout import layout_to_plan
 from ncuverify.npy_files import read_npy
-from ncuverify.spec.arguments import Argument, BufferArg, NpyFill, StructArg, struct_layout
+from ncuverify.spec.arguments import Argument, BufferArg, NpyFill
 from ncuverify.spec.yaml_reader import Location
 
 
@@ -39,17 +37,8 @@ def npy_problems(
                 yield (where, f"{arg.fill.npy}: {error}")
 
 
-def planned_arguments(args: Sequence[Argument], folder: Path) -> list[dict[str, Any]]:
-    """The arguments as the runner is given them: a .npy fill by its absolute path and its digest, a
-    struct with its layout."""
-    planned = []
-    for arg in args:
-        dumped = arg.model_dump(exclude_none=True)
-        if isinstance(arg, BufferArg) and isinstance(arg.fill, NpyFill):
-            path = npy_file(folder, arg.fill)
-            _, digest = read_npy(path, arg.buffer, arg.count)
-            dumped["fill"] = {"npy": str(path), "sha256": digest}
-        if isinstance(arg, StructArg):
-            dumped["layout"] = layout_to_plan(struct_layout(arg))
-        planned.append(dumped)
-    return planned
+def npy_digest(folder: Path, arg: BufferArg, fill: NpyFill) -> str:
+    """The digest of the values the .npy fill gives its buffer: the runner loads the file only while it
+    still has them."""
+    _, digest = read_npy(npy_file(folder, fill), arg.buffer, arg.count)
+    return digest
