@@ -4,6 +4,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from conftest import COMPILE_CACHE, DATA, FIXTURES, JSON_VALUES, NO_GPU
 from hypothesis import given, settings
@@ -12,7 +13,7 @@ from typer.testing import CliRunner
 from ncuverify.baseline import snapshot as baseline
 from ncuverify.cli import app
 from ncuverify.errors import ExitCode, InputError
-from ncuverify.measurements import Measurements
+from ncuverify.measurements import MEASUREMENT_COLUMNS, Measurements
 from ncuverify.options import CheckOptions
 from ncuverify.pipeline import check_file
 from ncuverify.spec import Tolerance
@@ -268,3 +269,36 @@ def test_save_static_only_writes_the_static_facts_and_exits_0_on_a_machine_witho
     # and a run on the static facts compares with it
     same = runner.invoke(app, ["check", *files, "--static-only", "--baseline", str(saved)])
     assert same.exit_code == ExitCode.OK and "no measure moved beyond its tolerance" in same.output
+
+
+# Fixed values, so that the bytes saved depend on nothing but the writer: a NaN (ncu's n/a) and an
+# infinity that JSON cannot hold, a kernel of a set, a whole number, and keys that sort apart.
+FIXED_ROWS = [
+    ("stride1", "k1", "gpu__time_duration.sum", 4096.0, "ns"),
+    ("stride1", "k1", "static__registers_per_thread", 32.0, ""),
+    ("stride1", "k1", "l1tex__t_bytes.sum", math.nan, "byte"),
+    ("gemms[tile<2>]", "_Z4tileILi2EEvv", "static__shared_static_bytes", 1024.0, "byte"),
+    ("Zeta", "k2", "sm__throughput.avg.pct_of_peak_sustained_elapsed", 12.5, "%"),
+    ("Zeta", "k2", "dram__bytes.sum", math.inf, "byte"),
+]
+
+
+def fixed_results(results: list) -> list:
+    """Three files of the sample's run: two with the fixed values, one not measured."""
+    (sample,) = results
+    measured = Measurements.of_frame(pd.DataFrame(FIXED_ROWS, columns=MEASUREMENT_COLUMNS))
+    return [
+        replace(sample, key="tests/data/sample.yaml", measurements=measured),
+        replace(sample, key="other/b c.yaml", measurements=measured),
+        replace(sample, key="unmeasured.yaml", measurements=None),
+    ]
+
+
+def test_a_baseline_is_saved_as_it_always_was_byte_for_byte(results, tmp_path: Path, monkeypatch):
+    """tests/data/baseline-fixed.json: these results saved by ncuverify 0.1.0 at commit 1890a12, whose
+    baselines were plain JSON objects; a baseline is written the same bytes still."""
+    golden = DATA / "baseline-fixed.json"
+    monkeypatch.setattr(baseline, "__version__", json.loads(golden.read_text())["ncuverify"])
+    path = tmp_path / "base.json"
+    baseline.save(fixed_results(results), path)
+    assert path.read_bytes() == golden.read_bytes()
