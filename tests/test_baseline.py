@@ -1,7 +1,7 @@
 import json
 import math
 import os
-from dataclasses import replace
+from dataclasses import FrozenInstanceError, replace
 from pathlib import Path
 
 import pandas as pd
@@ -31,13 +31,14 @@ def test_a_run_compared_with_itself_has_no_changes(results):
 
 
 def test_synthetic_regressions_and_improvements(results):
-    before = baseline.snapshot(results)
-    cases = before["files"]["tests/data/sample.yaml"]
+    values = baseline.snapshot(results).as_values()
+    cases = values["tests/data/sample.yaml"]
     now_time = cases["stride1"]["gpu__time_duration.sum"]
     cases["stride1"]["gpu__time_duration.sum"] = now_time / 1.5  # main was faster: now 50% slower
     cases["stride32"]["gpu__time_duration.sum"] *= 2  # main was slower: now twice as fast
     cases["scale_2d"]["static__registers_per_thread"] -= 8  # main used 8 registers fewer
     cases["misaligned"]["gpu__time_duration.sum"] *= 0.95  # within 10%: no change reported
+    before = baseline.baseline_of(values)
     changes = {(c.case, c.metric): c for c in baseline.compare(before, results, {})}
     assert set(changes) == {
         ("stride1", "gpu__time_duration.sum"),
@@ -58,10 +59,11 @@ def test_a_baseline_of_an_earlier_version_keyed_by_stem_still_compares(results):
     the project (`ncuverify baseline save tests/data/baseline-by-stem.json tests/data/sample.yaml
     --from-profile tests/fixtures/sample` at commit 70fe244)."""
     before = baseline.load(DATA / "baseline-by-stem.json")
-    assert list(before["files"]) == ["sample"]
+    assert list(before.files) == ["sample"]
     assert baseline.compare(before, results, {}) == []
-    before["files"]["sample"]["stride1"]["gpu__time_duration.sum"] /= 1.5
-    changes = baseline.compare(before, results, {})
+    values = before.as_values()
+    values["sample"]["stride1"]["gpu__time_duration.sum"] /= 1.5
+    changes = baseline.compare(baseline.baseline_of(values), results, {})
     assert [(c.file, c.case, c.metric, c.worse) for c in changes] == [
         ("tests/data/sample.yaml", "stride1", "gpu__time_duration.sum", True)
     ]
@@ -78,13 +80,13 @@ def test_two_files_of_one_name_in_two_folders_keep_their_own_entries(tmp_path: P
         check_file(tmp_path / f / "a.yaml", CheckOptions(cache=COMPILE_CACHE, static_only=True), NO_GPU)
         for f in ("one", "two")
     )
-    saved = baseline.snapshot([first, second])
-    assert sorted(saved["files"]) == ["one/a.yaml", "two/a.yaml"]
-    saved["files"]["two/a.yaml"] = {
+    values = baseline.snapshot([first, second]).as_values()
+    assert sorted(values) == ["one/a.yaml", "two/a.yaml"]
+    values["two/a.yaml"] = {
         case: {**metrics, "static__registers_per_thread": metrics["static__registers_per_thread"] - 8}
-        for case, metrics in saved["files"]["two/a.yaml"].items()
+        for case, metrics in values["two/a.yaml"].items()
     }
-    changes = baseline.compare(saved, [first, second], {})
+    changes = baseline.compare(baseline.baseline_of(values), [first, second], {})
     assert {c.file for c in changes} == {"two/a.yaml"} and all(c.worse for c in changes)
 
 
@@ -198,7 +200,8 @@ def test_baseline_files_that_cannot_be_read(tmp_path: Path):
 def test_a_saved_baseline_loads_back_as_it_was_saved(results, tmp_path: Path):
     path = tmp_path / "main.json"
     baseline.save(results, path)
-    assert baseline.load(path) == json.loads(path.read_text()) == baseline.snapshot(results)
+    assert baseline.load(path) == baseline.snapshot(results)
+    assert baseline.load(path).json_text() == path.read_text()
 
 
 def test_a_baseline_without_its_version_or_machine_still_loads(tmp_path: Path):
@@ -206,8 +209,8 @@ def test_a_baseline_without_its_version_or_machine_still_loads(tmp_path: Path):
     path = tmp_path / "base.json"
     path.write_text('{"files": {"sample": {"stride1": {"gpu__time_duration.sum": 4096}}}}')
     loaded = baseline.load(path)
-    assert loaded["files"] == {"sample": {"stride1": {"gpu__time_duration.sum": 4096.0}}}
-    assert loaded["ncuverify"] is None and loaded["measured_on"] is None
+    assert loaded.as_values() == {"sample": {"stride1": {"gpu__time_duration.sum": 4096.0}}}
+    assert loaded.version is None and loaded.measured_on is None
 
 
 def test_values_json_cannot_hold_are_not_saved(results, tmp_path: Path):
@@ -216,7 +219,7 @@ def test_values_json_cannot_hold_are_not_saved(results, tmp_path: Path):
     frame.loc[0, "value"] = math.inf
     saved = baseline.snapshot([replace(result, measurements=Measurements.of_frame(frame))])
     row = frame.iloc[0]
-    assert row["metric"] not in saved["files"]["tests/data/sample.yaml"].get(row["case"], {})
+    assert saved.files["tests/data/sample.yaml"].value(row["case"], row["metric"]) is None
 
 
 @settings(max_examples=150, deadline=None)
@@ -229,7 +232,7 @@ def test_any_json_is_a_baseline_or_an_input_error(tmp_path_factory, value):
     except InputError as error:
         assert str(error).startswith(f"{path}: not a baseline (") and "\n" not in str(error)
     else:
-        for cases in loaded["files"].values():
+        for cases in loaded.as_values().values():
             assert all(math.isfinite(v) for metrics in cases.values() for v in metrics.values())
 
 
@@ -258,7 +261,7 @@ def test_save_static_only_writes_the_static_facts_and_exits_0_on_a_machine_witho
     done = runner.invoke(app, ["baseline", "save", str(saved), *files, "--static-only"])
     assert done.exit_code == ExitCode.OK, done.output
     assert f"baseline of static facts written to {saved}" in done.output
-    cases = baseline.load(saved)["files"]["tests/data/sample.yaml"]
+    cases = baseline.load(saved).as_values()["tests/data/sample.yaml"]
     assert {metric for metrics in cases.values() for metric in metrics} >= {"static__registers_per_thread"}
     assert all(metric.startswith("static__") for metrics in cases.values() for metric in metrics)
     # every claim of the sample needs a GPU: saved alone, it judges nothing, and says so, yet exits 0
@@ -302,3 +305,20 @@ def test_a_baseline_is_saved_as_it_always_was_byte_for_byte(results, tmp_path: P
     path = tmp_path / "base.json"
     baseline.save(fixed_results(results), path)
     assert path.read_bytes() == golden.read_bytes()
+
+
+def test_a_baseline_of_an_earlier_version_is_written_back_as_it_was_read():
+    path = DATA / "baseline-by-stem.json"
+    assert baseline.load(path).json_text() == path.read_text()
+
+
+def test_a_baseline_is_a_value_that_nothing_changes(results):
+    values = baseline.snapshot(results).as_values()
+    made = baseline.baseline_of(values)
+    values["tests/data/sample.yaml"]["stride1"]["gpu__time_duration.sum"] = -1.0  # the caller's dicts
+    values["elsewhere.yaml"] = {}
+    assert made.as_values() == baseline.snapshot(results).as_values() and "elsewhere.yaml" not in made.files
+    with pytest.raises(FrozenInstanceError):
+        made.version = "9.9"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        made.files["tests/data/sample.yaml"].cases["stride1"].metrics["x"] = 1.0  # type: ignore[index]

@@ -12,6 +12,8 @@ from cli_invoke import invoke_command
 from test_judge_sets import spec_of
 
 from ncuverify.baseline import ratchet
+from ncuverify.baseline import snapshot as baselines
+from ncuverify.baseline.snapshot import Baseline
 from ncuverify.measurements import MEASUREMENT_COLUMNS, Measurements
 from ncuverify.results import FileResult
 
@@ -25,8 +27,8 @@ def result_of(tmp_path: Path, facts: dict[str, dict[str, float]], allow=()) -> F
     return FileResult(spec.path, [], measurements=Measurements.of_frame(frame), spec=spec, key="k.yaml")
 
 
-def baseline_of(facts):
-    return {"files": {"k.yaml": {f"gemms[{k}]": v for k, v in facts.items()}}}
+def baseline_of(facts: dict[str, dict[str, float]]) -> Baseline:
+    return baselines.baseline_of({"k.yaml": {f"gemms[{k}]": v for k, v in facts.items()}})
 
 
 REGS = "static__registers_per_thread"

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from ncuverify.baseline import snapshot as baselines
-from ncuverify.baseline.snapshot import Change
+from ncuverify.baseline.snapshot import Baseline, Change
 from ncuverify.judge.kernel_sets import of_set_case
 from ncuverify.names import function_name
 from ncuverify.results import FileResult
@@ -41,9 +40,7 @@ class Comparison:
         return any(change.worse and change.allowed is None for change in self.changes)
 
 
-def compare(
-    baseline: dict[str, Any], results: Sequence[FileResult], overrides: dict[str, Tolerance]
-) -> Comparison:
+def compare(baseline: Baseline, results: Sequence[FileResult], overrides: dict[str, Tolerance]) -> Comparison:
     """The baseline comparison, with the allow-list applied and the sets' kernels added and removed."""
     by_key = {result.key: result for result in results}
     changes = [
@@ -72,8 +69,8 @@ def _symbol(result: FileResult, case: str) -> str:
     return next((kernel for named, kernel, *_ in result.measurements.rows if named == case), "")
 
 
-def _moves(baseline: dict[str, Any], result: FileResult) -> list[KernelMove]:
-    before = {case for case in baselines.recorded(baseline["files"], result) if of_set_case(case)}
+def _moves(baseline: Baseline, result: FileResult) -> list[KernelMove]:
+    before = {case for case in baseline.recorded(result).cases if of_set_case(case)}
     if result.measurements is None:
         return []  # the file was not measured: nothing is known of its kernels
     now = {case for case in result.measurements.cases if of_set_case(case)}

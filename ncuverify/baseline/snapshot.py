@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from types import MappingProxyType
+from typing import Any
 
 from ncuverify import __version__
 from ncuverify import json_fields as fields
@@ -49,9 +50,84 @@ class Change:
         return self.after / self.before if self.before else None
 
 
-def snapshot(results: Sequence[FileResult]) -> dict[str, Any]:
-    """Every measured value of a run: file key -> case -> metric -> value (finite values only: JSON
-    holds no others)."""
+@dataclass(frozen=True)
+class CaseValues:
+    """One case's values in a baseline: metric -> value, every one finite (JSON holds no others)."""
+
+    metrics: Mapping[str, float]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "metrics", MappingProxyType(dict(self.metrics)))
+
+
+@dataclass(frozen=True)
+class FileValues:
+    """One expectation file's cases in a baseline, by name; a kernel of a set is a case of its own
+    (`KEY[kernel]`)."""
+
+    cases: Mapping[str, CaseValues]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "cases", MappingProxyType(dict(self.cases)))
+
+    def value(self, case: str, metric: str) -> float | None:
+        values = self.cases.get(case)
+        return values.metrics.get(metric) if values is not None else None
+
+
+NO_VALUES = FileValues({})
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """Every value a run measured, by file key (in a baseline of an earlier version: by stem), case and
+    metric, and what saved it."""
+
+    files: Mapping[str, FileValues]
+    version: str | None = None  # of the ncuverify that saved it ("ncuverify" in the file)
+    measured_on: str | None = None  # the GPU and tools, as Provenance.describe() says them
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "files", MappingProxyType(dict(self.files)))
+
+    def recorded(self, result: FileResult) -> FileValues:
+        """The file's entry: under its key; in a baseline of an earlier version, which knew files by
+        their stems, under its stem."""
+        if result.key in self.files:
+            return self.files[result.key]
+        return self.files.get(result.path.stem, NO_VALUES)
+
+    def as_values(self) -> dict[str, dict[str, dict[str, float]]]:
+        """File key -> case -> metric -> value, in plain dicts of its own (baseline_of's argument)."""
+        return {
+            key: {case: dict(values.metrics) for case, values in entry.cases.items()}
+            for key, entry in self.files.items()
+        }
+
+    def json_text(self) -> str:
+        """The file `baseline save` writes."""
+        document = {"ncuverify": self.version, "measured_on": self.measured_on, "files": self.as_values()}
+        return json.dumps(document, indent=1, sort_keys=True)
+
+
+def baseline_of(
+    files: Mapping[str, Mapping[str, Mapping[str, float]]],
+    version: str | None = None,
+    measured_on: str | None = None,
+) -> Baseline:
+    """A baseline of plain values: file key -> case -> metric -> value."""
+    return Baseline(
+        {
+            key: FileValues({case: CaseValues(metrics) for case, metrics in cases.items()})
+            for key, cases in files.items()
+        },
+        version,
+        measured_on,
+    )
+
+
+def snapshot(results: Sequence[FileResult]) -> Baseline:
+    """Every measured value of a run (finite values only: JSON holds no others)."""
     files: dict[str, dict[str, dict[str, float]]] = {}
     for result in results:
         if result.measurements is None:
@@ -61,22 +137,18 @@ def snapshot(results: Sequence[FileResult]) -> dict[str, Any]:
             if math.isfinite(value):  # NaN where ncu said n/a
                 cases.setdefault(case, {})[metric] = value
     provenance = next((r.provenance for r in results if r.provenance is not None), None)
-    return {
-        "ncuverify": __version__,
-        "measured_on": provenance.describe() if provenance else None,
-        "files": files,
-    }
+    return baseline_of(files, __version__, provenance.describe() if provenance else None)
 
 
 def save(results: Sequence[FileResult], path: Path) -> None:
-    path.write_text(json.dumps(snapshot(results), indent=1, sort_keys=True))
+    path.write_text(snapshot(results).json_text())
 
 
 # A baseline of the whole suite is about 1 MB; one of 64 MiB was not written by `baseline save`.
 MAX_BASELINE_BYTES = 64 * 2**20
 
 
-def load(path: Path) -> dict[str, Any]:
+def load(path: Path) -> Baseline:
     """A baseline written by `baseline save`, every value checked: InputError naming the file and the
     first field that is wrong (`base.json: not a baseline (files.f.c.m: not a number)`)."""
     try:
@@ -89,7 +161,7 @@ def load(path: Path) -> dict[str, Any]:
         raise InputError(one_line(f"{path}: not a baseline ({error})")) from None
 
 
-def _baseline(data: Any) -> dict[str, Any]:
+def _baseline(data: Any) -> Baseline:
     """The baseline's values, checked; Malformed naming the first field that is wrong."""
     if not isinstance(data, dict):
         raise Malformed("", "not a JSON object")
@@ -98,8 +170,9 @@ def _baseline(data: Any) -> dict[str, Any]:
             raise Malformed("", f"unknown key {fields.shown(key)}")
     if "files" not in data:
         raise Malformed("files", "missing")
-    for key in ("ncuverify", "measured_on"):
-        fields.optional(fields.text, data.get(key), key)
+    version, measured_on = (
+        fields.optional(fields.text, data.get(key), key) for key in ("ncuverify", "measured_on")
+    )
     files: dict[str, dict[str, dict[str, float]]] = {}
     for key, cases in fields.json_object(data["files"], "files").items():
         where = fields.member("files", key)
@@ -110,7 +183,7 @@ def _baseline(data: Any) -> dict[str, Any]:
                 metric: fields.finite(value, fields.member(at, metric))
                 for metric, value in fields.json_object(metrics, at).items()
             }
-    return {"ncuverify": data.get("ncuverify"), "measured_on": data.get("measured_on"), "files": files}
+    return baseline_of(files, version, measured_on)
 
 
 def parse_tolerance(text: str) -> tuple[str, Tolerance]:
@@ -139,18 +212,18 @@ def tolerances_for(result: FileResult, overrides: dict[str, Tolerance]) -> dict[
 
 
 def compare(
-    baseline: dict[str, Any], results: Sequence[FileResult], overrides: dict[str, Tolerance]
+    baseline: Baseline, results: Sequence[FileResult], overrides: dict[str, Tolerance]
 ) -> list[Change]:
     """Every tracked measure that moved beyond its tolerance, worse or better, in file and case order."""
     changes = []
     for result in results:
-        before_cases = recorded(baseline["files"], result)
-        now = snapshot([result])["files"].get(result.key, {})
+        before_values = baseline.recorded(result)
+        now = snapshot([result]).files.get(result.key, NO_VALUES)
         tolerances = tolerances_for(result, overrides)
-        for case, metrics in now.items():
+        for case, values in now.cases.items():
             for metric, tolerance in _of_case(case, tolerances).items():
-                before = before_cases.get(case, {}).get(metric)
-                after = metrics.get(metric)
+                before = before_values.value(case, metric)
+                after = values.metrics.get(metric)
                 if before is None or after is None:
                     continue
                 if not tolerance.allows(before, after):
@@ -167,11 +240,3 @@ SET_TOLERANCES: dict[str, Tolerance] = {SHARED_STATIC_BYTES: Tolerance(abs=0)}
 def _of_case(case: str, tolerances: dict[str, Tolerance]) -> dict[str, Tolerance]:
     """The tolerances of a case; a kernel of a set (`KEY[kernel]`) holds its shared memory too."""
     return {**SET_TOLERANCES, **tolerances} if of_set_case(case) is not None else tolerances
-
-
-def recorded(files: dict[str, Any], result: FileResult) -> dict[str, Any]:
-    """The file's entry in a baseline: under its key; in a baseline of an earlier version, which knew
-    files by their stems, under its stem."""
-    if result.key in files:
-        return cast(dict[str, Any], files[result.key])
-    return cast(dict[str, Any], files.get(result.path.stem, {}))

@@ -8,11 +8,11 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import typer
 
 from ncuverify.baseline import snapshot as baselines
+from ncuverify.baseline.snapshot import Baseline
 from ncuverify.cli.paths import check_input_files, check_outputs, check_profile_folders
 from ncuverify.environment import gpu_count
 from ncuverify.profile import PROCESSES_PER_GPU, NcuOptions
@@ -100,7 +100,7 @@ class Outputs:
 class Comparison:
     """A baseline that was read, and how much worse than it each measure named may get."""
 
-    before: dict[str, Any]
+    before: Baseline
     tolerances: dict[str, Tolerance]
 
 
