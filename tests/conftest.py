@@ -33,6 +33,14 @@ os.environ.setdefault("NCUVERIFY_CACHE_DIR", tempfile.mkdtemp(prefix="ncuverify-
 COMPILE_CACHE = CompileCache(Path(os.environ["NCUVERIFY_CACHE_DIR"]))
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def import_path() -> str:
+    """This checkout's package first, then the PYTHONPATH the tests run with (where packages such as
+    google-re2 may be installed beside the interpreter's own): for a script that runs ncuverify."""
+    return os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+
+
 DATA = ROOT / "tests" / "data"
 FIXTURES = ROOT / "tests" / "fixtures"
 EXPECTATIONS = ROOT / "expectations"

@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import import_path
 
 REPO = Path(__file__).resolve().parent.parent
+
+
 ACTION = yaml.safe_load((REPO / "action.yml").read_text())
 CITE = {"document": "d", "section": "1", "figure": "f"}
 OUTPUTS = ("results.json", "results.xml", "report.html", "summary.md", "results.sarif")
@@ -66,7 +69,7 @@ def _run_step(step_id: str, folder: Path, inputs: dict[str, str]) -> subprocess.
     bin_folder = folder / "bin"
     bin_folder.mkdir(exist_ok=True)
     script = bin_folder / "ncuverify"
-    script.write_text(f'#!/bin/sh\nPYTHONPATH="{REPO}" exec "{sys.executable}" -m ncuverify "$@"\n')
+    script.write_text(f'#!/bin/sh\nPYTHONPATH="{import_path()}" exec "{sys.executable}" -m ncuverify "$@"\n')
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     env = {name: _filled(str(value), inputs) for name, value in step.get("env", {}).items()}
     path = f"{bin_folder}:/usr/bin:/bin"

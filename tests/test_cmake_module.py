@@ -15,11 +15,14 @@ from pathlib import Path
 import pytest
 import yaml
 from artifact_builds import _nvcc
+from conftest import import_path
 from junitparser import JUnitXml
 
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parent.parent
+
+
 LIBRARY = """namespace ops {
 __global__ void copy(float* out, const float* in, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -92,7 +95,7 @@ def _ncuverify(folder: Path) -> Path:
     script = folder / "ncuverify"
     calls = folder / "calls.log"  # the arguments of each call, a line each
     script.write_text(
-        f'#!/bin/sh\necho "$@" >> "{calls}"\nPYTHONPATH="{REPO}" exec "{sys.executable}" -m ncuverify "$@"\n'
+        f'#!/bin/sh\necho "$@" >> "{calls}"\nPYTHONPATH="{import_path()}" exec "{sys.executable}" -m ncuverify "$@"\n'
     )
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     return script
