@@ -129,19 +129,15 @@ def test_the_environment_does_not_reach_nvcc(tmp_path, monkeypatch):
     assert not (tmp_path / "deps.d").exists()
 
 
-def test_landlock_keeps_nvcc_from_reading_outside_its_folders(tmp_path):
-    """The second wall: an include folder that the walk would refuse, handed to nvcc directly."""
-    project, outside = tmp_path / "project", tmp_path / "outside"
-    project.mkdir()
-    outside.mkdir()
-    (outside / "secret.h").write_text(f"{SECRET}\n")
+def inline_unit(**fields) -> Unit:
+    """An nvcc unit of inline source, made directly: without unit_of's checks."""
     unit = Unit(
-        source='#include "secret.h"\n__global__ void k() {}\n',
+        source="__global__ void k() {}\n",
         source_name="k.yaml:inline",
         folder=None,
         arch="sm_90",
         defines=(),
-        include_dirs=(str(outside),),
+        include_dirs=(),
         lineinfo=False,
         std="c++17",
         max_registers=None,
@@ -149,6 +145,16 @@ def test_landlock_keeps_nvcc_from_reading_outside_its_folders(tmp_path):
         options=(),
         compiler="nvcc",
     )
+    return replace(unit, **fields)
+
+
+def test_landlock_keeps_nvcc_from_reading_outside_its_folders(tmp_path):
+    """The second wall: an include folder that the walk would refuse, handed to nvcc directly."""
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    project.mkdir()
+    outside.mkdir()
+    (outside / "secret.h").write_text(f"{SECRET}\n")
+    unit = inline_unit(source='#include "secret.h"\n__global__ void k() {}\n', include_dirs=(str(outside),))
     answer = nvcc_module.compile_cubin(unit, host_toolchain(), Roots(project=project), 120.0)
     if not answer.confined:
         pytest.skip("no Landlock on this machine")
@@ -233,25 +239,6 @@ def test_defines_flags_and_paths_nvcc_reads_as_written_still_build(tmp_path, mon
         "flags": ["-DX=(1<<4)", "-DADD(a,b)=((a)+(b))"],
     }
     assert build_spec(spec_with(tmp_path, {"k": kernel}), "sm_90")["k"].symbol == "_Z1kPf"
-
-
-def inline_unit(**fields) -> Unit:
-    """An nvcc unit of inline source, made directly: without unit_of's checks."""
-    unit = Unit(
-        source="__global__ void k() {}\n",
-        source_name="k.yaml:inline",
-        folder=None,
-        arch="sm_90",
-        defines=(),
-        include_dirs=(),
-        lineinfo=False,
-        std="c++17",
-        max_registers=None,
-        flags=(),
-        options=(),
-        compiler="nvcc",
-    )
-    return replace(unit, **fields)
 
 
 def test_nvcc_gets_commas_in_defines_escaped():
