@@ -22,7 +22,8 @@ from ncuverify.profile import recording
 from ncuverify.profile.diagnose import diagnose
 from ncuverify.profile.plan import FileCases, plan_cases
 from ncuverify.profile.program_command import Sections
-from ncuverify.profile.program_run import PlannedProgram, run_program
+from ncuverify.profile.program_run import run_program
+from ncuverify.profile.program_work import PlannedProgram, ProgramWork
 from ncuverify.profile.run import run_ncu
 from ncuverify.profile.saved_report import REPORT_FILE, import_report
 from ncuverify.profile.session import RUNS, Settings
@@ -79,7 +80,7 @@ def explain_programs(
         folder = work_dir / RUNS / f"explain-program-{number}"
         report = folder / REPORT_FILE.removesuffix(".ncu-rep")
         sections = Sections(EXPLAIN_SECTIONS, (launch or 1) - 1, report)
-        run = run_program(programs[base], folder, settings.ncu, settings.gpus[0], sections)
+        run = run_program(ProgramWork((programs[base],), settings.gpus[0], sections), folder, settings.ncu)
         if not run.cases[0].ok:
             unexplained[name] = str(run.cases[0].error)
             continue

@@ -8,18 +8,11 @@ from collections.abc import Sequence
 from ncuverify.errors import EnvironmentProblem, InputError
 from ncuverify.measurements import Measurements, Row
 from ncuverify.names import is_time
-from ncuverify.profile.cases import measurements
 from ncuverify.profile.plan import REPEATS, FileCases, qualified
 from ncuverify.profile.recording import SEP
 from ncuverify.profile.run import Run
 from ncuverify.profile.shown import shown_name
-from ncuverify.profile.table import tidy_rows
-
-
-def run_measurements(run: Run, symbols: dict[str, str]) -> Measurements:
-    """A run's measurements; each case's kernel comes from the status (the runner writes it) or symbols."""
-    known = {s.case: s.kernel for s in run.cases if s.kernel}
-    return measurements(tidy_rows(run.report), run.cases, {**symbols, **known})
+from ncuverify.profile.work import run_measurements
 
 
 def measurements_by_file(

@@ -3,10 +3,7 @@ its time limit, in a process group of its own; what it left, as a Run of one cas
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from ncuverify.errors import EnvironmentProblem
@@ -14,86 +11,51 @@ from ncuverify.ncu.log import error_lines
 from ncuverify.processes import TimedOut, run_bounded
 from ncuverify.profile.command import NcuOptions
 from ncuverify.profile.outcome import clear_outcomes, read_log
-from ncuverify.profile.process import visible_device
-from ncuverify.profile.program_command import Sections, program_ncu_command
 from ncuverify.profile.program_launches import NO_LAUNCH, selected_launches
+from ncuverify.profile.program_work import PlannedProgram, ProgramWork
 from ncuverify.profile.run import Run, ncu_not_started
 from ncuverify.profile.shown import shown_output
 from ncuverify.profile.table import parse_csv
 from ncuverify.runner import CaseStatus
-from ncuverify.spec.programs import ProgramCase
 
-# What of the program's own environment it keeps: where programs are, whose home, where temporary files go.
-KEPT_VARIABLES = ("PATH", "HOME", "TMPDIR", "USER", "LOGNAME")
 _STDERR_LINES = 5  # shown of a failed program's standard error: its last lines
-
-
-@dataclass(frozen=True)
-class PlannedProgram:
-    """A program case of a file, to run: its qualified name, the case, its file's folder, its metrics."""
-
-    name: str
-    case: ProgramCase
-    folder: Path
-    metrics: frozenset[str]
-
-
-def program_argv(case: ProgramCase, folder: Path, path: str) -> list[str] | str:
-    """The command with its program found (a name on path, a path relative to folder), or why not."""
-    first, *rest = case.program.command
-    found = str((folder / first).resolve()) if "/" in first else shutil.which(first, path=path)
-    if found is None or not os.access(found, os.X_OK):
-        return f"no program {shown_output(first, 200)} to run: not found, or not executable"
-    return [found, *rest]
-
-
-def program_environment(case: ProgramCase, device: int | None) -> dict[str, str]:
-    """A minimal environment (KEPT_VARIABLES, the C locale, the GPU) and what the case adds."""
-    environment = {name: os.environ[name] for name in KEPT_VARIABLES if name in os.environ}
-    environment.setdefault("PATH", os.defpath)
-    environment["LC_ALL"] = "C"
-    if device is not None:
-        environment["CUDA_VISIBLE_DEVICES"] = visible_device(device)
-    return {**environment, **case.program.env}
 
 
 def shown_command(command: Iterable[str]) -> str:
     return shown_output(" ".join(command), 200)
 
 
-def run_program(
-    planned: PlannedProgram,
-    work_dir: Path,
-    options: NcuOptions,
-    device: int | None,
-    sections: Sections | None = None,
-) -> Run:
-    """Run the case's program under ncu (with sections: for one launch, into a report). A program that
-    cannot start, exits non-zero, runs past its time limit or launches nothing the case selects fails
-    the case, with its command and the end of its standard error; EnvironmentProblem only where ncu
+def run_program(work: ProgramWork, work_dir: Path, options: NcuOptions) -> Run:
+    """Run the work's program under ncu (with sections: for one launch, into a report). A program that
+    cannot start, exits non-zero, runs past its time limit or launches nothing a case selects fails
+    its cases, with its command and the end of its standard error; EnvironmentProblem only where ncu
     itself cannot start."""
     work_dir.mkdir(parents=True, exist_ok=True)
     clear_outcomes(work_dir)
     log_file = work_dir / "ncu.log"
-    environment = program_environment(planned.case, device)
-    written = " ".join(planned.case.program.command)
-    argv = program_argv(planned.case, planned.folder, environment["PATH"])
+    written = work.written
+    argv = work.argv()
     if isinstance(argv, str):
-        return Run("", (CaseStatus(planned.name, False, argv),), [])
-    command = program_ncu_command(options, planned.case, planned.metrics, log_file, argv, sections)
-    cwd = (planned.folder / (planned.case.program.cwd or ".")).resolve()
+        return Run("", _all_failed(work, argv), [])
+    command = work.command(options, log_file)
     try:
-        finished = run_bounded(command, planned.case.program.timeout_s, environment, cwd)
+        finished = run_bounded(command, work.timeout_s, work.environment, work.cwd)
     except TimedOut:
-        limit = planned.case.program.timeout_s
-        error = f"the program `{shown_command([written])}` did not end within {limit:g} s under ncu; stopped"
-        return Run(read_log(log_file), (CaseStatus(planned.name, False, error),), command)
+        error = f"the program `{shown_command([written])}` did not end within {work.timeout_s:g} s under ncu; stopped"
+        return Run(read_log(log_file), _all_failed(work, error), command)
     except OSError as error:
         raise ncu_not_started(options, error) from None
     report = read_log(log_file)
-    saved = sections.saved if sections is not None else None
-    status = _status(planned, report, finished.returncode, finished.stderr, written, saved)
-    return Run(report, (status,), command, _tail(finished.stderr), finished.returncode)
+    saved = work.sections.saved if work.sections is not None else None
+    status = tuple(
+        _status(planned, report, finished.returncode, finished.stderr, written, saved)
+        for planned in work.programs
+    )
+    return Run(report, status, command, _tail(finished.stderr), finished.returncode)
+
+
+def _all_failed(work: ProgramWork, error: str) -> tuple[CaseStatus, ...]:
+    return tuple(CaseStatus(name, False, error) for name in work.names)
 
 
 def _status(

@@ -11,8 +11,10 @@ from ncuverify.measurements import Measurements
 from ncuverify.profile.command import NcuOptions
 from ncuverify.profile.plan import FileCases, claim_needs, qualified
 from ncuverify.profile.program_launches import program_measurements
-from ncuverify.profile.program_run import PlannedProgram, run_program
+from ncuverify.profile.program_run import run_program
+from ncuverify.profile.program_work import PlannedProgram, ProgramWork
 from ncuverify.profile.run import Run
+from ncuverify.profile.work import refused
 from ncuverify.spec.programs import ProgramCase, launch_of
 
 PROGRAM_RUNS = "programs"  # under the work folder: one folder per program case's ncu process
@@ -37,6 +39,11 @@ def planned_programs(files: Sequence[FileCases]) -> list[PlannedProgram]:
     return planned
 
 
+def program_works(files: Sequence[FileCases], device: int | None) -> list[ProgramWork]:
+    """The ncu processes of the files' program cases: one per case."""
+    return [ProgramWork((planned,), device) for planned in planned_programs(files)]
+
+
 def program_cases(files: Sequence[FileCases]) -> dict[str, ProgramCase]:
     """Every program case of the files, under its qualified name."""
     return {
@@ -51,13 +58,13 @@ def profile_programs(
     what they measured. Where programs are not allowed, none runs and their cases fail saying how."""
     runs: list[Run] = []
     measured = Measurements.empty()
-    for number, planned in enumerate(planned_programs(files)):
+    for number, work in enumerate(program_works(files, device)):
         if not allowed:
-            measured = measured.combined(Measurements(failed_cases={planned.name: NOT_ALLOWED}))
+            measured = measured.combined(refused(work, NOT_ALLOWED))
             continue
-        run = run_program(planned, work_dir / PROGRAM_RUNS / str(number), ncu, device)
+        run = run_program(work, work_dir / PROGRAM_RUNS / str(number), ncu)
         runs.append(run)
-        measured = measured.combined(program_measurements(run.cases[0], run.report, planned.case))
+        measured = measured.combined(work.measurements(run))
     return runs, measured
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ncuverify.errors import EnvironmentProblem
-from ncuverify.profile.command import NcuOptions, ncu_command
+from ncuverify.profile.command import NcuOptions
 from ncuverify.profile.outcome import (
     ELAPSED_FILE,
     MAX_OUTPUT_BYTES,
@@ -22,6 +22,7 @@ from ncuverify.profile.outcome import (
 )
 from ncuverify.profile.process import start, wait
 from ncuverify.profile.saved_report import REPORT_FILE
+from ncuverify.profile.work import KernelWork
 from ncuverify.runner import PROGRESS_FILE, CaseStatus, Plan, PlannedCase
 
 
@@ -92,9 +93,9 @@ def run_ncu(
         )
     plan.write(plan_file)
     report_file = work_dir / REPORT_FILE.removesuffix(".ncu-rep") if keep_report else None
-    symbols = [c.symbol for c in cases]
-    command = ncu_command(options, metrics, symbols, log_file, plan_file, report_file, sections)
-    names = [c.name for c in cases]
+    work = KernelWork.of(cases, metrics, plan_file, report_file, sections)
+    command = work.command(options, log_file)
+    names = list(work.names)
     started = time.monotonic()
     try:
         process = start(command, work_dir / "output.txt", device)

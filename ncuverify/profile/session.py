@@ -24,11 +24,11 @@ from ncuverify.profile import schedule
 from ncuverify.profile.command import NcuOptions
 from ncuverify.profile.diagnose import diagnose
 from ncuverify.profile.faults import faults_named
-from ncuverify.profile.per_file import run_measurements
 from ncuverify.profile.plan import FileCases, plan_cases
 from ncuverify.profile.recording import SEP
 from ncuverify.profile.run import Gate, Run, run_ncu
 from ncuverify.profile.shown import shown_output
+from ncuverify.profile.work import KernelWork
 from ncuverify.runner import AFTER_FAILED_STEP, CaseStatus, PlannedCase
 
 _T = TypeVar("_T")
@@ -242,16 +242,16 @@ def _run_unit(
         status = faults_named(list(run.cases), cases, run_dir, ncu, unit.gpu) or _runner_failure(
             run, remaining
         )
-        symbols = {c.name: c.symbol for c in cases}
+        work = KernelWork.of(cases, unit.metrics, run_dir / "plan.json")
         recorded = replace(run, cases=tuple(status))
-        measured = run_measurements(recorded, symbols)
+        measured = work.measurements(recorded)
         if run.stopped is not None and measured.unmeasured:
             recorded = replace(recorded, cases=_stopped(recorded.cases, measured.unmeasured, run.stopped))
-            measured = run_measurements(recorded, symbols)
+            measured = work.measurements(recorded)
         remaining, held = _whole_sequences(_to_run_again(status, measured), recorded.cases, cases)
         if held:
             recorded = replace(recorded, cases=(*recorded.cases, *held))
-            measured = run_measurements(recorded, symbols)
+            measured = work.measurements(recorded)
         runs.append((recorded, measured))
     return runs
 

@@ -14,10 +14,8 @@ from ncuverify.explain import Explanation
 from ncuverify.internal import isolated
 from ncuverify.names import is_ncu_metric
 from ncuverify.options import CheckOptions
-from ncuverify.profile import explain_pass, plan, recording
-from ncuverify.profile.programs import planned_programs
+from ncuverify.profile import explain_pass, kinds, plan, recording
 from ncuverify.results import FileResult, Verdict
-from ncuverify.spec.programs import launch_of
 from ncuverify.stages.profiling import file_cases, profile_settings
 from ncuverify.stages.progress import say
 from ncuverify.stages.values import Prepared, Profiled
@@ -66,13 +64,8 @@ def explain_failures(
         else:
             say(options, f"explaining {len(wanted)} failed claim(s)")
             files, settings = file_cases(waiting), profile_settings(options, environment)
-            planned = {program.name: program for program in planned_programs(files)}
-            cases = {case: topic for case, topic in wanted.values() if launch_of(case)[0] not in planned}
-            found = explain_pass.explain_cases(cases, files, work_dir, settings)
-            if options.allow_programs:  # a program runs only where the run allows it
-                programs = {case: topic for case, topic in wanted.values() if launch_of(case)[0] in planned}
-                explained, unexplained = explain_pass.explain_programs(programs, planned, work_dir, settings)
-                found |= explained
+            cases = dict(wanted.values())
+            found, unexplained = kinds.explained(cases, files, work_dir, settings, options.allow_programs)
     except (EnvironmentProblem, InputError) as problem:
         failing = {path for path, _ in wanted}
         if profiled.replayed and isinstance(problem, InputError):  # a damaged recording is wrong input

@@ -10,7 +10,7 @@ from pathlib import Path
 from ncuverify.build import KernelBuild, build_spec, reads_sass
 from ncuverify.build import measurement_rows as static_rows
 from ncuverify.build.built import build_warnings
-from ncuverify.build.inventory import build_sets
+from ncuverify.build.inventory import KernelSet, build_sets
 from ncuverify.build.params import check_arguments
 from ncuverify.environment import Environment
 from ncuverify.errors import InputError
@@ -22,6 +22,7 @@ from ncuverify.names import is_static
 from ncuverify.ncu.metrics import check_metric_names
 from ncuverify.options import CheckOptions, target_arch
 from ncuverify.profile import recording
+from ncuverify.provenance import Provenance
 from ncuverify.results import FileKey, FileResult
 from ncuverify.spec import Claim, Spec, load, share_of
 from ncuverify.spec.binaries import with_binaries
@@ -38,25 +39,12 @@ def prepare_file(
     started = time.monotonic()
     say(options, f"{path.name}: reading")
     try:
-        spec = _read(path, options)
-        if options.shard is not None:
-            spec = share_of(spec, *options.shard)
-        if options.claims is not None and path.resolve() in options.claims:
-            spec = with_claims(spec, options.claims[path.resolve()])
-        from_profile = options.from_profile
-        provenance = recording.load_provenance(from_profile, key) if from_profile else None
-        arch = provenance.arch if provenance else target_arch(spec, options, environment)
-        if arch is not None:
-            check_metric_names(spec, arch, environment.ncu)
+        spec, provenance, arch = _spec_and_arch(path, key, options, environment)
         say(options, f"{path.name}: compiling")
-        live = options.from_profile is None and not options.static_only
-        limits = replace(options.build, sass=True) if needs_sass(spec, live) else options.build
-        builds = build_spec(spec, arch, options.cache, limits) if arch is not None else None
-        if builds is not None:
-            check_arguments(spec, builds)
-        sets = build_sets(spec, arch, options.cache, limits) if arch is not None else {}
+        builds, sets = _built(spec, arch, options)
     except InputError as error:
         return FileResult(path, [], input_error=str(error), seconds=time.monotonic() - started, key=key.name)
+    from_profile = options.from_profile
     applicable = [claim for claim in spec.content.claims if applies_to(claim, arch)]
     judged = other_arch([claim for claim in spec.content.claims if not applies_to(claim, arch)], arch)
     static_claims, profiler_claims = split_claims(applicable)
@@ -106,6 +94,38 @@ def prepare_file(
         stale=untied.stale,
         refused=untied.refused,
     )
+
+
+def _spec_and_arch(
+    path: Path, key: FileKey, options: CheckOptions, environment: Environment
+) -> tuple[Spec, Provenance | None, str | None]:
+    """The file's spec (its share, its claims asked for), the recording's provenance where the run
+    replays one, and the architecture its figures are for; InputError where the file is wrong."""
+    spec = _read(path, options)
+    if options.shard is not None:
+        spec = share_of(spec, *options.shard)
+    if options.claims is not None and path.resolve() in options.claims:
+        spec = with_claims(spec, options.claims[path.resolve()])
+    from_profile = options.from_profile
+    provenance = recording.load_provenance(from_profile, key) if from_profile else None
+    arch = provenance.arch if provenance else target_arch(spec, options, environment)
+    if arch is not None:
+        check_metric_names(spec, arch, environment.ncu)
+    return spec, provenance, arch
+
+
+def _built(
+    spec: Spec, arch: str | None, options: CheckOptions
+) -> tuple[dict[str, KernelBuild] | None, dict[str, KernelSet]]:
+    """The file's kernels built for arch, with their arguments checked, and its kernel sets; none
+    without an architecture."""
+    if arch is None:
+        return None, {}
+    live = options.from_profile is None and not options.static_only
+    limits = replace(options.build, sass=True) if needs_sass(spec, live) else options.build
+    builds = build_spec(spec, arch, options.cache, limits)
+    check_arguments(spec, builds)
+    return builds, build_sets(spec, arch, options.cache, limits)
 
 
 def _read(path: Path, options: CheckOptions) -> Spec:

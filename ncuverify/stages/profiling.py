@@ -13,7 +13,7 @@ from ncuverify.errors import EnvironmentProblem, InputError
 from ncuverify.internal import isolated
 from ncuverify.measurements import Measurements
 from ncuverify.options import CheckOptions
-from ncuverify.profile import per_file, plan, programs, recording, session
+from ncuverify.profile import kinds, per_file, plan, recording, session
 from ncuverify.profile.schedule import PassCounts
 from ncuverify.stages.live_provenance import live_provenance
 from ncuverify.stages.values import Prepared, Profiled
@@ -35,24 +35,11 @@ def profile_waiting(
     try:
         if options.from_profile is not None:
             recorded = recording.load(options.from_profile, [p.key for p in waiting])
-            symbols = per_file.symbols_of(files)
-            named = programs.program_cases(files)
-            built = [run for run in recorded.runs if not programs.is_program_run(run, named)]
-            replayed = programs.replayed_programs(recorded.runs, named)
-            measured, failed = _per_file(
-                lambda some: _with_programs(
-                    per_file.measurements_by_file(built, some, symbols), replayed, some
-                ),
-                keys,
-            )
+            measured, failed = _per_file(kinds.replayed(recorded.runs, files), keys)
             return Profiled(measured, recorded.provenance, replayed=True, internal_errors=failed)
         gpu = _usable_gpu(environment)
         settings = profile_settings(options, environment)
-        runs, everything = session.profile_files(files, work_dir, settings)
-        program_runs, by_programs = programs.profile_programs(
-            files, work_dir, settings.ncu, settings.gpus[0], options.allow_programs
-        )
-        runs, everything = [*runs, *program_runs], everything.combined(by_programs)
+        runs, everything = kinds.profiled(files, work_dir, settings, options.allow_programs)
         warnings = _remember_passes(options.passes)
         provenance = live_provenance(gpu, settings.ncu, runs[0].command if runs else [], files)
         if options.save_profile is not None:
@@ -86,16 +73,6 @@ def _per_file(
         if line is not None:
             failed[key] = line
     return measured, failed
-
-
-def _with_programs(
-    measured: dict[str, Measurements], replayed: Measurements, keys: list[str]
-) -> dict[str, Measurements]:
-    """Each file's replayed measurements with those of its program cases."""
-    combined = dict(measured)
-    for key, ours in per_file.by_file(replayed, keys).items():
-        combined[key] = combined[key].combined(ours) if key in combined else ours
-    return combined
 
 
 def _split_alone(

@@ -1,0 +1,56 @@
+"""What an ncu process profiles, whatever its kind: kernel cases for the runner, a program's cases."""
+
+from pathlib import Path
+
+from conftest import FIXTURES
+
+from ncuverify.profile.command import NcuOptions, ncu_command
+from ncuverify.profile.outcome import read_status
+from ncuverify.profile.program_command import program_ncu_command
+from ncuverify.profile.program_work import PlannedProgram, ProgramWork
+from ncuverify.profile.run import Run
+from ncuverify.profile.work import KernelWork, refused
+from ncuverify.runner import PlannedCase
+from ncuverify.spec.programs import ProgramCase
+
+SAMPLE = FIXTURES / "sample"  # a real H200 run of tests/data/sample.yaml
+NAMES = ("sample::stride1", "sample::stride32", "sample::scale_2d", "sample::misaligned")
+
+
+def test_kernel_work_s_command_profiles_its_cases_kernels_with_its_metrics(tmp_path):
+    cases = [_case("f::a", "_Z1av"), _case("f::b", "_Z1bv")]
+    work = KernelWork.of(cases, ["dram__bytes_read.sum"], tmp_path / "plan.json")
+    options = NcuOptions()
+    assert work.names == ("f::a", "f::b") and work.metrics == {"dram__bytes_read.sum"}
+    log = tmp_path / "ncu.log"
+    expected = ncu_command(options, ["dram__bytes_read.sum"], ["_Z1av", "_Z1bv"], log, tmp_path / "plan.json")
+    assert work.command(options, log) == expected
+
+
+def test_kernel_work_splits_a_real_report_back_into_its_cases():
+    status = read_status(SAMPLE / "status.json", list(NAMES))
+    run = Run((SAMPLE / "ncu.log").read_text(), tuple(status))
+    measured = KernelWork.of([], [], Path("plan.json")).measurements(run)
+    assert set(measured.cases) == set(NAMES) and not measured.failed_cases
+
+
+def test_program_work_s_command_is_its_case_s_command_under_ncu(tmp_path):
+    case = ProgramCase.model_validate({"program": {"command": ["python3", "add.py"]}, "kernel": "add"})
+    work = ProgramWork((PlannedProgram("f::add", case, tmp_path, frozenset({"launch__grid_size"})),))
+    argv = work.argv()
+    assert isinstance(argv, list) and argv[1:] == ["add.py"]
+    log = tmp_path / "ncu.log"
+    options = NcuOptions()
+    assert work.command(options, log) == program_ncu_command(options, case, {"launch__grid_size"}, log, argv)
+
+
+def test_work_that_does_not_run_fails_every_case_with_why(tmp_path):
+    case = ProgramCase.model_validate({"program": {"command": ["./missing"]}, "kernel": "add"})
+    planned = [PlannedProgram(f"f::{name}", case, tmp_path, frozenset()) for name in ("a", "b")]
+    work = ProgramWork(tuple(planned))
+    assert isinstance(work.argv(), str)  # not there: the run fails its cases before it asks for a command
+    assert refused(work, "not allowed").failed_cases == {"f::a": "not allowed", "f::b": "not allowed"}
+
+
+def _case(name: str, symbol: str) -> PlannedCase:
+    return PlannedCase(name, "k.cubin", symbol, (1, 1, 1), (32, 1, 1), 0, [])
