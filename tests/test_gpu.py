@@ -436,6 +436,43 @@ def test_a_program_case_s_setsid_daemon_is_gone_once_check_returns(gpu_environme
     ]
 
 
+# Figures a kernel gives the same every launch (its time and DRAM traffic vary a little between runs).
+_STEADY = re.compile(r"^(launch__|l1tex__t_(sectors|requests))")
+
+
+def test_program_cases_on_one_command_share_one_ncu_process_and_get_their_own_figures(
+    gpu_environment, tmp_path: Path, monkeypatch
+):
+    """examples/programs/ranges.yaml: four cases of one PyTorch script, each its NVTX range's launch,
+    in one ncu process, and in one process each (as before cases shared one): the same figures."""
+    if subprocess.run(["python3", "-c", "import torch"], capture_output=True).returncode != 0:
+        pytest.skip("ranges.yaml needs torch, which python3 cannot import here")
+    results = {}
+    for processes in ("shared", "each"):
+        monkeypatch.setenv("NCUVERIFY_PROGRAM_PROCESSES", processes)
+        saved = tmp_path / processes
+        options = CheckOptions(allow_programs=True, save_profile=saved)
+        results[processes] = check_file(PROGRAMS / "ranges.yaml", options, gpu_environment)
+        assert results[processes].input_error is None and results[processes].internal_error is None
+        commands = json.loads((saved / recording.COMMANDS).read_text())
+        assert len(commands) == (1 if processes == "shared" else 4), commands
+    shared, each = (results[p] for p in ("shared", "each"))
+    assert shared.measurements is not None and each.measurements is not None
+    assert [c.verdict for c in shared.claims] == [c.verdict for c in each.claims]
+    steady = {
+        (case, metric): value for case, _, metric, value, _ in each.measurements.rows if _STEADY.match(metric)
+    }
+    assert (
+        steady
+        and {
+            (case, metric): value
+            for case, _, metric, value, _ in shared.measurements.rows
+            if (case, metric) in steady
+        }
+        == steady
+    )
+
+
 def test_a_strided_torch_copy_fails_its_coalescing_claim_with_ncus_numbers(gpu_environment, tmp_path: Path):
     result = _program_result("strided.yaml", "torch", explain=True)
     claim = next(r for r in result.claims if r.claim.id == "strided_copy_coalesced")

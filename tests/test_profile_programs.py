@@ -392,3 +392,84 @@ def test_only_the_program_cases_whose_figures_are_judged_must_be_tied_to_today_s
     path.write_text(path.read_text().replace("\nclaims:", f"\n{other}claims:"))
     (tmp_path / "bench" / "other.py").write_text("")
     assert replayed(path, saved).input_error is None  # no claim reads other, never recorded
+
+
+def shared_file(folder: Path, copy: str = "", env: str = "") -> Path:
+    """Two program cases on one command: add (the first add_kernel launch) and copy (the copy launch)."""
+    path = program_file(folder)
+    runs = folder / "runs.jsonl"
+    text = path.read_text().replace('CHOSEN: "yes"}', f'CHOSEN: "yes", FAKE_RUNS: {runs}}}')
+    copy_env = (
+        text.split("      env: ", 1)[1].split("\n      timeout_s", 1)[0].replace(f"{runs}", f"{runs}{env}")
+    )
+    text = text.replace(
+        "\nclaims:",
+        f"""  copy:
+    program:
+      command: [python3, add.py, "0"]
+      cwd: bench
+      env: {copy_env}
+      timeout_s: 20
+    kernel: copy
+{copy}
+claims:""",
+    )
+    path.write_text(
+        text
+        + f"""  - id: copy_registers
+    case: copy
+    metric: {METRIC}
+    expect: {{equals: 28}}
+    cite: {{document: d.txt, section: "1", figure: registers}}
+"""
+    )
+    return path
+
+
+def ncu_runs(folder: Path, suffix: str = "") -> list[list[str]]:
+    """The fake ncu's command lines, one per run (its FAKE_RUNS file)."""
+    return [json.loads(line) for line in (folder / f"runs.jsonl{suffix}").read_text().splitlines()]
+
+
+def test_program_cases_on_one_command_share_one_ncu_process_that_selects_both(tmp_path):
+    # the fake numbers the launches it profiles: copy is launch 0 (28), the first add_kernel launch 1 (1028)
+    result = checked(shared_file(tmp_path), allow_programs=True)
+    [run] = ncu_runs(tmp_path)
+    assert run[run.index("--kernel-name") + 1] == "regex:(add_kernel)|(copy)"
+    assert run[run.index("--launch-count") + 1] == "2"
+    verdicts = {c.claim.id: (c.verdict, c.measured) for c in result.claims}
+    assert verdicts == {"add_registers": (Verdict.FAILED, 1028), "copy_registers": (Verdict.PASSED, 28)}
+
+
+def test_program_cases_whose_commands_differ_in_their_environment_run_apart(tmp_path):
+    result = checked(shared_file(tmp_path, env=".other"), allow_programs=True)
+    assert len(ncu_runs(tmp_path)) == 1 and len(ncu_runs(tmp_path, ".other")) == 1
+    assert all(c.verdict is Verdict.PASSED for c in result.claims)  # each alone: its launch 0
+
+
+def test_a_shared_process_that_gives_a_case_fewer_launches_than_it_asks_for_runs_each_alone(tmp_path):
+    # copy asks for two launches and the program makes one: the union's count may have cut it short
+    result = checked(shared_file(tmp_path, copy="    launch_count: 2"), allow_programs=True)
+    assert [run[run.index("--kernel-name") + 1] for run in ncu_runs(tmp_path)] == [
+        "regex:(add_kernel)|(copy)",
+        "regex:add_kernel",
+        "regex:copy",
+    ]
+    assert all(c.verdict is Verdict.PASSED for c in result.claims)  # each alone: its launch 0
+
+
+def test_a_case_that_skips_launches_runs_alone(tmp_path):
+    # ncu counts launches after its skip: the union's skip would be every case's
+    result = checked(shared_file(tmp_path, copy="    launch_skip: 1"), allow_programs=True)
+    assert len(ncu_runs(tmp_path)) == 2
+    verdicts = {c.claim.id: c.verdict for c in result.claims}
+    assert verdicts == {"add_registers": Verdict.PASSED, "copy_registers": Verdict.ERROR}  # no second copy
+
+
+def test_a_recorded_shared_process_replays_each_case_s_own_launches(tmp_path):
+    saved = tmp_path / "saved"
+    live = checked(shared_file(tmp_path), allow_programs=True, save_profile=saved)
+    replayed = checked(tmp_path / "programs.yaml", from_profile=saved)
+    assert [(c.verdict, c.measured) for c in replayed.claims] == [
+        (c.verdict, c.measured) for c in live.claims
+    ]

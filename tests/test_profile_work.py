@@ -2,15 +2,17 @@
 
 from pathlib import Path
 
+import pytest
 from conftest import FIXTURES
 
+from ncuverify.errors import EnvironmentProblem
 from ncuverify.profile.command import NcuOptions, ncu_command
 from ncuverify.profile.outcome import read_status
 from ncuverify.profile.program_command import program_ncu_command
-from ncuverify.profile.program_work import PlannedProgram, ProgramWork
+from ncuverify.profile.program_work import PlannedProgram, ProgramWork, program_works
 from ncuverify.profile.run import Run
 from ncuverify.profile.work import KernelWork, refused
-from ncuverify.runner import PlannedCase
+from ncuverify.runner import CaseStatus, PlannedCase
 from ncuverify.spec.programs import ProgramCase
 
 SAMPLE = FIXTURES / "sample"  # a real H200 run of tests/data/sample.yaml
@@ -54,3 +56,39 @@ def test_work_that_does_not_run_fails_every_case_with_why(tmp_path):
 
 def _case(name: str, symbol: str) -> PlannedCase:
     return PlannedCase(name, "k.cubin", symbol, (1, 1, 1), (32, 1, 1), 0, [])
+
+
+def planned(name: str, folder: Path, **fields: object) -> PlannedProgram:
+    written = {"program": {"command": ["python3", "ranges.py"]}, "kernel": "elementwise", **fields}
+    return PlannedProgram(name, ProgramCase.model_validate(written), folder, frozenset({name[-1]}))
+
+
+def test_program_cases_on_one_command_are_one_work_that_selects_their_union(tmp_path):
+    cases = [
+        planned("f::a", tmp_path, nvtx_include=["add/"]),
+        planned("f::b", tmp_path, nvtx_include=["mul/"], kernel="gemm", launch_count=2),
+        planned("f::c", tmp_path, nvtx_include=["add/"], launch_skip=1),  # skips: alone
+        planned("f::d", tmp_path, nvtx_include=["add/"], nvtx_exclude=["x/"]),  # excludes: apart
+    ]
+    works = program_works(cases, device=None)
+    assert [work.names for work in works] == [("f::a", "f::b"), ("f::c",), ("f::d",)]
+    selector = works[0].selector
+    assert (selector.kernel, selector.nvtx_include, selector.launch_count) == (
+        "(elementwise)|(gemm)",
+        ["add/", "mul/"],
+        3,
+    )
+    assert works[0].metrics == {"a", "b"}
+    assert [work.names for work in program_works(cases, device=None, shared=False)] == [
+        ("f::a",),
+        ("f::b",),
+        ("f::c",),
+        ("f::d",),
+    ]
+
+
+def test_a_recorded_run_whose_cases_could_not_share_a_process_is_refused(tmp_path):
+    work = ProgramWork((planned("f::a", tmp_path), planned("f::c", tmp_path, launch_skip=1)))
+    run = Run("", (CaseStatus("f::a", True, launches=1), CaseStatus("f::c", True, launches=1)))
+    with pytest.raises(EnvironmentProblem, match="share no process"):
+        work.measurements(run)

@@ -47,8 +47,9 @@ def run_program(work: ProgramWork, work_dir: Path, options: NcuOptions) -> Run:
         raise ncu_not_started(options, error) from None
     report = read_log(log_file)
     saved = work.sections.saved if work.sections is not None else None
+    selected = work.selection(report) if work.shared and finished.returncode == 0 else None
     status = tuple(
-        _status(planned, report, finished.returncode, finished.stderr, written, saved)
+        _status(planned, report, finished.returncode, finished.stderr, written, saved, selected)
         for planned in work.programs
     )
     return Run(report, status, command, _tail(finished.stderr), finished.returncode)
@@ -59,10 +60,16 @@ def _all_failed(work: ProgramWork, error: str) -> tuple[CaseStatus, ...]:
 
 
 def _status(
-    planned: PlannedProgram, report: str, returncode: int, stderr: str, written: str, saved: Path | None
+    planned: PlannedProgram,
+    report: str,
+    returncode: int,
+    stderr: str,
+    written: str,
+    saved: Path | None,
+    selected: dict[str, list[int]] | str | None = None,
 ) -> CaseStatus:
     """How the run went: its launches are the CSV's in the log, or (a run for sections, whose report
-    is saved) the one launch of the report ncu saved."""
+    is saved) the one launch of the report ncu saved, or (a shared process) those selected for it."""
     tail = _tail(stderr)
     said = f"; its standard error ends: {tail}" if tail else ""
     if returncode != 0:
@@ -70,7 +77,9 @@ def _status(
         ncu_said = f"; ncu: {shown_output('; '.join(errors))}" if errors else ""
         error = f"the program `{shown_command([written])}` exited with {returncode} under ncu{ncu_said}{said}"
         return CaseStatus(planned.name, False, error)
-    if saved is not None:
+    if selected is not None:
+        launches, problem = ([], selected) if isinstance(selected, str) else (selected[planned.name], None)
+    elif saved is not None:
         found = saved.is_file() and not saved.is_symlink()
         launches, problem = ([0], None) if found else ([], NO_LAUNCH)
     else:

@@ -6,16 +6,24 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ncuverify.errors import EnvironmentProblem
 from ncuverify.measurements import Measurements
 from ncuverify.profile.command import NcuOptions
 from ncuverify.profile.process import visible_device
 from ncuverify.profile.program_command import Sections, program_ncu_command
-from ncuverify.profile.program_launches import program_measurements
+from ncuverify.profile.program_launches import (
+    launch_measurements,
+    program_measurements,
+    push_pop_range,
+    shared_launches,
+)
 from ncuverify.profile.shown import shown_output
+from ncuverify.profile.table import launch_ranges, parse_csv
 from ncuverify.spec.programs import ProgramCase
 
 if TYPE_CHECKING:  # run is imported by what runs programs: a Run is only named here
@@ -38,7 +46,9 @@ class PlannedProgram:
 @dataclass(frozen=True)
 class ProgramWork:
     """A program's command under ncu, for its program cases (with sections: for one launch of the one
-    case, into a report); device: the GPU it sees."""
+    case, into a report); device: the GPU it sees. Cases that share_key puts together share one
+    process: ncu profiles the union of their selections (`selector`), and each case's launches are
+    found again in its report by kernel name and NVTX range (`selection`)."""
 
     programs: tuple[PlannedProgram, ...]
     device: int | None = None
@@ -77,15 +87,97 @@ class ProgramWork:
         """The command with its program found, or why not."""
         return program_argv(self.first.case, self.first.folder, self.environment["PATH"])
 
+    @property
+    def shared(self) -> bool:
+        return len(self.programs) > 1
+
+    @property
+    def selector(self) -> ProgramCase:
+        """The launches ncu profiles: the one case's, or the union of the cases' (their kernel patterns
+        as alternatives, their NVTX ranges, as many launches as they ask for together)."""
+        if not self.shared:
+            return self.first.case
+        cases = [program.case for program in self.programs]
+        update: dict[str, object] = {
+            "nvtx_include": list(dict.fromkeys(rule for case in cases for rule in case.nvtx_include)),
+            "launch_count": sum(case.launch_count for case in cases),
+        }
+        patterns = list(dict.fromkeys(case.kernel for case in cases if case.kernel is not None))
+        if len(patterns) > 1:
+            update["kernel"] = "|".join(f"({pattern})" for pattern in patterns)
+        return cases[0].model_copy(update=update)
+
     def command(self, options: NcuOptions, log_file: Path) -> list[str]:
         argv = self.argv()
         if isinstance(argv, str):
             raise ValueError(argv)  # run_program fails the cases with why before it asks
-        case = self.first.case
-        return program_ncu_command(options, case, self.metrics, log_file, argv, self.sections)
+        return program_ncu_command(options, self.selector, self.metrics, log_file, argv, self.sections)
+
+    def selection(self, report: str) -> dict[str, list[int]] | str:
+        """Each case's launches in the report of a shared process, or why it cannot be split back."""
+        try:
+            table, ranges = parse_csv(report), launch_ranges(report)
+        except EnvironmentProblem as unreadable:
+            return str(unreadable)
+        return shared_launches(table, ranges, {program.name: program.case for program in self.programs})
 
     def measurements(self, run: Run) -> Measurements:
-        return program_measurements(run.cases[0], run.report, self.first.case)
+        if not self.shared:
+            return program_measurements(run.cases[0], run.report, self.first.case)
+        if share_key(self.first) is None or len({share_key(program) for program in self.programs}) > 1:
+            raise EnvironmentProblem("its cases run different commands or selections: they share no process")
+        failed = {status.case: str(status.error) for status in run.cases if not status.ok}
+        measured = Measurements(failed_cases=failed)
+        if len(failed) == len(run.cases):
+            return measured
+        selection = self.selection(run.report)
+        if isinstance(selection, str):  # a live run that cannot be split runs its cases alone
+            raise EnvironmentProblem(f"ncu's report of a shared process cannot be split: {selection}")
+        table = parse_csv(run.report)
+        for program in self.programs:
+            if program.name not in failed:
+                launches, combine = selection[program.name], program.case.combine
+                measured = measured.combined(launch_measurements(table, launches, program.name, combine))
+        return measured
+
+    def alone(self) -> list[ProgramWork]:
+        """Each case in a process of its own."""
+        return [ProgramWork((program,), self.device, self.sections) for program in self.programs]
+
+
+def share_key(planned: PlannedProgram) -> tuple[object, ...] | None:
+    """What cases must have alike to share an ncu process: the same command (words, folder, working
+    folder, environment, time limit, processes profiled), the same NVTX exclusions, and NVTX ranges or
+    none; kernel patterns may differ, exact names may not. None for a case that runs alone: one that
+    skips launches (ncu's count starts after a skip, which is the case's alone), or one with an NVTX
+    rule other than a push/pop range of the default domain (its meaning is left to ncu)."""
+    case = planned.case
+    if case.launch_skip or any(push_pop_range(rule) is None for rule in case.nvtx_include):
+        return None
+    program = case.program
+    return (
+        planned.folder.resolve(),
+        tuple(program.command),
+        program.cwd,
+        tuple(sorted(program.env.items())),
+        program.timeout_s,
+        case.target_processes,
+        tuple(case.nvtx_exclude),
+        bool(case.nvtx_include),
+        case.kernel_exact,
+    )
+
+
+def program_works(
+    planned: Sequence[PlannedProgram], device: int | None, shared: bool = True
+) -> list[ProgramWork]:
+    """The ncu processes of the program cases, in the order of their first case: those of one share_key
+    together where shared, else one each."""
+    groups: dict[object, list[PlannedProgram]] = {}
+    for number, program in enumerate(planned):
+        key = share_key(program) if shared else None
+        groups.setdefault(number if key is None else key, []).append(program)
+    return [ProgramWork(tuple(programs), device) for programs in groups.values()]
 
 
 def program_argv(case: ProgramCase, folder: Path, path: str) -> list[str] | str:

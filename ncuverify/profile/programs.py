@@ -3,6 +3,7 @@ process of its own (only where the run allows programs), or replayed from a reco
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -10,13 +11,13 @@ from ncuverify.errors import EnvironmentProblem, InputError
 from ncuverify.measurements import Measurements
 from ncuverify.profile.command import NcuOptions
 from ncuverify.profile.plan import FileCases, claim_needs, qualified
-from ncuverify.profile.program_launches import program_measurements
 from ncuverify.profile.program_run import run_program
-from ncuverify.profile.program_work import PlannedProgram, ProgramWork
+from ncuverify.profile.program_work import PlannedProgram, ProgramWork, program_works
 from ncuverify.profile.run import Run
-from ncuverify.profile.work import refused
 from ncuverify.spec.programs import ProgramCase, launch_of
 
+# "each": every program case in an ncu process of its own, as before cases shared one (for benchmarks)
+PROCESSES_VARIABLE = "NCUVERIFY_PROGRAM_PROCESSES"
 PROGRAM_RUNS = "programs"  # under the work folder: one folder per program case's ncu process
 NOT_ALLOWED = (
     "a program case runs a command that the expectation file names: pass --allow-programs"
@@ -39,11 +40,6 @@ def planned_programs(files: Sequence[FileCases]) -> list[PlannedProgram]:
     return planned
 
 
-def program_works(files: Sequence[FileCases], device: int | None) -> list[ProgramWork]:
-    """The ncu processes of the files' program cases: one per case."""
-    return [ProgramWork((planned,), device) for planned in planned_programs(files)]
-
-
 def program_cases(files: Sequence[FileCases]) -> dict[str, ProgramCase]:
     """Every program case of the files, under its qualified name."""
     return {
@@ -58,14 +54,24 @@ def profile_programs(
     what they measured. Where programs are not allowed, none runs and their cases fail saying how."""
     runs: list[Run] = []
     measured = Measurements.empty()
-    for number, work in enumerate(program_works(files, device)):
-        if not allowed:
-            measured = measured.combined(refused(work, NOT_ALLOWED))
-            continue
-        run = run_program(work, work_dir / PROGRAM_RUNS / str(number), ncu)
-        runs.append(run)
-        measured = measured.combined(work.measurements(run))
+    planned = planned_programs(files)
+    if not allowed:
+        return [], Measurements(failed_cases=dict.fromkeys((p.name for p in planned), NOT_ALLOWED))
+    shared = os.environ.get(PROCESSES_VARIABLE, "shared") != "each"
+    for number, work in enumerate(program_works(planned, device, shared)):
+        for run, ran in _runs_of(work, work_dir / PROGRAM_RUNS / str(number), ncu):
+            runs.append(run)
+            measured = measured.combined(ran.measurements(run))
     return runs, measured
+
+
+def _runs_of(work: ProgramWork, folder: Path, ncu: NcuOptions) -> list[tuple[Run, ProgramWork]]:
+    """The work's run; where a shared process's report cannot be split back exactly (see
+    shared_launches), a process for each of its cases instead."""
+    run = run_program(work, folder, ncu)
+    if not work.shared or run.returncode != 0 or not isinstance(work.selection(run.report), str):
+        return [(run, work)]
+    return [(run_program(alone, folder / str(n), ncu), alone) for n, alone in enumerate(work.alone())]
 
 
 def is_program_run(run: Run, programs: dict[str, ProgramCase]) -> bool:
@@ -77,10 +83,11 @@ def replayed_programs(runs: Sequence[Run], programs: dict[str, ProgramCase]) -> 
     measured = Measurements.empty()
     for run in runs:
         if is_program_run(run, programs):
-            for status in run.cases:
-                try:
-                    ours = program_measurements(status, run.report, programs[status.case])
-                except EnvironmentProblem as problem:  # a recorded log that is not ncu's CSV: damaged
-                    raise InputError(f"{run.source or 'a recorded run'}: {problem}") from None
-                measured = measured.combined(ours)
+            # the run's cases, as they were run: the folder and metrics split nothing back
+            ran = [PlannedProgram(s.case, programs[s.case], Path(), frozenset()) for s in run.cases]
+            try:
+                ours = ProgramWork(tuple(ran)).measurements(run)
+            except EnvironmentProblem as problem:  # a recorded log that is not ncu's CSV: damaged
+                raise InputError(f"{run.source or 'a recorded run'}: {problem}") from None
+            measured = measured.combined(ours)
     return measured

@@ -3,6 +3,7 @@ or the details page (long). Copes with the `==PROF==` preamble, thousands separa
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from ncuverify.errors import EnvironmentProblem
@@ -121,3 +122,48 @@ def _launch_id(text: str) -> int:
     if not (text.isascii() and text.isdigit() and len(text) <= 9):
         raise _unreadable(f"the launch ID {shown_name(text)} is not a number")
     return int(text)
+
+
+# ncu's column (with --nvtx) of the push/pop ranges open on the launching thread: its thread's ID, then
+# each range, outermost first, as `"<domain>:<range>:<payload type>:<payload>:<color type>:<color>:
+# <message type>:<message>"`.
+PUSH_POP_COLUMN = "thread Domain:Push/Pop_Range:"
+DEFAULT_DOMAIN = "<default domain>"
+_RANGE_FIELDS = 8
+_RANGES_CELL = re.compile(r'\s*[0-9]+\s*((?:"+[^"]*"+\s*)*)')
+_RANGE = re.compile(r'"+([^"]*)"+')
+
+# A push/pop range open on a launch's thread: its domain and its name.
+Range = tuple[str, str]
+
+
+def launch_ranges(text: str) -> dict[int, tuple[Range, ...]] | None:
+    """Each launch of ncu's CSV (raw or details page) with the push/pop ranges open on its thread,
+    outermost first; None where the page has no such column (ncu ran without --nvtx)."""
+    try:
+        rows = read_page(text, Quoting.TABLE, header='"ID"')
+    except UnreadablePage as error:
+        raise _unreadable(str(error)) from None
+    if not rows:
+        return {}
+    header = rows[0]
+    found = [i for i, name in enumerate(header) if name.startswith(PUSH_POP_COLUMN)]
+    if not found or "ID" not in header:
+        return None
+    id_at, ranges_at = header.index("ID"), found[0]
+    records = [record for record in rows[1:] if len(record) > max(id_at, ranges_at) and record[id_at]]
+    return {_launch_id(record[id_at]): _ranges(record[ranges_at]) for record in records}
+
+
+def _ranges(cell: str) -> tuple[Range, ...]:
+    """`1144  "<default domain>:add:none:none:none:none:none:none" ` -> (("<default domain>", "add"),)."""
+    matched = _RANGES_CELL.fullmatch(cell)
+    if matched is None:
+        raise _unreadable(f"the NVTX ranges {shown_name(cell)} are not ncu's")
+    ranges = []
+    for item in _RANGE.findall(matched.group(1)):
+        fields = item.split(":")
+        if len(fields) < _RANGE_FIELDS:
+            raise _unreadable(f"the NVTX range {shown_name(item)} is not ncu's")
+        ranges.append((fields[0], ":".join(fields[1 : len(fields) - _RANGE_FIELDS + 2])))
+    return tuple(ranges)
