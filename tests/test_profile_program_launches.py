@@ -89,3 +89,11 @@ def test_only_a_push_pop_range_of_the_default_domain_is_split_back_by_ncuverify(
 def test_a_case_without_nvtx_rules_selects_launches_in_any_range():
     assert in_ranges(case("x"), ((DEFAULT_DOMAIN, "anything"),))
     assert not in_ranges(case("x", "add/"), (("other domain", "add"),))
+
+
+def test_a_launch_outside_every_range_belongs_to_no_case_with_a_range():
+    outside = CAPTURE.replace('"1144  ""<default domain>:strided:none:none:none:none:none:none"" "', '""')
+    ranges = launch_ranges(outside)
+    assert ranges == {0: ()}
+    found = shared_launches(launches_of(outside), ranges, {"f::s": case("elementwise", "strided/")})
+    assert "which no case selects" in str(found)

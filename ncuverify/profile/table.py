@@ -130,7 +130,7 @@ def _launch_id(text: str) -> int:
 PUSH_POP_COLUMN = "thread Domain:Push/Pop_Range:"
 DEFAULT_DOMAIN = "<default domain>"
 _RANGE_FIELDS = 8
-_RANGES_CELL = re.compile(r'\s*[0-9]+\s*((?:"+[^"]*"+\s*)*)')
+_RANGES_CELL = re.compile(r'\s*(?:[0-9]+\s*((?:"+[^"]*"+\s*)*))?')  # empty: no thread, no range
 _RANGE = re.compile(r'"+([^"]*)"+')
 
 # A push/pop range open on a launch's thread: its domain and its name.
@@ -161,7 +161,7 @@ def _ranges(cell: str) -> tuple[Range, ...]:
     if matched is None:
         raise _unreadable(f"the NVTX ranges {shown_name(cell)} are not ncu's")
     ranges = []
-    for item in _RANGE.findall(matched.group(1)):
+    for item in _RANGE.findall(matched.group(1) or ""):
         fields = item.split(":")
         if len(fields) < _RANGE_FIELDS:
             raise _unreadable(f"the NVTX range {shown_name(item)} is not ncu's")
