@@ -39,3 +39,15 @@ def traceback_file(line: str) -> Path:
     path = Path(found[1])
     assert path.is_file()
     return path
+
+
+def said_lines(output: str) -> list[str]:
+    """The output's sentences, each sentence's further lines (wrapped to the terminal's width, indented
+    two spaces) joined back onto its first."""
+    lines: list[str] = []
+    for line in output.splitlines():
+        if lines and line.startswith("  ") and not line.startswith("   "):
+            lines[-1] += " " + line.strip()
+        else:
+            lines.append(line)
+    return lines

@@ -3,7 +3,7 @@
 import cli_invoke
 import pytest
 import typer
-from cli_invoke import invoke, invoke_command
+from cli_invoke import invoke, invoke_command, said_lines
 from conftest import DATA
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -118,7 +118,7 @@ def test_a_damaged_pass_count_file_is_a_warning_on_the_run(no_gpu, monkeypatch, 
     monkeypatch.setattr(compile_cache, "passes_file", lambda: damaged)
     result = invoke("--static-only", str(DATA / "static.yaml"))
     assert result.exit_code == ExitCode.OK
-    (line,) = [line for line in result.stdout.splitlines() if line.startswith("warning:")]
+    (line,) = [line for line in said_lines(result.stdout) if line.startswith("warning:")]
     assert line.startswith(f"warning: {damaged}: ignored (") and line.endswith(
         "the replay passes are guessed"
     )

@@ -18,7 +18,7 @@ from ncuverify.cli.terminal import check_files, console, print_pass_warnings
 from ncuverify.errors import ExitCode
 from ncuverify.internal import internal_error_line
 from ncuverify.report import audit as claims_audit
-from ncuverify.report import line_text
+from ncuverify.report import print_prose
 from ncuverify.results import FileResult, exit_code, worst
 
 
@@ -58,8 +58,8 @@ def audit(
         status = worst(status, write_output(shown_on, "--html", html, page))
     problems = [r for r in results if r.input_error is not None or r.internal_error is not None]
     status = worst(status, report.print_files(shown_on, problems, verbose=False))
-    shown_on.print(claims_audit.table(rows))
-    shown_on.print(line_text(f"audit: {claims_audit.counts_line(rows)}"), soft_wrap=True)
+    claims_audit.print_audit(shown_on, rows)
+    print_prose(shown_on, f"audit: {claims_audit.counts_line(rows)}")
     raise typer.Exit(int(worst(exit_code(results), status)))
 
 
@@ -74,7 +74,7 @@ def _audit_rows(
             rows += claims_audit.audit_rows([result])
         except Exception as error:  # a bug on this file's rows: the other files' rows are still audited
             line = f"{result.path}: {internal_error_line(error)}"
-            shown_on.print(line_text(line, "bold red"), soft_wrap=True)
+            print_prose(shown_on, line, "bold red")
             status = ExitCode.INTERNAL_ERROR
     return claims_audit.in_order(rows), status
 

@@ -18,16 +18,18 @@ from ncuverify.cli.params import AllowInclude, Arch, Binary, CompileTimeout, Fil
 from ncuverify.cli.runs import replay_or_profile
 from ncuverify.cli.terminal import check_files, console, print_pass_warnings
 from ncuverify.errors import ExitCode
-from ncuverify.report import line_text
+from ncuverify.report import print_prose
 from ncuverify.results import FileResult, exit_code, worst
 from ncuverify.spec.binaries import parse_binaries
 
 baseline_app = typer.Typer(
-    no_args_is_help=True, help="Record every measured value of a run, to compare later runs with."
+    rich_markup_mode=None,
+    no_args_is_help=True,
+    help="Record every measured value of a run, to compare later runs with.",
 )
 
 
-@baseline_app.command("save")
+@baseline_app.command("save", short_help="check the files and save every measured value")
 def baseline_save(
     output: Annotated[Path, typer.Argument(help="the baseline file to write (JSON)", show_default=False)],
     files: Files,
@@ -72,7 +74,7 @@ def baseline_save(
     shown = report.print_run(shown_on, results, time.monotonic() - started, verbose=False)
     if written is ExitCode.OK:
         what = "baseline of static facts" if static_only else "baseline"
-        shown_on.print(line_text(f"{what} written to {output}"), soft_wrap=True)
+        print_prose(shown_on, f"{what} written to {output}")
     raise typer.Exit(int(worst(saved_code(results, static_only), written, shown)))
 
 

@@ -21,7 +21,7 @@ from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.internal import internal_error_line
 from ncuverify.ncu.metrics import unchecked
-from ncuverify.report import block_text, line_text
+from ncuverify.report import block_text, line_text, print_prose
 from ncuverify.report.listing import (
     build_file,
     check_exists,
@@ -129,7 +129,7 @@ def lint(
             shown_on.print(line_text(f"{path}: input error", "bold red"), soft_wrap=True)
             shown_on.print(block_text(built), soft_wrap=True)
             return ExitCode.BAD_INPUT
-        shown_on.print(line_text(f"{path}: sound ({len(built)} kernels built)", "green"), soft_wrap=True)
+        print_prose(shown_on, f"{path}: sound ({len(built)} kernels built)", "green")
         not_checked = sorted(
             {reason for b in built.values() if (reason := unchecked(b.arch, environment.ncu))}
         )
@@ -164,6 +164,6 @@ def _each_file(shown_on: Console, paths: Sequence[Path], handle: Callable[[Path]
             status = worst(status, handle(path))
         except Exception as error:  # a bug on this file: the other files are still handled
             line = f"{path}: {internal_error_line(error)}"
-            shown_on.print(line_text(line, "bold red"), soft_wrap=True)
+            print_prose(shown_on, line, "bold red")
             status = worst(status, ExitCode.INTERNAL_ERROR)
     return status

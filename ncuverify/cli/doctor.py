@@ -10,10 +10,11 @@ from rich.text import Text
 from ncuverify import doctor
 from ncuverify.cli.params import Ncu
 from ncuverify.cli.terminal import console
-from ncuverify.report.text import line_text, wrapped
+from ncuverify.report.text import print_prose, wrapped
 from ncuverify.text import one_line
 
 INDENT = 19  # under a finding's detail: its state (8 columns) and what it is about (11)
+UNDER = 2  # a detail with a word too long for the room beside them: under them
 STYLE = {doctor.State.OK: "green", doctor.State.MISSING: "bold red", doctor.State.NOTE: "yellow"}
 
 
@@ -32,18 +33,27 @@ def doctor_command(
     findings = doctor.examine(ncu, trial)
     shown_on = console()
     for finding in findings:
-        width = shown_on.width - INDENT
-        first, *rest = wrapped(one_line(finding.detail), width)
-        rest += wrapped(one_line(f"remedy: {finding.remedy}"), width) if finding.remedy else []
         state = Text(f"{finding.state.value:<8}", style=STYLE[finding.state])
-        shown_on.print(Text.assemble(state, one_line(f"{finding.what:<10} "), first), soft_wrap=True)
-        for line in rest:
-            shown_on.print(Text(" " * INDENT + line), soft_wrap=True)
+        paragraphs = [
+            one_line(finding.detail),
+            *([f"remedy: {one_line(finding.remedy)}"] if finding.remedy else []),
+        ]
+        words = " ".join(paragraphs).split(" ")
+        beside = max(len(word) for word in words) <= shown_on.width - INDENT
+        indent = INDENT if beside else UNDER  # a word too long for the room beside: under, less indented
+        lines = [line for text in paragraphs for line in wrapped(text, shown_on.width - indent)]
+        if beside:
+            first = lines.pop(0)
+            shown_on.print(Text.assemble(state, one_line(f"{finding.what:<10} "), first), soft_wrap=True)
+        else:
+            shown_on.print(Text.assemble(state, one_line(finding.what)), soft_wrap=True)
+        for line in lines:
+            shown_on.print(Text(" " * indent + line), soft_wrap=True)
     missing = doctor.missing(findings)
     said = (
         f"doctor: check cannot profile here ({', '.join(missing)})"
         if missing
         else "doctor: check can profile here"
     )
-    shown_on.print(line_text(said, "bold"), soft_wrap=True)
+    print_prose(shown_on, said, "bold")
     raise typer.Exit(int(doctor.exit_code(findings)))

@@ -18,7 +18,7 @@ from ncuverify.environment import Environment
 from ncuverify.errors import InputError
 from ncuverify.init import starter_file, write_new
 from ncuverify.init.writing import writing_problem
-from ncuverify.report import line_text
+from ncuverify.report import print_prose
 
 # Without --arch or a GPU to ask: Hopper, the architecture this project's files are written for.
 DEFAULT_ARCH = "sm_90"
@@ -69,7 +69,7 @@ def init(
         return
     print_warnings(shown_on, made.warnings)
     write_new(output, made.text, force, made.read)
-    shown_on.print(line_text(f"{output}: {made.kernels} kernels for {chosen}", "green"), soft_wrap=True)
+    print_prose(shown_on, f"{output}: {made.kernels} kernels for {chosen}", "green")
 
 
 def _gpu_arch() -> str | None:

@@ -13,7 +13,7 @@ from ncuverify import export
 from ncuverify.cli.terminal import say_internal_error
 from ncuverify.errors import ExitCode
 from ncuverify.folders import reason
-from ncuverify.report import line_text
+from ncuverify.report import print_prose
 from ncuverify.results import worst
 
 
@@ -49,7 +49,7 @@ def write_output(console: Console, option: str, path: Path, write: Callable[[Pat
         write(path)
     except OSError as error:
         where = f"{option}: {path}" if option else str(path)
-        console.print(line_text(f"{where}: cannot write it ({reason(error)})", "bold red"), soft_wrap=True)
+        print_prose(console, f"{where}: cannot write it ({reason(error)})", "bold red")
         return ExitCode.BAD_INPUT
     except Exception as error:  # a bug while making this output: the others are still written
         say_internal_error(error, option or str(path))

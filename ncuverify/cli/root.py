@@ -37,6 +37,7 @@ class _Guarded(TyperGroup):
 
 
 app = typer.Typer(
+    rich_markup_mode=None,
     cls=_Guarded,
     add_completion=False,
     no_args_is_help=True,
@@ -66,16 +67,18 @@ def _root(
 
 
 # In the order `ncuverify --help` lists them.
-app.command()(check.check)
-app.add_typer(baseline.baseline_app, name="baseline")
-app.command()(audit.audit)
-app.command()(build.build)
-app.add_typer(cache.cache_app, name="cache")
-app.command()(merge.merge)
-app.command()(build.lint)
-app.command()(init.init)
-app.command("doctor")(doctor.doctor_command)
-app.command()(schema.schema)
+app.command(short_help="build, profile and judge the claims of the given files")(check.check)
+app.add_typer(
+    baseline.baseline_app, name="baseline", short_help="save a run's measured values, to compare later runs"
+)
+app.command(short_help="one row per documented claim: its figure against today's")(audit.audit)
+app.command(short_help="compile kernels and show their static facts")(build.build)
+app.add_typer(cache.cache_app, name="cache", short_help="the compile cache: where it is, and cleaning it")
+app.command(short_help="join the JSON results of the shards of a run")(merge.merge)
+app.command(short_help="check files without a GPU: schema, names, expressions")(build.lint)
+app.command(short_help="write a starter expectation file for a source's kernels")(init.init)
+app.command("doctor", short_help="say what this machine offers a check")(doctor.doctor_command)
+app.command(short_help="the JSON Schema of expectation files")(schema.schema)
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn
 from ncuverify import pipeline
 from ncuverify.internal import internal_error_line
 from ncuverify.options import CheckOptions
-from ncuverify.report import line_text
+from ncuverify.report import print_prose
 from ncuverify.results import FileResult
 from ncuverify.text import one_line
 
@@ -43,7 +43,7 @@ def say_internal_error(error: BaseException, what: str = "ncuverify") -> None:
 
 def print_warnings(shown_on: Console, warnings: Sequence[str]) -> None:
     for warning in warnings:
-        shown_on.print(line_text(f"warning: {warning}", "bold yellow"), soft_wrap=True)
+        print_prose(shown_on, f"warning: {warning}", "bold yellow")
 
 
 def print_pass_warnings(shown_on: Console, run: CheckOptions) -> None:

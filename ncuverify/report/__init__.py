@@ -7,7 +7,7 @@ from ncuverify.judge.claims import format_number
 from ncuverify.report.claims import VERDICT_STYLE, claims_table, document_column, kernel_lines, reason_lines
 from ncuverify.report.files import print_file, print_files, print_run, summary
 from ncuverify.report.tables import print_against_baseline, print_build, print_changes, print_moves
-from ncuverify.report.text import block_text, line_text
+from ncuverify.report.text import block_text, line_text, print_prose
 
 __all__ = [
     "VERDICT_STYLE",
@@ -23,6 +23,7 @@ __all__ = [
     "print_file",
     "print_files",
     "print_moves",
+    "print_prose",
     "print_run",
     "reason_lines",
     "summary",

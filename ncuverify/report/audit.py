@@ -10,11 +10,13 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from ncuverify.judge.claims import describe, format_number
 from ncuverify.provenance import Provenance
+from ncuverify.report.claims import field_lines, table_fits
 from ncuverify.results import ClaimResult, FileResult, Verdict
 from ncuverify.text import one_line
 
@@ -98,10 +100,32 @@ def provenance_of(results: Sequence[FileResult]) -> Provenance | None:
     return next((r.provenance for r in results if r.provenance is not None), None)
 
 
+def print_audit(console: Console, rows: Sequence[AuditRow]) -> None:
+    """The audit as a table where it fits the console with every id whole, else a block per claim: its
+    id and verdict, then a line per field broken at spaces (an id is never cut or folded)."""
+    audit = table(rows)
+    if table_fits(console, audit):
+        console.print(audit)
+        return
+    console.print(Text("claims audit", style="bold"), soft_wrap=True)
+    for r in rows:
+        console.print(
+            Text.assemble((one_line(r.claim), "bold"), "  ", (r.verdict, _STYLE[r.verdict])), soft_wrap=True
+        )
+        fields = (("document", f"{r.document} §{r.section}"), ("figure", r.figure), ("measured", r.measured))
+        for label, value in (*fields, ("why", r.reason)):
+            for line in field_lines(label, value, console.width) if value.strip() else ():
+                console.print(Text(line), soft_wrap=True)
+
+
+# Ids and verdicts stay whole in the table; the prose columns wrap at spaces.
+_UNBROKEN = ("document", "§", "claim", "verdict")
+
+
 def table(rows: Sequence[AuditRow]) -> Table:
     audit = Table(title="claims audit", title_justify="left", show_lines=True)
     for column in ("document", "§", "claim", "document's figure", "measured", "verdict", "why"):
-        audit.add_column(column, overflow="fold")
+        audit.add_column(column, overflow="fold", no_wrap=column in _UNBROKEN)
     for r in rows:
         # Every cell but the verdict comes from a file: as Text, never read as rich markup.
         audit.add_row(

@@ -22,7 +22,7 @@ from ncuverify.report.claims import (
     skipped_lines,
     table_fits,
 )
-from ncuverify.report.text import block_text, line_text, wrapped
+from ncuverify.report.text import block_text, line_text, print_prose
 from ncuverify.results import (
     FileResult,
     Verdict,
@@ -31,7 +31,6 @@ from ncuverify.results import (
     set_aside,
     set_aside_line,
 )
-from ncuverify.text import one_line
 
 
 def summary(results: Sequence[FileResult], seconds: float) -> str:
@@ -86,11 +85,11 @@ def print_file(console: Console, result: FileResult, verbose: bool) -> None:
     else:
         _print_failures(console, result)
     for warning in result.warnings:
-        _print_prose(console, f"warning: {warning}", "bold yellow")
+        print_prose(console, f"warning: {warning}", "bold yellow")
     if result.provenance is not None and verbose:
         how = "replayed from a recording made" if result.replayed else "measured"
-        _print_prose(console, f"{how} on {result.provenance.describe()}")
-    console.print(line_text(f"{result.path}: {summary([result], result.seconds)}"), soft_wrap=True)
+        print_prose(console, f"{how} on {result.provenance.describe()}")
+    print_prose(console, f"{result.path}: {summary([result], result.seconds)}")
 
 
 def _skipped_alike(result: FileResult) -> bool:
@@ -128,12 +127,6 @@ def _print_every_claim(console: Console, result: FileResult) -> None:
     _print_lines(console, reason_lines(result))
     for claim_id, explanation in result.explanations.items():
         _print_lines(console, explanation_lines(claim_id, explanation, console.width))
-
-
-def _print_prose(console: Console, text: str, style: str = "") -> None:
-    """A sentence broken at spaces to the width, its further lines indented."""
-    first, *rest = wrapped(one_line(text), console.width - 2)
-    _print_lines(console, [Text(first, style), *(Text(f"  {line}", style) for line in rest)])
 
 
 def _print_lines(console: Console, lines: Sequence[Text]) -> None:
@@ -176,13 +169,10 @@ def print_run(
         _print_lines(console, skipped_lines([c for r in said_alone for c in r.claims]))
         recordings = {r.provenance.describe() for r in results if r.replayed and r.provenance is not None}
         for described in sorted(recordings):
-            _print_prose(console, f"replayed from a recording made on {described}")
+            print_prose(console, f"replayed from a recording made on {described}")
     if quiet or len(results) > 1:
         unjudged = judged_nothing(results)
         if unjudged:
-            console.print(
-                line_text(f"ncuverify: {nothing_judged_line(unjudged)}", "bold yellow"), soft_wrap=True
-            )
-        line = f"ncuverify: {summary(results, seconds)} ({len(results)} files)"
-        console.print(line_text(line, "bold"), soft_wrap=True)
+            print_prose(console, f"ncuverify: {nothing_judged_line(unjudged)}", "bold yellow")
+        print_prose(console, f"ncuverify: {summary(results, seconds)} ({len(results)} files)", "bold")
     return status

@@ -1,6 +1,6 @@
 """What `ncuverify build PATH` and `build --diff` print: one line per kernel, readable for hundreds of
-kernels at 80 columns (the name is cut with an ellipsis, its full signature is in `--json`), and what
-changed between two builds."""
+kernels at 80 columns (a long name on a line of its own, never cut; its full signature is in
+`--json`), and what changed between two builds."""
 
 from __future__ import annotations
 
@@ -10,31 +10,38 @@ from rich.text import Text
 from ncuverify.build.artifacts_diff import BuildDiff
 from ncuverify.build.artifacts_listing import ListedKernel
 from ncuverify.build.static import BUILD_COLUMNS, STATIC_METRICS
-from ncuverify.report import format_number, line_text
+from ncuverify.report import format_number, line_text, print_prose
 
 
 def print_kernels(console: Console, title: str, kernels: list[ListedKernel]) -> None:
-    """One line per kernel under title, columns aligned; `-` where a build lacks a fact. The name
-    takes what the facts leave of the console's width and is cut with an ellipsis."""
+    """One line per kernel under title, columns aligned; `-` where a build lacks a fact. Where the
+    longest name leaves the facts no room in the console's width, each name stands whole on a line of
+    its own, its facts on the next (a name is never cut: it is what a claim or a filter is written with)."""
     headings = ["arch", *(metric.label for metric in BUILD_COLUMNS)]
     rows = [[kernel.arch, *(_number(kernel.facts.get(m.name)) for m in BUILD_COLUMNS)] for kernel in kernels]
     widths = [max([len(heading), *(len(row[i]) for row in rows)]) for i, heading in enumerate(headings)]
-    facts_width = sum(width + 2 for width in widths)
-    longest = max([len("kernel"), *(len(kernel.name) for kernel in kernels)])
-    name_width = max(min(longest, console.width - facts_width - 1), 12)
 
-    def line(name: str, cells: list[str]) -> str:
-        shown = name if len(name) <= name_width else name[: name_width - 1] + "…"
+    def facts(cells: list[str]) -> str:
         columns = [
             cells[0].ljust(widths[0]),
             *(c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True)),
         ]
-        return shown.ljust(name_width) + "".join(f"  {column}" for column in columns)
+        return "".join(f"  {column}" for column in columns)
 
-    console.print(line_text(f"{title}: {len(kernels)} kernels", "bold"), soft_wrap=True)
-    console.print(Text(line("kernel", headings), style="bold"), soft_wrap=True)
+    name_width = max([len("kernel"), *(len(kernel.name) for kernel in kernels)])
+    beside = name_width + len(facts(headings)) <= console.width
+    print_prose(console, f"{title}: {len(kernels)} kernels", "bold")
+    if beside:
+        console.print(Text("kernel".ljust(name_width) + facts(headings), style="bold"), soft_wrap=True)
+    else:
+        console.print(Text("kernel", style="bold"), soft_wrap=True)
+        console.print(Text(facts(headings), style="bold"), soft_wrap=True)
     for kernel, row in zip(kernels, rows, strict=True):
-        console.print(line_text(line(kernel.name, row)), soft_wrap=True)
+        if beside:
+            console.print(line_text(kernel.name.ljust(name_width) + facts(row)), soft_wrap=True)
+        else:
+            console.print(line_text(kernel.name), soft_wrap=True)
+            console.print(Text(facts(row)), soft_wrap=True)
 
 
 def print_diff(console: Console, changes: BuildDiff) -> None:

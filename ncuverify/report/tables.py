@@ -18,40 +18,72 @@ from ncuverify.errors import ExitCode
 from ncuverify.export.outcome import RunOutcome, headline
 from ncuverify.judge.claims import format_number
 from ncuverify.report.claims import SHOWN_KERNELS, table_fits
-from ncuverify.report.text import block_text, line_text
+from ncuverify.report.text import block_text, line_text, packed, print_prose, prose_lines
+from ncuverify.text import one_line
 
 
 def print_build(console: Console, path: Path, built: dict[str, KernelBuild] | str) -> None:
-    """The static facts of each kernel of a file, or why it did not build."""
+    """The static facts of each kernel of a file, or why it did not build: a table where it fits the
+    terminal with every name whole, else a block per kernel."""
     if isinstance(built, str):
         console.print(line_text(f"{path}: input error", "bold red"), soft_wrap=True)
         console.print(block_text(built), soft_wrap=True)
         return
+    table = _build_table(path, built)
+    if table_fits(console, table):
+        console.print(table)
+    else:
+        print_prose(console, path, "bold")
+        for name, kernel in built.items():
+            _print_kernel_block(console, name, kernel)
+    problems = [
+        f"{name}: {problem}" for name, kernel in built.items() for problem in kernel.facts.discrepancies()
+    ]
+    for problem in problems:
+        print_prose(console, problem, "bold magenta")
+    for warning in build_warnings(built):
+        print_prose(console, f"warning: {warning}", "bold yellow")
+
+
+def _build_table(path: Path, built: dict[str, KernelBuild]) -> Table:
     table = Table(title=line_text(path), title_justify="left")
-    for column in ("kernel", "entry", "arch", *(metric.label for metric in BUILD_COLUMNS)):
-        table.add_column(column, justify="right" if column not in ("kernel", "entry", "arch") else "left")
+    for column in ("kernel", "entry", "arch"):
+        table.add_column(column, no_wrap=True)  # names are never cut or folded
+    for metric in BUILD_COLUMNS:
+        table.add_column(metric.label, justify="right", no_wrap=True)
     table.add_column("SASS mix", overflow="fold")
-    problems = []
     for name, kernel in built.items():
-        facts = kernel.facts
-        metrics = facts.metrics()
-        mix = " ".join(f"{op}×{n}" for op, n in facts.mix().most_common(10)) or "-"
+        metrics = kernel.facts.metrics()
         table.add_row(
             line_text(name),
             line_text(kernel.entry),
             line_text(kernel.arch),
-            *(
-                Text(format_number(metrics[metric.name]) if metric.name in metrics else "-")
-                for metric in BUILD_COLUMNS
-            ),
-            line_text(mix),
+            *(Text(_fact(metrics, metric.name)) for metric in BUILD_COLUMNS),
+            line_text(_sass_mix(kernel)),
         )
-        problems += [f"{name}: {problem}" for problem in facts.discrepancies()]
-    console.print(table)
-    for problem in problems:
-        console.print(line_text(problem, "bold magenta"), soft_wrap=True)
-    for warning in build_warnings(built):
-        console.print(line_text(f"warning: {warning}", "bold yellow"), soft_wrap=True)
+    return table
+
+
+def _print_kernel_block(console: Console, name: str, kernel: KernelBuild) -> None:
+    """A kernel's static facts where the table does not fit: its name and entry whole, then its facts
+    as `label value` items broken between items."""
+    heading = name if kernel.entry == name else f"{name} (entry {kernel.entry})"
+    print_prose(console, f"{heading}, {kernel.arch}", "bold")
+    metrics = kernel.facts.metrics()
+    facts = [f"{metric.label} {_fact(metrics, metric.name)}" for metric in BUILD_COLUMNS]
+    indent = "  "
+    for packed_line in packed([one_line(fact) for fact in facts], console.width - len(indent)):
+        console.print(Text(indent + packed_line), soft_wrap=True)
+    for mix_line in prose_lines(f"SASS mix: {_sass_mix(kernel)}", console.width - len(indent)):
+        console.print(Text.assemble(indent, mix_line), soft_wrap=True)
+
+
+def _fact(metrics: dict[str, float], name: str) -> str:
+    return format_number(metrics[name]) if name in metrics else "-"
+
+
+def _sass_mix(kernel: KernelBuild) -> str:
+    return " ".join(f"{op}×{n}" for op, n in kernel.facts.mix().most_common(10)) or "-"
 
 
 def print_against_baseline(console: Console, outcome: RunOutcome) -> None:
@@ -60,7 +92,7 @@ def print_against_baseline(console: Console, outcome: RunOutcome) -> None:
     if outcome.compared is not None:
         print_changes(console, outcome.compared.changes, outcome.compared.moves)
     style = "bold green" if outcome.code is ExitCode.OK else "bold red"
-    console.print(line_text(f"ncuverify: {headline(outcome)}", style), soft_wrap=True)
+    print_prose(console, f"ncuverify: {headline(outcome)}", style)
 
 
 def print_changes(console: Console, changes: Sequence[Change], moves: Sequence[KernelMove] = ()) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from rich.console import Console
 from rich.text import Text
 
 from ncuverify.text import one_line, printable
@@ -36,3 +37,35 @@ def wrapped(text: str, width: int) -> list[str]:
         else:
             line = f"{line}{gap}{word}" if line else word
     return [*lines, line]
+
+
+def packed(items: list[str], width: int, separator: str = ", ") -> list[str]:
+    """Items joined by separator into lines of at most width characters, breaking only between items
+    (an item wider than that stands on a line of its own); a line's separator stays at its end."""
+    lines: list[str] = []
+    line = ""
+    for item in items:
+        if line and len(line) + len(separator.rstrip()) + len(item) + 1 > width:
+            lines.append(line + separator.rstrip())
+            line = item
+        else:
+            line = f"{line}{separator}{item}" if line else item
+    return [*lines, line] if line or not lines else lines
+
+
+# Further lines of a wrapped sentence are indented this much, so that a reader sees where it began.
+HANGING_INDENT = 2
+
+
+def prose_lines(text: object, width: int, style: str = "") -> list[Text]:
+    """Untrusted text as one sentence broken at its spaces to the width, its further lines indented:
+    ids, names and paths stay whole (one longer than the width stands alone)."""
+    first, *rest = wrapped(one_line(str(text)), width)
+    rest = wrapped(" ".join(rest), width - HANGING_INDENT) if rest else []
+    return [Text(first, style), *(Text(" " * HANGING_INDENT + line, style) for line in rest)]
+
+
+def print_prose(console: Console, text: object, style: str = "") -> None:
+    """Untrusted text printed as prose_lines at the console's width (never cut, never folded by rich)."""
+    for line in prose_lines(text, console.width, style):
+        console.print(line, soft_wrap=True)
