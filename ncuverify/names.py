@@ -1,11 +1,14 @@
 """The names that every stage shares, at the bottom of the package: the prefixes that tell a metric's
 kind (a static fact, a SASS count, a buffer read back, what ncu reads without replaying the kernel),
-the static facts' names, the time metric, and C++ function names read back from demangled signatures.
-This module imports nothing of ncuverify, so the spec, the build, the profiler and the reports can all
+the static facts' names, the time metric, C++ function names read back from demangled signatures, and
+a case's identity (`QualifiedCase`). This module imports nothing of ncuverify, so the spec, the build, the profiler and the reports can all
 import it.
 """
 
 from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
 
 # Static facts, read from a build without a GPU: `static__registers_per_thread`.
 STATIC_PREFIX = "static__"
@@ -114,3 +117,97 @@ def same_name(written: str, function: str) -> bool:
     """Whether a name as a user writes it (`stride<float>`, `f<float,2>`) is the function's, spacing
     aside (demanglers write `f<float, 2>`)."""
     return "".join(written.split()) == "".join(function.split())
+
+
+# --- a case's identity ------------------------------------------------------------------------------------
+
+FILE_SEP = "::"  # between a file's key and its case: `expectations/x.yaml::add`
+NUMBER_SEP = "#"  # a launch of a `combine: each` program case (`add#2`), or a step of a sequence
+REPEATS = " (repeats)"  # a repeated case's repeats, profiled for their time alone: `x.yaml::add (repeats)`
+# `KEY[kernel]`: one kernel of a set (a key is an id, so no case of the file's own is named so).
+_SET_CASE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[(.+)\]", re.DOTALL)
+_NUMBERED = re.compile(r"(.+)#([1-9][0-9]*)", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class QualifiedCase:
+    """A case's identity, in one grammar: `[<file key>::]<case>[#<n>][ (repeats)]`, or a kernel of a set,
+    `<KEY>[<kernel>]`. file is the file's key (it may hold `::`; None for a case named within its file);
+    launch the n of `case#n` (a launch of a `combine: each` program case, or a step of a sequence);
+    set_kernel a kernel's label in the set case names (it may hold any character); repeats the launches
+    of a repeated case profiled for their time alone. str gives the text stored in plans, recordings
+    and outputs, and parse reads it back: a value that str could not write unambiguously is refused
+    with a ValueError."""
+
+    file: str | None
+    case: str
+    launch: int | None = None
+    set_kernel: str | None = None
+    repeats: bool = False
+
+    def __post_init__(self) -> None:
+        problem = self._problem()
+        if problem is not None:
+            raise ValueError(f"not a case's identity: {problem}")
+
+    def _problem(self) -> str | None:
+        if self.set_kernel is not None:
+            if not _SET_CASE.fullmatch(f"{self.case}[{self.set_kernel}]") or "[" in self.case:
+                return f"a kernel set's key is an id, and its kernel a label: {self.case!r}"
+            if self.file is not None or self.launch is not None or self.repeats:
+                return "a kernel of a set is a row of its file's table: no file, launch or repeats"
+            return None
+        if not self.case or self.case.startswith(":") or FILE_SEP in self.case:
+            return f"a case's name is not empty and holds no {FILE_SEP!r}: {self.case!r}"
+        if "[" in self.case or "]" in self.case:
+            return f"a case's name holds no brackets: {self.case!r}"
+        if self.case.endswith(REPEATS) or _NUMBERED.fullmatch(self.case):
+            return f"a case's name does not end with{REPEATS} or #<n>: {self.case!r}"
+        if self.launch is not None and self.launch < 1:
+            return f"a launch or step is numbered from 1: {self.launch}"
+        return None
+
+    def __str__(self) -> str:
+        return (
+            (f"{self.file}{FILE_SEP}" if self.file is not None else "")
+            + self.name
+            + (REPEATS if self.repeats else "")
+        )
+
+    @property
+    def name(self) -> str:
+        """The case as its file's measurement table names it: `add`, `add#2`, `gemms[axpy<64>]`."""
+        if self.set_kernel is not None:
+            return f"{self.case}[{self.set_kernel}]"
+        return self.case + (f"{NUMBER_SEP}{self.launch}" if self.launch is not None else "")
+
+    @classmethod
+    def parse(cls, text: str) -> QualifiedCase:
+        """The identity text names (as str writes it); ValueError where text is no case's identity."""
+        repeats = text.endswith(REPEATS)
+        rest = text.removesuffix(REPEATS)
+        in_set = _SET_CASE.fullmatch(rest)
+        if in_set is not None:
+            return cls(None, in_set.group(1), set_kernel=in_set.group(2), repeats=repeats)
+        file, sep, name = rest.rpartition(FILE_SEP)  # a case's name holds no `::`; a file's key may
+        numbered = _NUMBERED.fullmatch(name)
+        launch = int(numbered.group(2)) if numbered is not None else None
+        case = numbered.group(1) if numbered is not None else name
+        return cls(file if sep else None, case, launch, repeats=repeats)
+
+    @classmethod
+    def of(cls, file: str | None, name: str) -> QualifiedCase:
+        """The case of file's that its table names so (`add`, a step `reduce#2`); ValueError where
+        name names no case."""
+        return cls.parse(name).in_file(file)
+
+    def in_file(self, file: str | None) -> QualifiedCase:
+        """This case of file's (None: named within its file)."""
+        return replace(self, file=file)
+
+    def without_launch(self) -> QualifiedCase:
+        """The case itself, of which this is a launch or a step (`add` of `add#2`)."""
+        return replace(self, launch=None)
+
+    def without_repeats(self) -> QualifiedCase:
+        return replace(self, repeats=False)
