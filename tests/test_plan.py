@@ -11,7 +11,7 @@ from test_spec_sequences import TWO_STEPS
 
 from ncuverify.build import BuildLimits, KernelBuild, build_spec
 from ncuverify.build.static import StaticFacts
-from ncuverify.profile.plan import FileCases, case_metrics, plan_cases, planned_arguments, qualified
+from ncuverify.profile.plan import FileCases, case_metrics, plan_cases, planned_arguments
 from ncuverify.runner.plan import PlannedBuffer, PlannedScalar, PlannedStruct, PlannedUse, argument_from_json
 from ncuverify.spec import load
 from ncuverify.spec.arguments import Argument, struct_layout
@@ -27,10 +27,6 @@ def test_each_case_needs_the_metrics_of_its_claims_and_a_control_those_of_its_cl
     assert sectors in needs["misaligned"] and sectors in needs["stride32"]
     assert "gpu__time_duration.sum" in needs["stride32"] and "gpu__time_duration.sum" in needs["stride1"]
     assert not any(name.startswith("static__") for metrics in needs.values() for name in metrics)
-
-
-def test_qualified_names_join_file_and_case():
-    assert qualified("coalescing", "lab1_stride2") == "coalescing::lab1_stride2"
 
 
 def test_a_claimed_step_is_planned_after_the_steps_before_it_as_one_profiled_case(tmp_path):

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from conftest import COMPILE_CACHE, DATA, NO_GPU, fake_profiled
 
+from ncuverify.names import QualifiedCase
 from ncuverify.options import CheckOptions
 from ncuverify.pipeline import check_files
-from ncuverify.profile.plan import qualified
 from ncuverify.profile.session import RUNS
 from ncuverify.results import FileResult, Verdict, run_keys
 from ncuverify.runner.status import CaseStatus, read_statuses
@@ -56,7 +56,7 @@ def faulted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Checked]:
 
 def full(case: str) -> str:
     [key] = run_keys([FAULTS])
-    return qualified(key.name, case)
+    return str(QualifiedCase(key.name, case))
 
 
 def own_value(case: str, metric: str) -> float:

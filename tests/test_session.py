@@ -8,11 +8,12 @@ import pytest
 from conftest import COMPILE_CACHE, DATA, NO_GPU
 
 from ncuverify.environment import Environment, Gpu
+from ncuverify.names import REPEATS, QualifiedCase
 from ncuverify.options import CheckOptions
 from ncuverify.pipeline import check_files
 from ncuverify.processes import group_ended
 from ncuverify.profile import NcuOptions
-from ncuverify.profile.plan import REPEATS, case_metrics, qualified
+from ncuverify.profile.plan import case_metrics
 from ncuverify.profile.schedule import PassCounts
 from ncuverify.results import FileResult, Verdict, exit_code, file_key
 from ncuverify.spec import load
@@ -44,7 +45,7 @@ def test_a_run_profiles_every_file_in_few_processes_and_splits_the_results_back(
     assert all(r.input_error is None for r in results)
     profiled = [name for process in processes for name in process["cases"] if not name.endswith(REPEATS)]
     assert sorted(profiled) == sorted(
-        qualified(file_key(path), case)
+        str(QualifiedCase(file_key(path), case))
         for path in (DATA / "sample.yaml", DATA / "static.yaml", DATA / "shared.yaml")
         for case in case_metrics(load(path), split_claims(load(path).content.claims)[1])
     )
@@ -121,7 +122,7 @@ def test_each_case_gets_its_own_launches_values(tmp_path: Path, monkeypatch):
         measured = result.measurements
         assert measured is not None
         for case in measured.frame[measured.frame["metric"] == sectors]["case"]:
-            own = zlib.crc32(qualified(file_key(result.path), case).encode()) % 997
+            own = zlib.crc32(str(QualifiedCase(file_key(result.path), case)).encode()) % 997
             assert measured.value(case, sectors) == len(sectors) + 1000 * own, case
 
 
@@ -132,7 +133,7 @@ def test_a_repeated_case_takes_its_time_from_its_repeats_and_its_counters_from_o
 
     monkeypatch.setenv("FAKE_NCU_VALUES", "by_case")
     results, processes = fake_run(tmp_path, monkeypatch, (0,))
-    stride32 = qualified(file_key(DATA / "sample.yaml"), "stride32")
+    stride32 = str(QualifiedCase(file_key(DATA / "sample.yaml"), "stride32"))
     launched = [case for process in processes for case in process["cases"]]
     assert stride32 in launched and stride32 + REPEATS in launched  # repeat: 3, time beside sectors
     plans = [json.loads(p.read_text()) for p in (tmp_path / "saved1" / "runs").glob("*/*/plan.json")]
@@ -149,7 +150,7 @@ def test_a_repeated_case_takes_its_time_from_its_repeats_and_its_counters_from_o
     assert measured.value("stride32", sectors) == len(sectors) + 1000 * own(stride32)
     # a case with repeat 1 is launched once, with all its metrics
     assert measured.value("stride1", time) == len(time) + 1000 * own(
-        qualified(file_key(DATA / "sample.yaml"), "stride1")
+        str(QualifiedCase(file_key(DATA / "sample.yaml"), "stride1"))
     )
     # its recording replays to the same figures, the repeats' time included
     files = [DATA / "sample.yaml", DATA / "static.yaml", DATA / "shared.yaml"]

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from ncuverify.cli import app
 from ncuverify.errors import ExitCode
-from ncuverify.profile.plan import qualified
+from ncuverify.names import QualifiedCase
 from ncuverify.results import Verdict, file_key
 from ncuverify.spec.expansion import expand
 
@@ -20,7 +20,7 @@ SIZES = (1024, 2048, 4096)
 
 def fake_value(metric: str, case: str) -> int:
     """What the fake ncu gives with FAKE_NCU_VALUES=by_case: the name's length, 1000 times the case's number."""
-    return len(metric) + 1000 * (zlib.crc32(qualified(file_key(SWEEP), case).encode()) % 997)
+    return len(metric) + 1000 * (zlib.crc32(str(QualifiedCase(file_key(SWEEP), case)).encode()) % 997)
 
 
 def test_a_swept_file_is_profiled_case_by_case_and_replays_to_the_same_verdicts(tmp_path: Path, monkeypatch):
@@ -35,7 +35,7 @@ def test_a_swept_file_is_profiled_case_by_case_and_replays_to_the_same_verdicts(
         for name in json.loads(line)["cases"]
     }
     cases = [f"{kind}__n_{n}" for kind in ("copy", "strided") for n in SIZES]
-    assert profiled == {qualified(file_key(SWEEP), case) for case in cases}
+    assert profiled == {str(QualifiedCase(file_key(SWEEP), case)) for case in cases}
     by_id = {c.claim.id: c for c in live.claims}
     assert list(by_id) == [f"{claim}__n_{n}" for claim in ("time", "same_time") for n in SIZES]
     time = "gpu__time_duration.sum"

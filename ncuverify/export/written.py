@@ -12,7 +12,7 @@ from ncuverify.errors import InputError
 from ncuverify.export.run_identity import suite_digest
 from ncuverify.results import FileResult
 from ncuverify.spec import Claim, Spec, load
-from ncuverify.spec.programs import EACH_SEP, each_name
+from ncuverify.spec.programs import each_name, launch_of
 from ncuverify.text import one_line
 
 NOT_HERE = (
@@ -63,8 +63,8 @@ def _written(claim_id: str, written: dict[str, Claim]) -> Claim | None:
     as claim#2 on case#2, that launch's copy."""
     if claim_id in written:
         return written[claim_id]
-    base, _, number = claim_id.rpartition(EACH_SEP)
+    base, number = launch_of(claim_id)
     claim = written.get(base)
-    if claim is None or claim.case is None or not number.isdigit():
+    if claim is None or claim.case is None or number is None:
         return None
-    return claim.model_copy(update={"id": claim_id, "case": each_name(claim.case, int(number))})
+    return claim.model_copy(update={"id": claim_id, "case": each_name(claim.case, number)})

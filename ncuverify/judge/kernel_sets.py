@@ -4,7 +4,6 @@ and each entry a claim names with `kernels:` as a set of one, in the measurement
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable
 
@@ -13,20 +12,22 @@ from ncuverify.build import measurement_rows as static_rows
 from ncuverify.build.built import BuiltKernel
 from ncuverify.build.inventory import KernelSet
 from ncuverify.measurements import Measurements
+from ncuverify.names import QualifiedCase
 from ncuverify.spec import Spec
-
-_SET_CASE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[(.+)\]", re.DOTALL)
 
 
 def set_case(key: str, label: str) -> str:
     """The measurement table's case for one kernel of a set: `gemms[axpy_gemm<64>]`."""
-    return f"{key}[{label}]"
+    return str(QualifiedCase(None, key, set_kernel=label))
 
 
 def of_set_case(case: str) -> tuple[str, str] | None:
     """`gemms[axpy_gemm<64>]` -> ("gemms", "axpy_gemm<64>"); None for a case of the file's own."""
-    found = _SET_CASE.fullmatch(case)
-    return (found.group(1), found.group(2)) if found else None
+    try:
+        identity = QualifiedCase.parse(case)
+    except ValueError:
+        return None
+    return (identity.case, identity.set_kernel) if identity.set_kernel is not None else None
 
 
 def labels(kernels: Iterable[BuiltKernel]) -> dict[str, BuiltKernel]:

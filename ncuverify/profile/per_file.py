@@ -7,9 +7,8 @@ from collections.abc import Sequence
 
 from ncuverify.errors import EnvironmentProblem, InputError
 from ncuverify.measurements import Measurements, Row
-from ncuverify.names import is_time
-from ncuverify.profile.plan import REPEATS, FileCases, qualified
-from ncuverify.profile.recording import SEP
+from ncuverify.names import QualifiedCase, is_time
+from ncuverify.profile.plan import FileCases
 from ncuverify.profile.run import Run
 from ncuverify.profile.shown import shown_name
 from ncuverify.profile.work import run_measurements
@@ -22,8 +21,8 @@ def measurements_by_file(
     a file of which the runs hold no case is left out. A run whose report cannot be read, does not
     match its status, or lacks the launches of a case that its status says ran, is an InputError naming
     its log."""
-    prefixes = tuple(qualified(key, "") for key in keys)
-    relevant = [run for run in runs if any(s.case.startswith(prefixes) for s in run.cases)]
+    wanted = set(keys)
+    relevant = [run for run in runs if any(_file_of(s.case) in wanted for s in run.cases)]
     each: list[Measurements] = []
     for run in relevant:
         try:
@@ -52,6 +51,26 @@ def _refuse_cut_short(runs: Sequence[Run], measured: Sequence[Measurements]) -> 
         later.update(status.case for status in run.cases)
 
 
+def _parsed(name: str) -> QualifiedCase | None:
+    """The case a run names so; None for a name of no case (a damaged recording's)."""
+    try:
+        return QualifiedCase.parse(name)
+    except ValueError:
+        return None
+
+
+def _file_of(name: str) -> str | None:
+    """The key of the file whose case a run names so (None: none)."""
+    identity = _parsed(name)
+    return identity.file if identity is not None else None
+
+
+def _in_file(name: str) -> tuple[str | None, str]:
+    """(file key, the case as the file names it) of a case a run names so; (None, name) for no case's."""
+    identity = _parsed(name)
+    return (identity.file, str(identity.in_file(None))) if identity is not None else (None, name)
+
+
 def _named(run: Run) -> str:
     return run.source or "a recorded run"
 
@@ -63,16 +82,23 @@ def by_file(measured: Measurements, keys: Sequence[str]) -> dict[str, Measuremen
     wanted = set(keys)
     rows: dict[str, list[Row]] = {}  # each file's rows, in one pass over the run's
     for row in measured.rows:
-        key, _, case = row[0].rpartition(SEP)  # a case's own name holds no SEP; a file's key may
+        key, case = _in_file(row[0])
         if key in wanted:
             rows.setdefault(key, []).append((case, *row[1:]))
+    failed: dict[str, dict[str, str]] = {}
+    for name, why in measured.failed_cases.items():
+        key, case = _in_file(name)
+        failed.setdefault(key or "", {})[case] = why
+    unmeasured: dict[str, list[str]] = {}
+    for name in measured.unmeasured:
+        key, case = _in_file(name)
+        unmeasured.setdefault(key or "", []).append(case)
     found = {}
     for key in keys:
-        prefix = qualified(key, "")
-        failed = {k.removeprefix(prefix): v for k, v in measured.failed_cases.items() if k.startswith(prefix)}
-        unmeasured = tuple(c.removeprefix(prefix) for c in measured.unmeasured if c.startswith(prefix))
-        if key in rows or failed or unmeasured:
-            found[key] = Measurements(tuple(rows.get(key, ())), failed, unmeasured)
+        if key in rows or key in failed or key in unmeasured:
+            found[key] = Measurements(
+                tuple(rows.get(key, ())), failed.get(key, {}), tuple(unmeasured.get(key, ()))
+            )
     return found
 
 
@@ -82,27 +108,33 @@ def with_repeats(measured: Measurements) -> Measurements:
     read back) are left out. Where the repeats failed or ncu's report ended before them, so did the
     case's time."""
     named = [row[0] for row in measured.rows] + [*measured.failed_cases, *measured.unmeasured]
-    split = {name.removesuffix(REPEATS) for name in named if name.endswith(REPEATS)}
+    split = {case for name in named if (case := _repeated(name)) is not None}
     if not split:
         return measured
     times = [
-        (row[0].removesuffix(REPEATS), *row[1:])
+        (case, *row[1:])
         for row in measured.rows
-        if row[0].endswith(REPEATS) and is_time(row[2])
+        if (case := _repeated(row[0])) is not None and is_time(row[2])
     ]
     kept = [
         row
         for row in measured.rows
-        if not row[0].endswith(REPEATS) and not (row[0] in split and is_time(row[2]))
+        if _repeated(row[0]) is None and not (row[0] in split and is_time(row[2]))
     ]
-    failed = {case.removesuffix(REPEATS): why for case, why in measured.failed_cases.items()}
-    unmeasured = tuple(dict.fromkeys(case.removesuffix(REPEATS) for case in measured.unmeasured))
+    failed = {_repeated(case) or case: why for case, why in measured.failed_cases.items()}
+    unmeasured = tuple(dict.fromkeys(_repeated(case) or case for case in measured.unmeasured))
     return Measurements((*kept, *times), failed, unmeasured)
+
+
+def _repeated(name: str) -> str | None:
+    """The case whose repeats a run names so (`f::add` of `f::add (repeats)`); None for any other name."""
+    identity = _parsed(name)
+    return str(identity.without_repeats()) if identity is not None and identity.repeats else None
 
 
 def symbols_of(files: Sequence[FileCases]) -> dict[str, str]:
     return {
-        qualified(file.key, name): file.builds[case.kernel].symbol
+        str(QualifiedCase.of(file.key, name)): file.builds[case.kernel].symbol
         for file in files
         for name, case in file.spec.content.cases.items()
         if case.kernel in file.builds

@@ -13,9 +13,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ncuverify.build import KernelBuild
-from ncuverify.names import is_ncu_metric, is_time
+from ncuverify.names import QualifiedCase, is_ncu_metric, is_time
 from ncuverify.profile import schedule
-from ncuverify.profile.recording import SEP, write_file
+from ncuverify.profile.recording import write_file
 from ncuverify.runner.plan import (
     BufferFill,
     NpyContents,
@@ -29,15 +29,6 @@ from ncuverify.runner.plan import (
 from ncuverify.spec import CaseSpec, Claim, Spec
 from ncuverify.spec.arguments import Argument, BufferArg, NpyFill, StructArg, UseArg, struct_layout
 from ncuverify.spec.npy import npy_digest, npy_file
-
-
-def qualified(key: str, case: str) -> str:
-    return f"{key}{SEP}{case}"
-
-
-# The launches of a repeated case profiled for its time alone: `<file>::<case> (repeats)`. No case's own
-# name holds a space.
-REPEATS = " (repeats)"
 
 
 @dataclass(frozen=True)
@@ -90,7 +81,8 @@ def plan_cases(
             if cubin not in written:
                 write_file(cubin, file.builds[case.kernel].cubin)
                 written.add(cubin)
-            full = qualified(file.key, name)
+            identity = QualifiedCase.of(file.key, name)
+            full = str(identity)
             sequence = file.spec.content.sequence_of(name)
             planned[full] = planned_case(
                 full,
@@ -98,15 +90,18 @@ def plan_cases(
                 file.builds[case.kernel],
                 cubin,
                 file.spec.path.parent,
-                qualified(file.key, sequence) if sequence is not None else "",
+                str(QualifiedCase.of(file.key, sequence)) if sequence is not None else "",
             )
             if name in split:
-                planned[full + REPEATS] = replace(planned[full], name=full + REPEATS)
+                repeats = str(replace(identity, repeats=True))
+                planned[repeats] = replace(planned[full], name=repeats)
                 planned[full] = replace(planned[full], repeat=1)
         wanted += _profiled(file, {name: runs[name] - split.get(name, set()) for name in runs}, split)
         wanted += [
             schedule.ProfiledCase(
-                qualified(file.key, name) + REPEATS, file.spec.content.cases[name].repeat, time
+                str(replace(QualifiedCase.of(file.key, name), repeats=True)),
+                file.spec.content.cases[name].repeat,
+                time,
             )
             for name, time in split.items()
         ]
@@ -144,11 +139,11 @@ def _profiled(
         cases = [content.cases[step] for step in steps]
         profiled.append(
             schedule.ProfiledCase(
-                qualified(file.key, first),
+                str(QualifiedCase.of(file.key, first)),
                 sum(1 if step in once else content.cases[step].repeat for step in steps),
                 frozenset().union(*(runs[step] for step in steps)),
                 any(_reads_timing_back(case, file.builds[case.kernel]) for case in cases),
-                tuple(qualified(file.key, step) for step in steps) if len(steps) > 1 else (),
+                tuple(str(QualifiedCase.of(file.key, step)) for step in steps) if len(steps) > 1 else (),
             )
         )
     return profiled

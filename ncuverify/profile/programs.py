@@ -9,8 +9,9 @@ from pathlib import Path
 
 from ncuverify.errors import EnvironmentProblem, InputError
 from ncuverify.measurements import Measurements
+from ncuverify.names import QualifiedCase
 from ncuverify.profile.command import NcuOptions
-from ncuverify.profile.plan import FileCases, claim_needs, qualified
+from ncuverify.profile.plan import FileCases, claim_needs
 from ncuverify.profile.program_run import run_program
 from ncuverify.profile.program_work import PlannedProgram, ProgramWork, program_works
 from ncuverify.profile.run import Run
@@ -35,7 +36,9 @@ def planned_programs(files: Sequence[FileCases]) -> list[PlannedProgram]:
         for name, case in file.spec.content.programs.items():
             if name in needs:
                 planned.append(
-                    PlannedProgram(qualified(file.key, name), case, file.spec.folder, frozenset(needs[name]))
+                    PlannedProgram(
+                        str(QualifiedCase(file.key, name)), case, file.spec.folder, frozenset(needs[name])
+                    )
                 )
     return planned
 
@@ -43,7 +46,9 @@ def planned_programs(files: Sequence[FileCases]) -> list[PlannedProgram]:
 def program_cases(files: Sequence[FileCases]) -> dict[str, ProgramCase]:
     """Every program case of the files, under its qualified name."""
     return {
-        qualified(file.key, name): case for file in files for name, case in file.spec.content.programs.items()
+        str(QualifiedCase(file.key, name)): case
+        for file in files
+        for name, case in file.spec.content.programs.items()
     }
 
 

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from ncuverify.errors import InputError
 from ncuverify.files import CannotRead, NotRegular, SymbolicLink, TooLarge, read_plain
+from ncuverify.names import QualifiedCase
 from ncuverify.processes import TimedOut, run_bounded
 from ncuverify.profile.run import Run
 from ncuverify.provenance import Provenance
@@ -43,7 +44,6 @@ LOG = "ncu.log"
 STATUS = "status.json"
 PROVENANCE = "provenance.json"
 COMMANDS = "commands.json"  # each run's ncu command line, in run order
-SEP = "::"  # between a file's key and a case or kernel name
 
 # Far above what any real run records: bounds on what a damaged recording can make ncuverify read.
 MAX_LOG_BYTES = 64 * 1024 * 1024
@@ -147,10 +147,18 @@ def provenance_file(root: Path, key: FileKey) -> Path:
 def renamed(name: str, keys: Sequence[FileKey]) -> str:
     """A case or kernel as a recording names it (`<file>::<name>`), with the file as keys name it: a
     recording of an earlier version names each file by its stem."""
-    file, sep, rest = name.partition(SEP)
-    if not sep or any(key.name == file for key in keys):
+    identity = _parsed(name)
+    if identity is None or identity.file is None or any(key.name == identity.file for key in keys):
         return name
-    return next((f"{key.name}{SEP}{rest}" for key in keys if key.legacy == file), name)
+    return next((str(identity.in_file(key.name)) for key in keys if key.legacy == identity.file), name)
+
+
+def _parsed(name: str) -> QualifiedCase | None:
+    """The case or kernel a recording names so; None for a name of neither (left as it is)."""
+    try:
+        return QualifiedCase.parse(name)
+    except ValueError:
+        return None
 
 
 def _renamed(recording: Recording, keys: Sequence[FileKey], plain: FileKey | None = None) -> Recording:
@@ -158,8 +166,9 @@ def _renamed(recording: Recording, keys: Sequence[FileKey], plain: FileKey | Non
     recording of an earlier version names them without the file: with plain, they are that file's."""
 
     def name(recorded: str) -> str:
-        if plain is not None and SEP not in recorded:
-            return f"{plain.name}{SEP}{recorded}"
+        identity = _parsed(recorded)
+        if plain is not None and identity is not None and identity.file is None:
+            return str(identity.in_file(plain.name))
         return renamed(recorded, keys)
 
     runs = [

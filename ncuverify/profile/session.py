@@ -19,13 +19,12 @@ from pathlib import Path
 from typing import TypeVar
 
 from ncuverify.measurements import Measurements
-from ncuverify.names import PASSES_METRIC
+from ncuverify.names import PASSES_METRIC, QualifiedCase
 from ncuverify.profile import schedule
 from ncuverify.profile.command import NcuOptions
 from ncuverify.profile.diagnose import diagnose
 from ncuverify.profile.faults import faults_named
 from ncuverify.profile.plan import FileCases, plan_cases
-from ncuverify.profile.recording import SEP
 from ncuverify.profile.run import Gate, Run, run_ncu
 from ncuverify.profile.shown import shown_output
 from ncuverify.profile.work import KernelWork
@@ -231,7 +230,7 @@ def _run_unit(
     remaining = list(unit.cases)
     if settings.say is not None:
         say = settings.say
-        ncu = replace(ncu, on_case=lambda case: say(f"profiling {case.replace(SEP, ': ')}"))
+        ncu = replace(ncu, on_case=lambda case: say(f"profiling {_shown(case)}"))
     while remaining:
         cases = [planned[name] for name in remaining]
         run_dir = folder / str(len(runs))
@@ -254,6 +253,15 @@ def _run_unit(
             measured = work.measurements(recorded)
         runs.append((recorded, measured))
     return runs
+
+
+def _shown(case: str) -> str:
+    """A planned case as progress names it: `expectations/x.yaml: add`."""
+    try:
+        identity = QualifiedCase.parse(case)
+    except ValueError:  # the runner's progress names only planned cases; any other as it is
+        return case
+    return f"{identity.file}: {identity.in_file(None)}" if identity.file is not None else case
 
 
 def _whole_sequences(

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictFloat, StrictInt, WithJsonSchema
 
 from ncuverify import expression
+from ncuverify.names import QualifiedCase
 from ncuverify.spec.scalars import WrittenFloat, WrittenInt
 
 DTYPES = (
@@ -65,9 +66,12 @@ Id = Annotated[
 
 def _case_name(value: str) -> str:
     """An id, or a step of a case written with `steps` (`reduce#2`)."""
-    base, sep, number = value.rpartition("#")
-    if sep and number.isascii() and number.isdigit() and not number.startswith("0"):
-        _id(base)
+    try:
+        identity = QualifiedCase.parse(value)
+    except ValueError:
+        return _id(value)
+    if identity.launch is not None and not identity.repeats:
+        _id(str(identity.without_launch()))
         return value
     return _id(value)
 

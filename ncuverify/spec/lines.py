@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ncuverify.spec.programs import EACH_SEP
+from ncuverify.spec.programs import launch_of
 from ncuverify.spec.yaml_reader import Location
 
 
@@ -32,7 +32,7 @@ class SpecLines:
 def _found(lines: Mapping[str, int], name: str) -> int:
     if name in lines:
         return lines[name]
-    return lines.get(name.rpartition(EACH_SEP)[0], 1)
+    return lines.get(launch_of(name)[0], 1)
 
 
 def spec_lines(

@@ -4,11 +4,13 @@ a built executable), picked from its launches by name, NVTX range and launch num
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
+from ncuverify.names import QualifiedCase
 from ncuverify.spec.claims import Claim
 from ncuverify.spec.fields import Float, Int, StrictModel, Text
 from ncuverify.spec.kernels import kernel_pattern
@@ -22,7 +24,6 @@ MAX_LAUNCH_COUNT = 1000
 # The model's field for program cases, named so that no file's key is taken for it: a file writes
 # program cases among its `cases`.
 PROGRAMS_FIELD = "cases (programs)"
-EACH_SEP = "#"  # `combine: each`: the launches of case add are the cases add#1, add#2, ...
 
 
 def _word(value: str) -> str:
@@ -127,13 +128,20 @@ def split_programs(data: dict[Any, Any], none: object) -> dict[Any, Any]:
 
 
 def each_name(case: str, number: int) -> str:
-    return f"{case}{EACH_SEP}{number}"
+    """`combine: each`: the launches of case add are the cases add#1, add#2, ... (and a claim's, claim#1)."""
+    return str(replace(QualifiedCase.parse(case), launch=number))
 
 
 def launch_of(name: str) -> tuple[str, int | None]:
-    """A case's name split from its launch number where it names one (`add#2`: add, 2; `add`: add, None)."""
-    case, _, number = name.rpartition(EACH_SEP)
-    return (case, int(number)) if case and number.isdigit() else (name, None)
+    """A case's name split from its launch number where it names one (`add#2`: add, 2; `add`: add, None;
+    qualified, `f::add#2`: f::add, 2)."""
+    try:
+        identity = QualifiedCase.parse(name)
+    except ValueError:
+        return name, None
+    if identity.launch is None:
+        return name, None
+    return str(identity.without_launch()), identity.launch
 
 
 def claims_per_launch(claims: list[Claim], programs: dict[str, ProgramCase], cases: set[str]) -> list[Claim]:

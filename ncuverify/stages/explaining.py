@@ -12,9 +12,9 @@ from ncuverify.environment import Environment
 from ncuverify.errors import EnvironmentProblem, InputError
 from ncuverify.explain import Explanation
 from ncuverify.internal import isolated
-from ncuverify.names import is_ncu_metric
+from ncuverify.names import QualifiedCase, is_ncu_metric
 from ncuverify.options import CheckOptions
-from ncuverify.profile import explain_pass, kinds, plan, recording
+from ncuverify.profile import explain_pass, kinds, recording
 from ncuverify.results import FileResult, Verdict
 from ncuverify.stages.profiling import file_cases, profile_settings
 from ncuverify.stages.progress import say
@@ -89,7 +89,7 @@ def _to_explain(results: list[FileResult], keys: dict[Path, str]) -> dict[tuple[
             if claim_result.verdict is Verdict.FAILED and topic is not None and result.path in keys:
                 # the claim's own case, else (all its metrics name theirs) the case of its first one
                 case = claim.case or refs[0].case
-                wanted[result.path, claim.id] = (plan.qualified(keys[result.path], case), topic)
+                wanted[result.path, claim.id] = (str(QualifiedCase.of(keys[result.path], case)), topic)
     return wanted
 
 

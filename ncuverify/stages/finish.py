@@ -9,7 +9,7 @@ from dataclasses import replace
 from ncuverify.judge.claims import judge, skip_all
 from ncuverify.results import ClaimResult, FileResult, Verdict
 from ncuverify.spec import Spec
-from ncuverify.spec.programs import EACH_SEP, claims_per_launch, launch_of
+from ncuverify.spec.programs import claims_per_launch, launch_of
 from ncuverify.stages.values import Prepared, Profiled
 
 
@@ -90,4 +90,4 @@ def stale(result: ClaimResult, stale_cases: dict[str, str]) -> ClaimResult:
 def _in_file_order(spec: Spec, results: list[ClaimResult]) -> list[ClaimResult]:
     position = {claim.id: index for index, claim in enumerate(spec.content.claims)}
     # a claim on a case with `combine: each` is judged per launch, as claim#1, claim#2, ...
-    return sorted(results, key=lambda result: position[result.claim.id.partition(EACH_SEP)[0]])
+    return sorted(results, key=lambda result: position[launch_of(result.claim.id)[0]])

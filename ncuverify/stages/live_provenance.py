@@ -8,6 +8,7 @@ from ncuverify import __version__, profile
 from ncuverify.build import nvrtc_version
 from ncuverify.environment import Gpu, ncu_version
 from ncuverify.errors import EnvironmentProblem
+from ncuverify.names import QualifiedCase
 from ncuverify.profile import plan, recording
 from ncuverify.provenance import Provenance
 from ncuverify.spec.digests import case_digests, program_file_digests
@@ -30,17 +31,17 @@ def live_provenance(
         cache_control=ncu.cache_control,
         ncu_command=command,
         kernels={
-            plan.qualified(file.key, name): build.source_digest
+            str(QualifiedCase.of(file.key, name)): build.source_digest
             for file in files
             for name, build in file.builds.items()
         },
         cases={
-            plan.qualified(file.key, name): digest
+            str(QualifiedCase.of(file.key, name)): digest
             for file in files
             for name, digest in case_digests(file.spec).items()
         },
         program_files={
-            plan.qualified(file.key, name): digests
+            str(QualifiedCase.of(file.key, name)): digests
             for file in files
             for name, digests in program_file_digests(file.spec).items()
         },

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ncuverify.build import KernelBuild
+from ncuverify.names import QualifiedCase
 from ncuverify.profile.plan import claim_needs
-from ncuverify.profile.recording import SEP
 from ncuverify.profile.shown import shown_output
 from ncuverify.provenance import Provenance
 from ncuverify.spec import Claim, Spec
@@ -102,8 +102,15 @@ def compared(recorded: Mapping[str, str], today: Mapping[str, str]) -> tuple[lis
 
 def recorded_of(recorded: Mapping[str, str], key: str) -> dict[str, str]:
     """The digests a provenance keeps (`<file>::<name>` -> digest) of the file key's names."""
-    prefix = f"{key}{SEP}"
-    return {name.removeprefix(prefix): digest for name, digest in recorded.items() if name.startswith(prefix)}
+    found = {}
+    for name, digest in recorded.items():
+        try:
+            identity = QualifiedCase.parse(name)
+        except ValueError:  # a recording's name of nothing: no digest of the file's
+            continue
+        if identity.file == key:
+            found[str(identity.in_file(None))] = digest
+    return found
 
 
 def refused(where: Path, refusals: list[Untied]) -> str | None:
@@ -142,7 +149,7 @@ def _untied_programs(
     for name, today in program_file_digests(spec, read).items():
         if name in cases_missing:
             untied.append(Untied(f"case {name}", missing=True))
-        recorded = provenance.program_files.get(f"{key}{SEP}{name}")
+        recorded = provenance.program_files.get(str(QualifiedCase(key, name)))
         if recorded is None:
             untied.append(Untied(f"the files of program case {name}", missing=True))
             continue
