@@ -14,6 +14,7 @@ from ncuverify.explain import Explanation
 from ncuverify.measurements import Measurements
 from ncuverify.provenance import Provenance
 from ncuverify.spec import Claim, Spec, project_root
+from ncuverify.spec.points import Point
 
 
 def file_key(path: Path) -> str:
@@ -93,6 +94,7 @@ class ClaimResult:
     reason: str | None = None
     control_measured: float | None = None
     kernels: tuple[KernelOutcome, ...] = ()  # a claim over kernels: each kernel's outcome, in name order
+    point: Point = ()  # a claim of a sweep: its sweep's variables' values at its case
 
     def count(self, verdict: KernelVerdict) -> int:
         return sum(1 for outcome in self.kernels if outcome.verdict is verdict)

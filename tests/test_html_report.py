@@ -162,6 +162,33 @@ def test_a_swept_claim_is_drawn_against_its_size(tmp_path, monkeypatch):
     text = export.to_html([result])
     sweeps = text[text.index('<section id="sweeps">') : text.index('<section id="claims">')]
     assert sweeps.count("<svg") == 2 and "time in " in sweeps and "against n" in sweeps
+    # rendered again from the JSON results (as merge does), each claim keeps its point
+    [again] = export.from_json(export.to_json([result]))
+    assert sweep_series([(again, c) for c in again.claims]) == series
+
+
+def _timed(claim_id: str, measured: float, point: tuple[tuple[str, int], ...] = ()) -> ClaimResult:
+    claim = Claim(id=claim_id, case="c", metric="gpu__time_duration.sum", expect=Expectation(equals=1))
+    return ClaimResult(claim, Verdict.PASSED, measured, point=point)
+
+
+def test_a_claim_named_like_a_point_of_a_sweep_is_not_charted_as_one():
+    from ncuverify.export.html_report import sweep_series
+
+    result = FileResult(Path("f.yaml"), [_timed("time__n_4096", 2.0), _timed("time__n_8192", 3.0)])
+    assert sweep_series([(result, c) for c in result.claims]) == {}
+    assert '<section id="sweeps">' not in export.to_html([result])
+
+
+def test_a_claim_of_a_sweep_is_charted_by_its_point_whatever_its_id():
+    from ncuverify.export.html_report import sweep_series
+
+    # a written id holding `__` (which an id's suffix could not tell from the point's)
+    swept = [_timed(f"dram__bytes__n_{n}", float(n), (("n", n),)) for n in (4096, 1024)]
+    result = FileResult(Path("f.yaml"), swept)
+    assert sweep_series([(result, c) for c in result.claims]) == {
+        ("f.yaml", "dram__bytes", "n"): [(1024, 1024.0), (4096, 4096.0)]
+    }
 
 
 def test_against_a_baseline_every_move_is_listed_and_drawn_regressions_first():

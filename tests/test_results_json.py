@@ -7,7 +7,7 @@ from conftest import DATA
 from exported_results import judged_sample, static_only
 
 from ncuverify import export
-from ncuverify.errors import ExitCode
+from ncuverify.errors import ExitCode, InputError
 from ncuverify.results import FileResult
 
 
@@ -51,3 +51,25 @@ def test_claims_set_aside_are_in_the_json_and_read_back():
     assert some["exit_code"] == ExitCode.OK and some["set_aside"] == 9 and "problem" not in some
     assert [record["set_aside"] for record in some["files"]] == [8, 1]
     assert [result.set_aside for result in export.from_json(text)] == [8, 1]
+
+
+def test_a_claim_of_a_sweep_carries_its_point_and_no_other_claim_does(sample):
+    from dataclasses import replace
+
+    swept = replace(sample, claims=[replace(sample.claims[0], point=(("n", 4096), ("k", -1)))])
+    (record,) = json.loads(export.to_json([swept]))["files"]
+    assert record["claims"][0]["point"] == {"n": 4096, "k": -1}
+    (plain,) = json.loads(export.to_json([sample]))["files"]
+    assert not any("point" in claim for claim in plain["claims"])
+    [again] = export.from_json(export.to_json([swept]))
+    assert again.claims[0].point == (("n", 4096), ("k", -1))
+
+
+def test_a_point_that_is_not_whole_numbers_is_refused(sample):
+    from dataclasses import replace
+
+    swept = replace(sample, claims=[replace(sample.claims[0], point=(("n", 4096),))])
+    document = json.loads(export.to_json([swept]))
+    document["files"][0]["claims"][0]["point"] = {"n": "4096"}
+    with pytest.raises(InputError, match=r"claims\[0\]\.point\.n: not a whole number"):
+        export.from_json(json.dumps(document))

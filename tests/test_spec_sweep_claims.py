@@ -16,6 +16,12 @@ def test_a_claim_on_a_swept_case_is_made_for_every_case_of_the_sweep(tmp_path):
     ]
 
 
+def test_each_case_and_claim_of_a_sweep_carries_its_point(tmp_path):
+    spec = loaded(tmp_path, SWEPT_COPY + PLAIN, claim("sectors", "copy") + claim("one", "single"))
+    assert spec.points.cases == {"copy__n_1024": (("n", 1024),), "copy__n_4096": (("n", 4096),)}
+    assert spec.points.claims == {"sectors__n_1024": (("n", 1024),), "sectors__n_4096": (("n", 4096),)}
+
+
 def test_the_control_and_the_cases_named_with_at_are_read_at_the_same_point(tmp_path):
     metric = "global_ld_sectors_per_request /  global_ld_sectors_per_request@strided + gpu__time_duration.sum@single"
     claims = claim("ratio", "copy", metric, "    control: strided\n")

@@ -29,6 +29,7 @@ from ncuverify.results import (
     set_aside,
     set_aside_line,
 )
+from ncuverify.spec.sweeps import point_suffix
 from ncuverify.text import one_line, printable
 
 if TYPE_CHECKING:  # names only: the baseline reads exported results (a cycle); matplotlib loads late
@@ -246,24 +247,22 @@ def _change_word(change: Change) -> str:
 
 # --- sweeps: the metric against the size ------------------------------------------------------------------
 
-# A swept claim's id ends with its point: `time__n_4096` (a minus written m: `__k_m1`).
-_POINT = re.compile(r"(?P<stem>.+?)__(?P<name>[A-Za-z_][A-Za-z0-9_]*?)_(?P<minus>m?)(?P<value>[0-9]{1,19})")
 CHARTED_SWEEPS = 24
 
 
 def sweep_series(
     claims: list[tuple[FileResult, ClaimResult]],
 ) -> dict[tuple[str, str, str], list[tuple[int, float]]]:
-    """Each swept claim's measured values by its sweep variable's value: (file, claim, variable) ->
-    points in order, for claims swept over one variable at two points or more."""
+    """Each swept claim's measured values by its sweep variable's value: (file, claim written, variable)
+    -> points in order, for claims swept over one variable at two points or more. A claim's point is
+    what its sweep gave it (ClaimResult.point), never read from its id."""
     series: dict[tuple[str, str, str], list[tuple[int, float]]] = {}
     for result, claim_result in claims:
-        point = _POINT.fullmatch(claim_result.claim.id)
-        if point is None or claim_result.measured is None or "__" in point["stem"]:
+        if len(claim_result.point) != 1 or claim_result.measured is None:
             continue
-        value = int(point["value"]) * (-1 if point["minus"] else 1)
-        key = (str(result.path), point["stem"], point["name"])
-        series.setdefault(key, []).append((value, claim_result.measured))
+        [(name, value)] = claim_result.point
+        written = claim_result.claim.id.removesuffix(point_suffix(claim_result.point))
+        series.setdefault((str(result.path), written, name), []).append((value, claim_result.measured))
     return {key: sorted(points) for key, points in series.items() if len(points) >= 2}
 
 

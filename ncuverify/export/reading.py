@@ -24,6 +24,7 @@ from ncuverify.measurements import MEASUREMENT_COLUMNS, Measurements, Row
 from ncuverify.provenance import Provenance
 from ncuverify.results import ClaimResult, FileResult, KernelOutcome, KernelVerdict, Verdict
 from ncuverify.spec import Claim
+from ncuverify.spec.points import Point
 from ncuverify.text import one_line
 
 if TYPE_CHECKING:  # names only: the baseline reads exported fields (a cycle)
@@ -220,12 +221,13 @@ _CLAIM_KEYS = {*_CLAIM_FIELDS, "expected", "measured", "verdict", "reason", "con
 _SET_FIELDS = ("kernels", "match")
 _SET_KEYS = {*_SET_FIELDS, "per_kernel"}
 _LATER_FIELDS = ("why",)  # absent from older versions' files
+_SWEPT_KEYS = {"point"}  # a claim of a sweep (absent from other claims and from older versions' files)
 _VERDICTS = {verdict.value: verdict for verdict in Verdict}
 _KERNEL_VERDICTS = {verdict.value: verdict for verdict in KernelVerdict}
 
 
 def _claim_result(value: Any, where: str) -> ClaimResult:
-    record = fields.json_object(value, where, _CLAIM_KEYS, {*_SET_KEYS, *_LATER_FIELDS})
+    record = fields.json_object(value, where, _CLAIM_KEYS, {*_SET_KEYS, *_LATER_FIELDS, *_SWEPT_KEYS})
     verdict = record["verdict"]
     if not isinstance(verdict, str) or verdict not in _VERDICTS:
         raise Malformed(f"{where}.verdict", f"{shown(verdict)} is not a verdict")
@@ -242,6 +244,16 @@ def _claim_result(value: Any, where: str) -> ClaimResult:
             _kernel_outcome(item, f"{where}.per_kernel[{i}]")
             for i, item in enumerate(fields.json_list(record.get("per_kernel", []), f"{where}.per_kernel"))
         ),
+        point=_point(record.get("point", {}), f"{where}.point"),
+    )
+
+
+def _point(value: Any, where: str) -> Point:
+    """A claim's sweep point: each variable's whole value, by name, in the sweep's order."""
+    record = fields.json_object(value, where)
+    return tuple(
+        (name, fields.integer(number, fields.member(where, name), -(2**63), 2**63))
+        for name, number in record.items()
     )
 
 

@@ -57,7 +57,7 @@ def judged_again(stored: ClaimResult, measured: Measurements, arch: str | None) 
     else:
         for candidate in candidates:
             if candidate.verdict is stored.verdict:
-                return candidate
+                return replace(candidate, point=stored.point)
     raise Disagrees(
         f"claim {claim.id}: {stored.verdict.value!r} in the shard, but its measured values give"
         f" {candidates[0].verdict.value!r} ({_why(candidates[0])})"

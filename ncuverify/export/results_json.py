@@ -37,7 +37,8 @@ def _label(value: Any) -> str:
 
 def claim_record(result: ClaimResult) -> dict[str, Any]:
     """A claim's verdict; a claim over kernels adds its set (`kernels`, `match`) and every kernel's value
-    and verdict (`per_kernel`), keys that claims on a case do not have."""
+    and verdict (`per_kernel`), and a claim of a sweep its point (`point`: each sweep variable's value),
+    keys that other claims do not have."""
     claim = result.claim
     record: dict[str, Any] = {
         "id": claim.id,
@@ -58,6 +59,8 @@ def claim_record(result: ClaimResult) -> dict[str, Any]:
     }
     if claim.kernels is not None:
         record |= {"kernels": claim.kernels, "match": claim.match, "per_kernel": _per_kernel(result)}
+    if result.point:
+        record["point"] = dict(result.point)
     return record
 
 

@@ -7,6 +7,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ncuverify.spec.points import Point
+from ncuverify.spec.programs import launch_of
 from ncuverify.spec.sequences import SEQUENCES_FIELD, as_written, expand_steps, is_sequence
 from ncuverify.spec.sweep_claims import expand_claims
 from ncuverify.spec.sweeps import expand_cases
@@ -16,13 +18,15 @@ from ncuverify.spec.yaml_reader import Location
 
 @dataclass(frozen=True)
 class Expanded:
-    """The mapping expanded, its lines, for each claim the index of the claim written, and for each
-    step of a sequence where it is written."""
+    """The mapping expanded, its lines, for each claim the index of the claim written, for each step
+    of a sequence where it is written, and the point of each case and claim a sweep made."""
 
     data: dict[str, Any]
     lines: dict[Location, int]
     claim_origin: tuple[int, ...] | None = None  # None: the claims are as written
     step_origin: Mapping[str, Location] = field(default_factory=dict)
+    case_points: Mapping[str, Point] = field(default_factory=dict)
+    claim_points: tuple[Point, ...] = ()  # each claim's, in order; () where no claim was swept
 
     def written(self, problems: Iterable[tuple[Location, str]]) -> Iterator[tuple[Location, str]]:
         """Each problem at the claim written, not at its copy for one case of a sweep; and at the step
@@ -48,7 +52,13 @@ def expand(data: dict[str, Any], lines: dict[Location, int]) -> Expanded:
         return swept
     steps = expand_steps(cases, swept.lines)
     data = {**swept.data, "cases": steps.cases, SEQUENCES_FIELD: steps.sequences}
-    return Expanded(data, steps.lines, swept.claim_origin, steps.written)
+    # a step of a swept case (`reduce__n_4#2`) stands at its case's point
+    points = {
+        name: swept.case_points[case]
+        for name in steps.cases
+        if isinstance(name, str) and (case := launch_of(name)[0]) in swept.case_points
+    }
+    return Expanded(data, steps.lines, swept.claim_origin, steps.written, points, swept.claim_points)
 
 
 def _swept(data: dict[str, Any], lines: dict[Location, int]) -> Expanded:
@@ -57,8 +67,9 @@ def _swept(data: dict[str, Any], lines: dict[Location, int]) -> Expanded:
         return Expanded(data, lines)
     expanded = expand_cases(cases, lines)
     result = {**data, "cases": expanded.cases}
+    points = {point.case: point.values for made in expanded.sweeps.values() for point in made}
     claims = data.get("claims")
     if not expanded.sweeps or not isinstance(claims, list):
-        return Expanded(result, expanded.lines)
+        return Expanded(result, expanded.lines, case_points=points)
     made = expand_claims(claims, expanded.sweeps)
-    return Expanded({**result, "claims": made.claims}, expanded.lines, made.origin)
+    return Expanded({**result, "claims": made.claims}, expanded.lines, made.origin, {}, points, made.points)

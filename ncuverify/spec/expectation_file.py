@@ -16,6 +16,7 @@ from ncuverify.spec.claims import Claim
 from ncuverify.spec.fields import ARCH_PATTERN, CaseName, Float, Id, StrictModel, Text
 from ncuverify.spec.kernels import Compiler, KernelSpec
 from ncuverify.spec.lines import SpecLines
+from ncuverify.spec.points import SweepPoints
 from ncuverify.spec.programs import ProgramCase, split_programs
 
 
@@ -140,6 +141,7 @@ class Spec:
     path: Path
     content: ExpectationFile
     lines: SpecLines = field(default_factory=SpecLines, compare=False)  # where claims and cases are written
+    points: SweepPoints = field(default_factory=SweepPoints, compare=False)  # of the cases and claims swept
 
     @property
     def folder(self) -> Path:

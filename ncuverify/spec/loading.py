@@ -12,6 +12,7 @@ from ncuverify.files import CannotRead, NotRegular, TooLarge, read_plain
 from ncuverify.spec.expansion import expand
 from ncuverify.spec.expectation_file import ExpectationFile, Spec
 from ncuverify.spec.lines import spec_lines
+from ncuverify.spec.points import SweepPoints
 from ncuverify.spec.problems import MAX_PROBLEMS, describe, pydantic_problems
 from ncuverify.spec.project import path_problems, project_root
 from ncuverify.spec.references import reference_problems
@@ -69,4 +70,7 @@ def load(path: Path) -> Spec:
         raise InputError(describe(path, lines, problems))
     claim_ids = [claim.id for claim in content.claims]
     where = spec_lines(claim_ids, list(content.cases), lines, expanded.claim_origin, expanded.step_origin)
-    return Spec(path=path, content=content, lines=where)
+    # claim_points is () where no claim was swept, else one per claim
+    points = zip(claim_ids, expanded.claim_points, strict=False)
+    swept = {claim_id: point for claim_id, point in points if point}
+    return Spec(path=path, content=content, lines=where, points=SweepPoints(expanded.case_points, swept))

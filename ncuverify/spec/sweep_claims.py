@@ -11,6 +11,7 @@ from typing import Any
 
 from ncuverify.expression import MAX_LENGTH, ExpressionError
 from ncuverify.expression.tokens import tokenize
+from ncuverify.spec.points import Point
 from ncuverify.spec.programs import launch_of
 from ncuverify.spec.sweeps import SweepPoint, point_suffix
 from ncuverify.spec.variables import VariableProblem
@@ -22,38 +23,46 @@ Sweeps = Mapping[str, tuple[SweepPoint, ...]]
 
 @dataclass(frozen=True)
 class ExpandedClaims:
-    """The claims once expanded, and for each the index of the claim written."""
+    """The claims once expanded, and for each the index of the claim written and its sweep's point
+    (() for a claim written plain)."""
 
     claims: list[Any]
     origin: tuple[int, ...]
+    points: tuple[Point, ...]
 
 
 def expand_claims(claims: list[Any], sweeps: Sweeps) -> ExpandedClaims:
     expanded: list[Any] = []
     origin: list[int] = []
+    points: list[Point] = []
     for index, claim in enumerate(claims):
         made = _claims_of(claim, index, sweeps)
         if len(expanded) + len(made) > MAX_CLAIMS:
             raise VariableProblem(("claims", index), f"the file's sweeps make more than {MAX_CLAIMS} claims")
-        expanded += made
+        expanded += [made_claim for made_claim, _ in made]
         origin += [index] * len(made)
-    return ExpandedClaims(expanded, tuple(origin))
+        points += [point for _, point in made]
+    return ExpandedClaims(expanded, tuple(origin), tuple(points))
 
 
-def _claims_of(claim: Any, index: int, sweeps: Sweeps) -> list[Any]:
+def _claims_of(claim: Any, index: int, sweeps: Sweeps) -> list[tuple[Any, Point]]:
+    """The claims made of claim, each with its point."""
     if not isinstance(claim, dict):
-        return [claim]
+        return [(claim, ())]
     case, step = _step_split(claim.get("case"))
     named = _metric_cases(claim.get("metric"))  # read once: the metric is the same at every point
     if isinstance(case, str) and case in sweeps:
-        return [_at_point(claim, index, case, point, sweeps, named, step) for point in sweeps[case]]
+        return [
+            (_at_point(claim, index, case, point, sweeps, named, step), point.values)
+            for point in sweeps[case]
+        ]
     control, _ = _step_split(claim.get("control"))
     if isinstance(control, str) and control in sweeps:
         raise VariableProblem(("claims", index, "control"), _name_one(control, sweeps))
     for _, name in named:
         if name in sweeps:
             raise VariableProblem(("claims", index, "metric"), _name_one(name, sweeps))
-    return [claim]
+    return [(claim, ())]
 
 
 def _name_one(case: str, sweeps: Sweeps) -> str:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ncuverify.spec.fields import MAX_ID_LENGTH
+from ncuverify.spec.points import Point
 from ncuverify.spec.variables import (
     VariableProblem,
     case_variables,
@@ -32,14 +33,14 @@ class SweepPoint:
     """One case of a sweep: its name and the values of the sweep's variables there."""
 
     case: str
-    values: tuple[tuple[str, int], ...]
+    values: Point
 
     def agrees(self, other: Mapping[str, int]) -> bool:
         """Whether this point has the same value as other for every variable both have."""
         return all(other.get(name, value) == value for name, value in self.values)
 
 
-def point_suffix(values: tuple[tuple[str, int], ...]) -> str:
+def point_suffix(values: Point) -> str:
     """`__n_1048576__tile_32`: a suffix that keeps a name an id (a minus is written m: `__k_m1`)."""
     return "".join(f"__{name}_{'m' if value < 0 else ''}{abs(value)}" for name, value in values)
 

@@ -4,6 +4,7 @@ why), its verdicts in the order of its claims."""
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 
 from ncuverify.judge.claims import judge, skip_all
@@ -17,7 +18,7 @@ def not_finished(prepared: Prepared, internal_error: str) -> FileResult:
     """A bug while judging the file's profiler claims: its static verdicts are kept."""
     return FileResult(
         prepared.path,
-        list(prepared.judged),
+        at_points(prepared.spec, prepared.judged),
         internal_error=internal_error,
         seconds=time.monotonic() - prepared.started,
         warnings=prepared.warnings,
@@ -62,7 +63,7 @@ def finish_file(prepared: Prepared, profiled: Profiled) -> FileResult:
             results += skip_all(prepared.waiting, profiled.problem or "not profiled")
     return FileResult(
         prepared.path,
-        _in_file_order(prepared.spec, results),
+        at_points(prepared.spec, _in_file_order(prepared.spec, results)),
         internal_error=internal_error,
         seconds=time.monotonic() - prepared.started,
         provenance=profiled.provenance if prepared.waiting else None,
@@ -85,6 +86,11 @@ def stale(result: ClaimResult, stale_cases: dict[str, str]) -> ClaimResult:
         return result
     reason = f"stale: {stale_cases[named[0]]}; its recorded figures are not today's (check --allow-stale judges them anyway)"
     return replace(result, verdict=Verdict.ERROR, reason=reason)
+
+
+def at_points(spec: Spec, results: Sequence[ClaimResult]) -> list[ClaimResult]:
+    """The results, each claim of a sweep with its point (the values of its sweep's variables)."""
+    return [replace(result, point=spec.points.claims.get(result.claim.id, ())) for result in results]
 
 
 def _in_file_order(spec: Spec, results: list[ClaimResult]) -> list[ClaimResult]:
