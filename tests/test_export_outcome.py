@@ -20,7 +20,6 @@ from ncuverify import export, report
 from ncuverify.baseline import ratchet
 from ncuverify.baseline import snapshot as baselines
 from ncuverify.errors import ExitCode
-from ncuverify.export.outcome import case_line
 from ncuverify.options import CheckOptions
 from ncuverify.pipeline import check_file
 from ncuverify.results import ClaimResult, FileResult, Verdict
@@ -108,7 +107,7 @@ def test_a_regression_alone_fails_every_output(sample):
     assert moved == {
         "file": "tests/data/sample.yaml",
         "path": str(sample.path),
-        "line": case_line(sample.path, "stride1"),
+        "line": sample.spec.lines.case("stride1"),
         "case": "stride1",
         "metric": REGS,
         "before": moved["after"] - 8,
@@ -164,17 +163,18 @@ def test_an_internal_error_on_a_file_or_in_the_comparison_fails_every_output(sam
     assert json.loads(export.to_json(failed))["baseline"]["error"] == "KeyError: 'y' (please report it)"
 
 
-def test_a_case_line_is_known_only_where_one_line_names_it(tmp_path):
-    assert case_line(DATA / "regression.yaml", "read") == 15
-    assert case_line(DATA / "regression.yaml", "reader[read_stride<1>]") == 6  # the set's line
-    twice = tmp_path / "twice.yaml"
-    twice.write_text("kernels:\n  a: {}\ncases:\n  a: {}\n  'b': {}\n")
-    assert case_line(twice, "a") is None and case_line(twice, "b") == 5
-    assert case_line(tmp_path / "gone.yaml", "a") is None and case_line(None, "a") is None
+def test_a_change_s_line_is_where_its_file_writes_its_case(tmp_path):
+    # results read back from JSON have no spec: the file is loaded again, for its lines
+    regression = FileResult(DATA / "regression.yaml", [])
+    outcome = export.RunOutcome([regression])
+    assert outcome.case_line(regression.key, "read") == 15
+    assert outcome.case_line(regression.key, "reader[read_stride<1>]") == 6  # the set's kernel entry
+    assert outcome.case_line(regression.key, "nothing") is None and outcome.case_line("other", "read") is None
     # a path read from a shard's JSON may name a pipe or a device: neither is read (it would block)
     os.mkfifo(tmp_path / "pipe.yaml")
-    assert case_line(tmp_path / "pipe.yaml", "a") is None and case_line(Path("/dev/zero"), "a") is None
-    assert case_line(Path("a\0.yaml"), "a") is None
+    for path in (tmp_path / "gone.yaml", tmp_path / "pipe.yaml", Path("/dev/zero"), Path("a\0.yaml")):
+        result = FileResult(path, [], key="k")
+        assert export.RunOutcome([result]).case_line("k", "a") is None
 
 
 # --- the command line: what a pull request's job writes -------------------------------------------------

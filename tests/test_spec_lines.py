@@ -45,3 +45,11 @@ def test_a_launch_of_combine_each_is_at_its_claim_and_case():
     claim = spec.content.claims[0].id
     assert spec.lines.claim(f"{claim}#2") == spec.lines.claim(claim) > 1
     assert spec.lines.case("stride32#3") == spec.lines.case("stride32") > 1
+
+
+def test_a_kernel_of_a_set_is_at_its_kernel_entry_and_a_case_not_written_nowhere():
+    spec = load(DATA / "regression.yaml")
+    assert spec.lines.case_line("reader[read_stride<1>]") == _line_of(DATA / "regression.yaml", "  reader:")
+    assert spec.lines.case_line("read#2") == spec.lines.case_line("read") == 15
+    assert spec.lines.case_line("nothing") is None and spec.lines.case_line("other[k]") is None
+    assert spec.lines.case_line("x.yaml::read") is None  # a file's case is named within its file

@@ -13,11 +13,10 @@ from enum import StrEnum
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from ncuverify.errors import InputError
 from ncuverify.explain import Explanation, SourceLine
-from ncuverify.export.outcome import claim_message
+from ncuverify.export.outcome import claim_message, spec_of
 from ncuverify.results import ClaimResult, FileResult, Verdict, file_key, set_aside_line
-from ncuverify.spec import Spec, load, project_root
+from ncuverify.spec import project_root
 
 if TYPE_CHECKING:  # a name only: the baseline reads exported results (a cycle)
     from ncuverify.baseline.snapshot import Change
@@ -74,21 +73,10 @@ _ERROR_LINE = re.compile(r"([0-9]{1,9}):")
 
 def findings(results: Sequence[FileResult], changes: Sequence[Change] = ()) -> list[Finding]:
     """Every finding of the run, file by file in the run's order, then the regressions."""
-    loaded = [replace(result, spec=_spec_of(result)) for result in results]
+    loaded = [replace(result, spec=spec_of(result)) for result in results]
     found = [finding for result in loaded for finding in _file_findings(result)]
     regressed = [change for change in changes if change.worse and change.allowed is None]
     return found + [_regression(change, loaded) for change in regressed]
-
-
-def _spec_of(result: FileResult) -> Spec | None:
-    """The file as the run loaded it; results read back from JSON (merge) have none: the file loaded
-    here where it loads, for its lines."""
-    if result.spec is not None or result.input_error is not None or result.internal_error is not None:
-        return result.spec
-    try:
-        return load(result.path)
-    except (InputError, OSError, ValueError):  # not here; a NUL in a path read back from JSON
-        return None
 
 
 def _file_findings(result: FileResult) -> Iterator[Finding]:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ncuverify.explain import Explanation, claim_lines
-from ncuverify.export.outcome import FAILING, NOT_RUN, RunOutcome, case_line, claim_message, outcome_of
+from ncuverify.export.outcome import FAILING, NOT_RUN, RunOutcome, claim_message, outcome_of
 from ncuverify.judge.claims import format_number
 from ncuverify.judge.over_kernels import kernel_line, shown_outcomes
 from ncuverify.results import (
@@ -108,7 +108,7 @@ def _change_case(suite: ElementTree.Element, outcome: RunOutcome, change: Change
     that a CI system annotates."""
     path = outcome.path_of(change.file)
     where = {"file": str(path)} if path is not None else {}
-    line = case_line(path, change.case)
+    line = outcome.case_line(change.file, change.case)
     if line is not None:
         where["line"] = str(line)
     return _element(suite, "testcase", classname=change.file, name=f"{change.case} {change.metric}", **where)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ncuverify.explain import claim_lines
-from ncuverify.export.outcome import FAILING, RunOutcome, case_line, headline, outcome_of
+from ncuverify.export.outcome import FAILING, RunOutcome, headline, outcome_of
 from ncuverify.judge.claims import describe, format_number
 from ncuverify.judge.over_kernels import kernel_line, shown_outcomes, tally
 from ncuverify.results import (
@@ -243,7 +243,7 @@ def _baseline(outcome: RunOutcome) -> list[str]:
         ]
         # every change that fails or is accepted; the improvements, which need no review, cut short
         for change in [*outcome.regressed, *outcome.allowed, *outcome.improved[:LISTED_MOVES]]:
-            line = case_line(outcome.path_of(change.file), change.case)
+            line = outcome.case_line(change.file, change.case)
             where = _code(change.file) + (f" line {line}" if line is not None else "")
             cells = [
                 where,

@@ -6,14 +6,12 @@ run passed that another fails."""
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from stat import S_ISREG
 from typing import TYPE_CHECKING
 
-from ncuverify.errors import ExitCode
+from ncuverify.errors import ExitCode, InputError
 from ncuverify.judge.claims import describe, format_number
 from ncuverify.results import (
     ClaimResult,
@@ -26,6 +24,7 @@ from ncuverify.results import (
     set_aside_line,
     worst,
 )
+from ncuverify.spec import Spec, load
 
 if TYPE_CHECKING:  # names only: the baseline reads exported fields (a cycle)
     from ncuverify.baseline.ratchet import Comparison, KernelMove
@@ -103,6 +102,21 @@ class RunOutcome:
         """The expectation file a change's file key names, as the run was given it."""
         return next((result.path for result in self.results if result.key == key), None)
 
+    def case_line(self, key: str, case: str) -> int | None:
+        """The line where the file of that key writes a change's case (a kernel of a set, `KEY[kernel]`:
+        its kernel entry): None where the file or the case is not known (here, for results read back
+        from JSON, the file loaded again)."""
+        if key not in self._specs:
+            result = next((result for result in self.results if result.key == key), None)
+            self._specs[key] = spec_of(result) if result is not None else None
+        spec = self._specs[key]
+        return spec.lines.case_line(case) if spec is not None else None
+
+    @functools.cached_property
+    def _specs(self) -> dict[str, Spec | None]:
+        """The files loaded by case_line, by key: once a run, as every output asks for each change's line."""
+        return {}
+
 
 def outcome_of(run: Sequence[FileResult] | RunOutcome) -> RunOutcome:
     """A run given as its outcome, or as its results alone (not compared with a baseline)."""
@@ -138,44 +152,12 @@ def _failed(outcome: RunOutcome) -> str:
     return f"claims failed; {said}" if outcome.failing_claims() else said
 
 
-# Only an expectation file of this size is searched for a case's line: larger ones are not read again.
-MAX_SEARCHED_BYTES = 4 * 2**20
-# An indented mapping key, quoted or not: a case's or a kernel set's name where it is defined.
-_KEY = re.compile(r"\s+(['\"]?)([^'\"\s:#][^'\":]*?)\1\s*:(?:\s|$)")
-
-
-def case_line(path: Path | None, case: str) -> int | None:
-    """The line of an expectation file where a case (or, for a kernel of a set, `KEY[kernel]`, the set)
-    is named: known only where one line alone names it so, else None (a swept case, a name used
-    twice, a file gone)."""
-    from ncuverify.judge.kernel_sets import of_set_case  # late: it loads the build stage
-
-    if path is None:
-        return None
-    label = of_set_case(case)
+def spec_of(result: FileResult) -> Spec | None:
+    """The file as the run loaded it; results read back from JSON (merge) have none: the file loaded
+    here where it loads, for its lines."""
+    if result.spec is not None or result.input_error is not None or result.internal_error is not None:
+        return result.spec
     try:
-        stat = path.stat()
-    except (OSError, ValueError):  # ValueError: a NUL in a path read from a shard's JSON
+        return load(result.path)
+    except (InputError, OSError, ValueError):  # not here; a NUL in a path read back from JSON
         return None
-    if not S_ISREG(stat.st_mode):  # a path from a shard's JSON may name a device or a pipe: never read
-        return None
-    found = _keys_of(path, stat.st_mtime_ns, stat.st_size).get(label[0] if label is not None else case, [])
-    return found[0] if len(found) == 1 else None
-
-
-@functools.lru_cache(maxsize=64)
-def _keys_of(path: Path, mtime_ns: int, size: int) -> dict[str, list[int]]:
-    """Each indented key of the file, and the lines it stands on (read once per version of the file:
-    every output asks for each change's line)."""
-    if size > MAX_SEARCHED_BYTES:
-        return {}
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return {}
-    keys: dict[str, list[int]] = {}
-    for number, line in enumerate(text.splitlines(), 1):
-        matched = _KEY.match(line)
-        if matched is not None:
-            keys.setdefault(matched[2], []).append(number)
-    return keys

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ncuverify import __version__
 from ncuverify.errors import ExitCode
-from ncuverify.export.outcome import RunOutcome, case_line, outcome_of
+from ncuverify.export.outcome import RunOutcome, outcome_of
 from ncuverify.export.run_identity import ShardOf, suite_digest
 from ncuverify.judge.claims import describe
 from ncuverify.results import ClaimResult, FileResult, Verdict, judged_nothing, nothing_judged_line, set_aside
@@ -150,7 +150,7 @@ def _change_record(outcome: RunOutcome, change: Change) -> dict[str, Any]:
     return {
         "file": change.file,
         "path": str(path) if path is not None else None,
-        "line": case_line(path, change.case),
+        "line": outcome.case_line(change.file, change.case),
         "case": change.case,
         "metric": change.metric,
         "before": _number(change.before),

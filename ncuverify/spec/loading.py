@@ -69,7 +69,14 @@ def load(path: Path) -> Spec:
     if problems:
         raise InputError(describe(path, lines, problems))
     claim_ids = [claim.id for claim in content.claims]
-    where = spec_lines(claim_ids, list(content.cases), lines, expanded.claim_origin, expanded.step_origin)
+    where = spec_lines(
+        claim_ids,
+        list(content.cases),
+        lines,
+        expanded.claim_origin,
+        expanded.step_origin,
+        list(content.kernels),
+    )
     # claim_points is () where no claim was swept, else one per claim
     points = zip(claim_ids, expanded.claim_points, strict=False)
     swept = {claim_id: point for claim_id, point in points if point}
