@@ -19,7 +19,7 @@ import re
 from ncuverify.expression.nodes import BinaryOp, Expr, ExpressionError, MetricRef, Negate, Number
 from ncuverify.expression.sass import sass_regex
 from ncuverify.expression.tokens import ID, Token, tokenize
-from ncuverify.names import SASS_PREFIX
+from ncuverify.names import SASS_PREFIX, QualifiedCase
 
 MAX_LENGTH = 4096
 MAX_NESTING = 64
@@ -125,7 +125,7 @@ class _Parser:
         launch = self._take()
         if launch.kind != "number" or not launch.text.isdigit() or int(launch.text) < 1:
             raise self._fail(launch, "a launch number after '#' (1, 2, ...)")
-        return MetricRef(name, f"{case.text}#{int(launch.text)}")
+        return MetricRef(name, str(QualifiedCase(None, case.text, int(launch.text))))
 
     def _sass_pattern(self) -> str:
         self._take()  # "("

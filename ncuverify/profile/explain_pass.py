@@ -18,6 +18,7 @@ from pathlib import Path
 from ncuverify import explain
 from ncuverify.errors import InputError
 from ncuverify.explain import Explanation
+from ncuverify.names import QualifiedCase
 from ncuverify.profile import recording
 from ncuverify.profile.diagnose import diagnose
 from ncuverify.profile.plan import FileCases, plan_cases
@@ -28,7 +29,6 @@ from ncuverify.profile.run import run_ncu
 from ncuverify.profile.saved_report import REPORT_FILE, import_report
 from ncuverify.profile.session import RUNS, Settings
 from ncuverify.runner import steps_up_to
-from ncuverify.spec.programs import launch_of
 
 EXPLAIN_SECTIONS = ("SourceCounters", "MemoryWorkloadAnalysis_Tables")
 EXPLAIN_DETAILS = "explain.details.csv"
@@ -40,12 +40,16 @@ MAX_PROGRAM_EXPLANATIONS = 1000  # read back from a recording, which may come fr
 
 
 def explain_cases(
-    wanted: dict[str, str], planned_from: Sequence[FileCases], work_dir: Path, settings: Settings
+    cases_wanted: Mapping[QualifiedCase, str],
+    planned_from: Sequence[FileCases],
+    work_dir: Path,
+    settings: Settings,
 ) -> dict[str, Explanation]:
-    """Profile each wanted case (qualified name -> topic) once with ncu's source counters, keep the two
-    imports of its report in work_dir, and explain each case from them."""
-    if not wanted:
+    """Profile each wanted case (-> topic) once with ncu's source counters, keep the two imports of its
+    report in work_dir, and explain each case (by its qualified name) from them."""
+    if not cases_wanted:
         return {}
+    wanted = {str(case): topic for case, topic in cases_wanted.items()}  # the plan's names
     planned, _ = plan_cases(planned_from, work_dir)
     # A step of a sequence after the steps before it, which are profiled but not explained.
     ordered = list(planned.values())
@@ -65,16 +69,19 @@ def explain_cases(
 
 
 def explain_programs(
-    wanted: dict[str, str], programs: Mapping[str, PlannedProgram], work_dir: Path, settings: Settings
+    wanted: Mapping[QualifiedCase, str],
+    programs: Mapping[str, PlannedProgram],
+    work_dir: Path,
+    settings: Settings,
 ) -> tuple[dict[str, Explanation], dict[str, str]]:
-    """Run each wanted program case (qualified name, `f::add` or `f::add#2` -> topic) again under ncu
-    with the sections, for the one launch its values came from; keep the imports of each report in a
-    folder of its own (programs: the planned program cases by name). The explanation of each case that
-    ran, and why each other was not explained."""
+    """Run each wanted program case (`f::add` or `f::add#2` -> topic) again under ncu with the sections,
+    for the one launch its values came from; keep the imports of each report in a folder of its own
+    (programs: the planned program cases by name). The explanation of each case that ran, and why each
+    other was not explained, by qualified name."""
     found: dict[str, Explanation] = {}
     unexplained: dict[str, str] = {}
-    for number, (name, topic) in enumerate(wanted.items()):
-        base, launch = launch_of(name)
+    for number, (case, topic) in enumerate(wanted.items()):
+        name, base, launch = str(case), str(case.without_launch()), case.launch
         if base not in programs:
             continue
         folder = work_dir / RUNS / f"explain-program-{number}"

@@ -4,17 +4,17 @@ stage asks every kind alike and never which kind a case is."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from ncuverify.explain import Explanation
 from ncuverify.measurements import Measurements
+from ncuverify.names import QualifiedCase
 from ncuverify.profile import explain_pass, per_file, programs, session
 from ncuverify.profile.plan import FileCases
 from ncuverify.profile.run import Run
-from ncuverify.spec.programs import case_of_program, launch_of
 
 # keys -> each of those files' measurements, with its own case names
 Split = Callable[[list[str]], dict[str, Measurements]]
@@ -34,7 +34,7 @@ class CaseKind(Protocol):
         ...
 
     def explained(
-        self, wanted: dict[str, str], files: Sequence[FileCases], work_dir: Path, settings: session.Settings
+        self, wanted: Mapping[QualifiedCase, str], files: Sequence[FileCases], work_dir: Path, settings: session.Settings
     ) -> Explained:
         """A second pass, with ncu's sections, over those of the wanted cases (qualified name -> topic)
         that are its own: their explanations, and why each other gave none."""
@@ -55,10 +55,10 @@ class KernelCases:
         return lambda keys: per_file.measurements_by_file(built, keys, symbols)
 
     def explained(
-        self, wanted: dict[str, str], files: Sequence[FileCases], work_dir: Path, settings: session.Settings
+        self, wanted: Mapping[QualifiedCase, str], files: Sequence[FileCases], work_dir: Path, settings: session.Settings
     ) -> Explained:
         named = programs.program_cases(files)
-        ours = {case: topic for case, topic in wanted.items() if not case_of_program(case, named)}
+        ours = {case: topic for case, topic in wanted.items() if str(case.without_launch()) not in named}
         return explain_pass.explain_cases(ours, files, work_dir, settings), {}
 
 
@@ -78,12 +78,12 @@ class ProgramCases:
         return lambda keys: per_file.by_file(replayed, keys)
 
     def explained(
-        self, wanted: dict[str, str], files: Sequence[FileCases], work_dir: Path, settings: session.Settings
+        self, wanted: Mapping[QualifiedCase, str], files: Sequence[FileCases], work_dir: Path, settings: session.Settings
     ) -> Explained:
         if not self.allowed:  # a program runs only where the run allows it
             return {}, {}
         planned = {program.name: program for program in programs.planned_programs(files)}
-        ours = {case: topic for case, topic in wanted.items() if launch_of(case)[0] in planned}
+        ours = {case: topic for case, topic in wanted.items() if str(case.without_launch()) in planned}
         return explain_pass.explain_programs(ours, planned, work_dir, settings)
 
 
@@ -105,7 +105,7 @@ def profiled(
 
 
 def explained(
-    wanted: dict[str, str],
+    wanted: Mapping[QualifiedCase, str],
     files: Sequence[FileCases],
     work_dir: Path,
     settings: session.Settings,

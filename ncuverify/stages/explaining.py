@@ -78,7 +78,9 @@ def explain_failures(
     ]
 
 
-def _to_explain(results: list[FileResult], keys: dict[Path, str]) -> dict[tuple[Path, str], tuple[str, str]]:
+def _to_explain(
+    results: list[FileResult], keys: dict[Path, str]
+) -> dict[tuple[Path, str], tuple[QualifiedCase, str]]:
     """(file, claim id) -> (qualified case, topic) for each failed profiler claim on global or shared memory."""
     wanted = {}
     for result in results:
@@ -89,19 +91,20 @@ def _to_explain(results: list[FileResult], keys: dict[Path, str]) -> dict[tuple[
             if claim_result.verdict is Verdict.FAILED and topic is not None and result.path in keys:
                 # the claim's own case, else (all its metrics name theirs) the case of its first one
                 case = claim.case or refs[0].case
-                wanted[result.path, claim.id] = (str(QualifiedCase.of(keys[result.path], case)), topic)
+                wanted[result.path, claim.id] = (QualifiedCase.of(keys[result.path], case), topic)
     return wanted
 
 
 def _with_explanations(
     result: FileResult,
-    wanted: dict[tuple[Path, str], tuple[str, str]],
+    wanted: dict[tuple[Path, str], tuple[QualifiedCase, str]],
     found: dict[str, Explanation],
     unexplained: dict[str, str],
 ) -> FileResult:
     """The result with its claims' explanations, and a warning for each claim whose case's second pass
     gave none (a program that failed when it ran again)."""
-    mine = {claim_id: case for (path, claim_id), (case, _) in wanted.items() if path == result.path}
+    # found and unexplained name cases as recordings do: by their text
+    mine = {claim_id: str(case) for (path, claim_id), (case, _) in wanted.items() if path == result.path}
     explanations = {claim_id: found[case] for claim_id, case in mine.items() if case in found}
     warnings = [
         f"no explanation from ncu for {claim_id}: {unexplained[case]}"
