@@ -125,7 +125,8 @@ FILE_SEP = "::"  # between a file's key and its case: `expectations/x.yaml::add`
 NUMBER_SEP = "#"  # a launch of a `combine: each` program case (`add#2`), or a step of a sequence
 REPEATS = " (repeats)"  # a repeated case's repeats, profiled for their time alone: `x.yaml::add (repeats)`
 # `KEY[kernel]`: one kernel of a set (a key is an id, so no case of the file's own is named so).
-_SET_CASE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[(.+)\]", re.DOTALL)
+_SET_KEY = r"[A-Za-z_][A-Za-z0-9_]*"
+_SET_CASE = re.compile(rf"({_SET_KEY})\[(.+)\]", re.DOTALL)
 _NUMBERED = re.compile(r"(.+)#([1-9][0-9]*)", re.DOTALL)
 
 
@@ -152,8 +153,8 @@ class QualifiedCase:
 
     def _problem(self) -> str | None:
         if self.set_kernel is not None:
-            if not _SET_CASE.fullmatch(f"{self.case}[{self.set_kernel}]") or "[" in self.case:
-                return f"a kernel set's key is an id, and its kernel a label: {self.case!r}"
+            if not re.fullmatch(_SET_KEY, self.case) or not self.set_kernel:
+                return f"a kernel set's key is an id, and its kernel's label not empty: {self.case!r}"
             if self.file is not None or self.launch is not None or self.repeats:
                 return "a kernel of a set is a row of its file's table: no file, launch or repeats"
             return None
@@ -210,4 +211,5 @@ class QualifiedCase:
         return replace(self, launch=None)
 
     def without_repeats(self) -> QualifiedCase:
+        """The case whose repeats these are (`f::add` of `f::add (repeats)`)."""
         return replace(self, repeats=False)

@@ -518,3 +518,12 @@ def test_a_log_cut_or_spliced_anywhere_is_refused_naming_it_or_measures_every_ca
         assert str(error).startswith(f"{folder}/ncu.log: "), str(error)
         return
     assert measured[key.name].cases == set(SAMPLE_SYMBOLS) and measured[key.name].unmeasured == ()
+
+
+def test_a_recorded_name_is_given_its_file_s_key_and_a_name_of_no_case_is_left_as_it_is():
+    renamed = recording.renamed
+    keys = [FileKey("expectations/a::b.yaml", "a::b"), FileKey("x.yaml", "x")]
+    assert renamed("x::add#2", keys) == "x.yaml::add#2"  # an earlier version named a file by its stem
+    assert renamed("a::b::add (repeats)", keys) == "expectations/a::b.yaml::add (repeats)"
+    assert renamed("x.yaml::add", keys) == "x.yaml::add" and renamed("add", keys) == "add"
+    assert renamed("x::k[l]", keys) == "x::k[l]" and renamed("gemms[x::k]", keys) == "gemms[x::k]"

@@ -154,11 +154,13 @@ def renamed(name: str, keys: Sequence[FileKey]) -> str:
 
 
 def _parsed(name: str) -> QualifiedCase | None:
-    """The case or kernel a recording names so; None for a name of neither (left as it is)."""
+    """The case or kernel a recording names so; None for a name of neither (left as it is): a kernel of
+    a set is no profiled case."""
     try:
-        return QualifiedCase.parse(name)
+        identity = QualifiedCase.parse(name)
     except ValueError:
         return None
+    return identity if identity.set_kernel is None else None
 
 
 def _renamed(recording: Recording, keys: Sequence[FileKey], plain: FileKey | None = None) -> Recording:
