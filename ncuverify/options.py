@@ -18,6 +18,7 @@ from ncuverify.errors import InputError
 from ncuverify.folders import folder_to_read_problem
 from ncuverify.profile.schedule import PassCounts
 from ncuverify.spec import Spec
+from ncuverify.spec.shares import Part
 from ncuverify.text import printable
 
 # The longest time limit an option may set: a week; anything longer is a typo or an attack.
@@ -37,7 +38,9 @@ class CheckOptions:
     passes: PassCounts | None = None  # ncu's passes per metric set, remembered between runs
     gpus: tuple[int, ...] | None = None  # profile on these GPUs; None: the first
     explain: bool = True  # profile failing memory claims again for ncu's rules and source lines
-    shard: tuple[int, int] | None = None  # (K, N): judge only the K-th of N shares of the claims
+    shard: tuple[int, int] | None = None  # (K, N): judge only the K-th of N shares of the suite
+    # with shard: what the share takes of each file (by key), as the run's files were split together
+    parts: Mapping[str, Part] | None = None
     # judge recorded figures of kernels, cases or program files that changed since, or that the recording
     # holds no digest of (else: an error, stages.staleness)
     allow_stale: bool = False

@@ -15,7 +15,7 @@ from ncuverify.environment import Environment
 from ncuverify.internal import isolated
 from ncuverify.options import CheckOptions
 from ncuverify.results import FileKey, FileResult, run_keys
-from ncuverify.stages import explaining, finish, prepare, profiling
+from ncuverify.stages import explaining, finish, prepare, profiling, sharding
 from ncuverify.stages.values import Prepared, Profiled
 from ncuverify.stages.work_folder import work_folder
 
@@ -37,6 +37,7 @@ def check_files(
     Interrupted with every file judged as far as it got. The environment is probed unless given."""
     paths = list(paths)
     keys = run_keys(paths)
+    options = sharding.with_parts(paths, keys, options)
     prepared: list[Prepared | FileResult] = []
     try:
         environment = environment or Environment.probe(options.ncu.executable)

@@ -160,15 +160,13 @@ def test_merge_judges_the_claims_over_kernels_again_from_the_shards_figures(no_g
     merged = invoke_command("merge", *parts)
     assert merged.exit_code == ExitCode.OK, merged.output
     assert "3 passed, 0 failed" in merged.output and "ops::local_scan (allowed:" in merged.output
-    # A kernel's figure that fails its claim, in every shard (each holds the facts of every kernel),
-    # under the verdict that still says it holds.
+    # A kernel's figure that fails its claim, in the shard that built the set (the set's claims are one
+    # group: one shard builds it), under the verdict that still says it holds.
     for part in parts:
         document = json.loads(Path(part).read_text())
-        rows = document["files"][0]["measurements"]
-        (row,) = [
-            r for r in rows if (r["case"], r["metric"]) == (REGISTER_GEMM, "static__registers_per_thread")
-        ]
-        row["value"] = 96
+        for row in document["files"][0]["measurements"] or []:
+            if (row["case"], row["metric"]) == (REGISTER_GEMM, "static__registers_per_thread"):
+                row["value"] = 96
         Path(part).write_text(json.dumps(document))
     refused = invoke_command("merge", *parts)
     assert refused.exit_code == ExitCode.BAD_INPUT, refused.output
@@ -179,10 +177,12 @@ def test_merge_judges_the_claims_over_kernels_again_from_the_shards_figures(no_g
     )
 
 
-def test_merge_refuses_shards_of_two_builds_of_the_library(no_gpu, project):
-    # The expectation file is the same, so the suite is; the library beside it was rebuilt in between.
-    merged = invoke_command("merge", *_shards(project, ("as_is", "unrolled")))
-    assert merged.exit_code == ExitCode.BAD_INPUT, merged.output
-    assert f"static__registers_per_thread of case {REGISTER_GEMM} (" in merged.stdout
-    assert "the shards measured two versions of it, not one run" in merged.stdout
-    assert merged.stdout.count("\n") == 1
+def test_one_shard_builds_the_set_so_a_rebuild_between_shards_mixes_no_builds(no_gpu, project):
+    # The set's three claims are one group: shard 1 builds the library as committed and judges them all,
+    # shard 2 (on a rebuilt library) builds and judges nothing of it.
+    parts = _shards(project, ("as_is", "unrolled"))
+    first, second = (json.loads(Path(part).read_text())["files"][0] for part in parts)
+    assert len(first["claims"]) == 3 and second["claims"] == [] and not second["measurements"]
+    merged = invoke_command("merge", *parts)
+    assert merged.exit_code == ExitCode.OK, merged.output
+    assert "3 passed, 0 failed" in merged.output

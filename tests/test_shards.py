@@ -17,8 +17,9 @@ from ncuverify.errors import ExitCode, InputError
 from ncuverify.export import Shard, ShardOf
 from ncuverify.options import CheckOptions
 from ncuverify.pipeline import check_file
+from ncuverify.profile.shares import share_of
 from ncuverify.results import FileResult
-from ncuverify.spec import load, share_of
+from ncuverify.spec import load
 
 SAMPLE = DATA / "sample.yaml"
 SUITE = export.suite_digest([SAMPLE])
@@ -404,14 +405,20 @@ def test_shards_that_ran_two_versions_of_a_program_file_are_refused(thirds, tmp_
 
 
 def test_shards_whose_kernels_have_other_static_facts_are_refused(thirds, tmp_path: Path):
-    # A run of static claims alone carries no digests: the kernels' facts tell the builds apart.
-    edited = with_row(json.loads(thirds[3]), "stride1", "static__registers_per_thread", 40.0)
-    given = shards(
-        tmp_path, {"shard1.json": thirds[1], "shard2.json": thirds[2], "shard3.json": json.dumps(edited)}
-    )
+    # A run of static claims alone carries no digests: the kernels' facts tell the builds apart, wherever
+    # two shards built one kernel. Shard 2 made here to hold a fact of read_stride1 too, another one.
+    first, second = json.loads(thirds[1]), json.loads(thirds[2])
+    (row,) = [
+        r
+        for r in first["files"][0]["measurements"]
+        if (r["case"], r["metric"]) == ("stride1", "static__registers_per_thread")
+    ]
+    second["files"][0]["measurements"].append({**row, "value": 40.0})
+    given = shards(tmp_path, {"shard1.json": json.dumps(first), "shard2.json": json.dumps(second)})
     with pytest.raises(InputError) as error:
-        export.merge(given)
+        export.merge(given, partial=True)
     assert str(error.value) == (
-        f"{tmp_path}/shard3.json: {SAMPLE}: static__registers_per_thread of case stride1 (read_stride1) is"
-        f" 40.0, but 10.0 in {tmp_path}/shard1.json: the shards measured two versions of it, not one run"
+        f"{tmp_path}/shard2.json: {SAMPLE}: static__registers_per_thread of kernel read_stride1 (case"
+        f" stride1) is 40.0, but 10.0 in {tmp_path}/shard1.json: the shards measured two versions of it,"
+        " not one run"
     )

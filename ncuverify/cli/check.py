@@ -105,7 +105,8 @@ def check(
     shard: Annotated[
         str | None,
         typer.Option(
-            help="K/N: judge only the K-th of N deterministic shares of the claims; auto: the CI job's own"
+            help="K/N: build, profile and judge only the K-th of N deterministic shares of the suite's"
+            " independent groups of cases; auto: the CI job's own"
         ),
     ] = None,
     json_file: Annotated[

@@ -1,8 +1,8 @@
 """The shards of a run, read back and merged. The merge takes only the shards of one whole run: one
 suite (the same expectation files, with the same contents), each of its N shares exactly once, every
-kernel and case of one version in every shard, every claim as its expectation file has it (where the
-files are here: written.py); and it judges every claim again from the shard's own measured values
-(rejudging.py), never taking a verdict on trust."""
+kernel and case of one version in every shard that holds it, every claim as its expectation file has
+it (where the files are here: written.py); and it judges every claim again from the shard's own
+measured values (rejudging.py), never taking a verdict on trust."""
 
 from __future__ import annotations
 
@@ -211,11 +211,13 @@ def _versions(shard: Shard) -> Iterator[tuple[tuple[str, ...], str, str]]:
                     )
         for case, kernel, metric, value, _ in result.measurements.rows if result.measurements else ():
             if metric.startswith((STATIC_PREFIX, SASS_PREFIX)):
-                # every digit counts; n/a is written as null and read back as NaN, alike in both
+                # a fact of the kernel, whichever case launched it: a shard holds the kernels of its own
+                # cases, and two shards that built one kernel must agree on it. Every digit counts; n/a
+                # is written as null and read back as NaN, alike in both
                 yield (
-                    ("static", result.key, case, kernel, metric),
+                    ("static", result.key, kernel, metric),
                     repr(value),
-                    f"{result.path}: {metric} of case {case} ({kernel})",
+                    f"{result.path}: {metric} of kernel {kernel} (case {case})",
                 )
 
 
@@ -258,8 +260,8 @@ def _both_results(known: FileResult, result: FileResult) -> FileResult:
 
 
 def _both(first: Measurements | None, second: Measurements | None) -> Measurements | None:
-    """Both shards' measurements, each case's metric once (every shard measured the static facts of
-    every case; the first shard's value is kept)."""
+    """Both shards' measurements, each case's metric once (where two shards hold a case's static facts,
+    the first shard's value is kept)."""
     if first is None or second is None:
         return first or second
     combined = first.combined(second)

@@ -28,7 +28,6 @@ from ncuverify.spec.loading import MAX_FILE_BYTES, load
 from ncuverify.spec.paths import expand_paths
 from ncuverify.spec.project import project_root
 from ncuverify.spec.schema import json_schema
-from ncuverify.spec.shares import share_of
 from ncuverify.spec.yaml_reader import read_yaml
 
 __all__ = [
@@ -55,5 +54,4 @@ __all__ = [
     "load",
     "project_root",
     "read_yaml",
-    "share_of",
 ]

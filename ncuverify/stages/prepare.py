@@ -24,11 +24,12 @@ from ncuverify.options import CheckOptions, target_arch
 from ncuverify.profile import recording
 from ncuverify.provenance import Provenance
 from ncuverify.results import FileKey, FileResult
-from ncuverify.spec import Claim, Spec, load, share_of
+from ncuverify.spec import Claim, Spec, load
 from ncuverify.spec.binaries import with_binaries
 from ncuverify.spec.shares import with_claims
 from ncuverify.stages import staleness
 from ncuverify.stages.progress import say
+from ncuverify.stages.sharding import sharded
 from ncuverify.stages.values import Prepared
 
 
@@ -103,7 +104,7 @@ def _spec_and_arch(
     replays one, and the architecture its figures are for; InputError where the file is wrong."""
     spec = _read(path, options)
     if options.shard is not None:
-        spec = share_of(spec, *options.shard)
+        spec = sharded(spec, key, options)
     if options.claims is not None and path.resolve() in options.claims:
         spec = with_claims(spec, options.claims[path.resolve()])
     from_profile = options.from_profile
