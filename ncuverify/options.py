@@ -41,6 +41,7 @@ class CheckOptions:
     shard: tuple[int, int] | None = None  # (K, N): judge only the K-th of N shares of the suite
     # with shard: what the share takes of each file (by key), as the run's files were split together
     parts: Mapping[str, Part] | None = None
+    dry_run: bool = False  # prepare each file up to its build, and plan the run: build and profile nothing
     # judge recorded figures of kernels, cases or program files that changed since, or that the recording
     # holds no digest of (else: an error, stages.staleness)
     allow_stale: bool = False

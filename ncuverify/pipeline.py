@@ -8,6 +8,7 @@ from __future__ import annotations
 import concurrent.futures
 import os
 from collections.abc import Iterable
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -15,7 +16,8 @@ from ncuverify.environment import Environment
 from ncuverify.internal import isolated
 from ncuverify.options import CheckOptions
 from ncuverify.results import FileKey, FileResult, run_keys
-from ncuverify.stages import explaining, finish, prepare, profiling, sharding
+from ncuverify.run_plan import RunPlan
+from ncuverify.stages import explaining, finish, planning, prepare, profiling, sharding
 from ncuverify.stages.values import Prepared, Profiled
 from ncuverify.stages.work_folder import work_folder
 
@@ -62,6 +64,20 @@ def check_files(
         later = zip(paths[len(prepared) :], keys[len(prepared) :], strict=True)
         finished += [FileResult(path, [], not_run=reason, key=key.name) for path, key in later]
         raise Interrupted(finished) from None
+
+
+def plan_files(
+    paths: Iterable[Path], options: CheckOptions, environment: Environment | None = None
+) -> RunPlan:
+    """What check_files would build, reuse and profile (its share, where sharded): every file read and
+    prepared up to its build, and the profile stage's plan of its cases; nothing built or profiled."""
+    paths = list(paths)
+    keys = run_keys(paths)
+    options = replace(sharding.with_parts(paths, keys, options), dry_run=True)
+    environment = environment or Environment.probe(options.ncu.executable)
+    prepared: list[Prepared | FileResult] = []
+    _prepare_all(paths, keys, options, environment, prepared)
+    return planning.planned_run(prepared, options)
 
 
 def check_file(path: Path, options: CheckOptions, environment: Environment | None = None) -> FileResult:

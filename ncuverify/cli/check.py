@@ -3,6 +3,7 @@ write and show its results."""
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from collections.abc import Sequence
@@ -12,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from ncuverify import export, options, report
+from ncuverify import export, options, pipeline, report, run_plan
 from ncuverify.baseline import ratchet
 from ncuverify.build import reads_sass
 from ncuverify.cli.github import annotating, commands_stopped, print_annotations, write_step_summary
@@ -25,7 +26,7 @@ from ncuverify.cli.option_groups import (
     gpus_of,
     shard_of,
 )
-from ncuverify.cli.outputs import write_results
+from ncuverify.cli.outputs import write_output, write_results, write_text
 from ncuverify.cli.params import (
     AllowInclude,
     Arch,
@@ -45,7 +46,8 @@ from ncuverify.cli.terminal import check_files, console, print_pass_warnings
 from ncuverify.errors import ExitCode
 from ncuverify.internal import internal_error_line
 from ncuverify.profile import PROCESSES_PER_GPU
-from ncuverify.results import FileResult, worst
+from ncuverify.report import line_text
+from ncuverify.results import FileResult, exit_code, worst
 from ncuverify.spec import expand_paths
 from ncuverify.spec.binaries import parse_binaries
 
@@ -100,6 +102,14 @@ def check(
     ] = False,
     static_only: Annotated[
         bool, typer.Option("--static-only", help="judge only the claims on static facts (no GPU needed)")
+    ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="say what the run would build, reuse and profile (--json: as a document), and run nothing:"
+            " no GPU, no compiler",
+        ),
     ] = False,
     no_cache: NoCache = False,
     shard: Annotated[
@@ -199,6 +209,8 @@ def check(
         allow_stale=allow_stale,
         binaries=binaries,
     )
+    if dry_run:
+        raise typer.Exit(int(_planned(paths, run, outputs, comparison is not None, verbose, quiet)))
     with commands_stopped() as resume_commands:  # what a pull request wrote starts none
         shown_on = console()
         print_pass_warnings(shown_on, run)
@@ -222,6 +234,38 @@ def check(
             resume_commands()
             print_annotations(outcome.results, outcome.changes)
     raise typer.Exit(int(worst(code, written, shown)))
+
+
+def _planned(
+    paths: Sequence[Path],
+    run: options.CheckOptions,
+    outputs: Outputs,
+    compared: bool,
+    verbose: bool,
+    quiet: bool,
+) -> ExitCode:
+    """check --dry-run: the plan shown (and written to --json); a file that cannot be planned reported as
+    check reports it, with its exit code."""
+    given = [
+        option for option, path in outputs.by_option().items() if path is not None and option != "--json"
+    ]
+    if given or compared:
+        raise typer.BadParameter(
+            f"--dry-run writes the plan to --json only, not {(given or ['--baseline'])[0]}",
+            param_hint="--dry-run",
+        )
+    shown_on = console()
+    plan = pipeline.plan_files(paths, run)
+    written = ExitCode.OK
+    if outputs.json is not None:
+        render = functools.partial(write_text, text=run_plan.to_json(plan))
+        written = write_output(shown_on, "--json", outputs.json, render)
+    if not quiet:
+        for line in run_plan.plan_lines(plan):
+            shown_on.print(line_text(line), soft_wrap=True)
+    if plan.failed:
+        report.print_run(shown_on, list(plan.failed), 0.0, verbose, quiet=True)
+    return worst(written, exit_code(plan.failed))
 
 
 def _compared(comparison: Comparison | None, results: Sequence[FileResult]) -> export.RunOutcome:

@@ -34,7 +34,11 @@ class CaseKind(Protocol):
         ...
 
     def explained(
-        self, wanted: Mapping[QualifiedCase, str], files: Sequence[FileCases], work_dir: Path, settings: session.Settings
+        self,
+        wanted: Mapping[QualifiedCase, str],
+        files: Sequence[FileCases],
+        work_dir: Path,
+        settings: session.Settings,
     ) -> Explained:
         """A second pass, with ncu's sections, over those of the wanted cases (qualified name -> topic)
         that are its own: their explanations, and why each other gave none."""
@@ -55,7 +59,11 @@ class KernelCases:
         return lambda keys: per_file.measurements_by_file(built, keys, symbols)
 
     def explained(
-        self, wanted: Mapping[QualifiedCase, str], files: Sequence[FileCases], work_dir: Path, settings: session.Settings
+        self,
+        wanted: Mapping[QualifiedCase, str],
+        files: Sequence[FileCases],
+        work_dir: Path,
+        settings: session.Settings,
     ) -> Explained:
         named = programs.program_cases(files)
         ours = {case: topic for case, topic in wanted.items() if str(case.without_launch()) not in named}
@@ -78,7 +86,11 @@ class ProgramCases:
         return lambda keys: per_file.by_file(replayed, keys)
 
     def explained(
-        self, wanted: Mapping[QualifiedCase, str], files: Sequence[FileCases], work_dir: Path, settings: session.Settings
+        self,
+        wanted: Mapping[QualifiedCase, str],
+        files: Sequence[FileCases],
+        work_dir: Path,
+        settings: session.Settings,
     ) -> Explained:
         if not self.allowed:  # a program runs only where the run allows it
             return {}, {}

@@ -69,7 +69,6 @@ def plan_cases(
     cubins = work_dir / "cubins"
     cubins.mkdir(parents=True, exist_ok=True)
     planned: dict[str, PlannedCase] = {}
-    wanted: list[schedule.ProfiledCase] = []
     written: set[Path] = set()
     for number, file in enumerate(files):
         runs = with_earlier_steps(file.spec, case_metrics(file.spec, file.claims))
@@ -96,6 +95,17 @@ def plan_cases(
                 repeats = str(replace(identity, repeats=True))
                 planned[repeats] = replace(planned[full], name=repeats)
                 planned[full] = replace(planned[full], repeat=1)
+    return planned, profiled_cases(files)
+
+
+def profiled_cases(files: Sequence[FileCases]) -> list[schedule.ProfiledCase]:
+    """What the schedule places for these files' cases, cubins aside: what `check --dry-run` plans
+    before anything is built (a case whose kernel is not built yet counts as timing itself where it
+    reads a buffer back, as one whose SASS is not known)."""
+    wanted: list[schedule.ProfiledCase] = []
+    for file in files:
+        runs = with_earlier_steps(file.spec, case_metrics(file.spec, file.claims))
+        split = {name: time for name in runs if (time := _repeated_for_time(file, name, runs[name]))}
         wanted += _profiled(file, {name: runs[name] - split.get(name, set()) for name in runs}, split)
         wanted += [
             schedule.ProfiledCase(
@@ -105,7 +115,7 @@ def plan_cases(
             )
             for name, time in split.items()
         ]
-    return planned, wanted
+    return wanted
 
 
 def _repeated_for_time(file: FileCases, name: str, metrics: set[str]) -> frozenset[str]:
@@ -115,7 +125,7 @@ def _repeated_for_time(file: FileCases, name: str, metrics: set[str]) -> frozens
     time = frozenset(metric for metric in metrics if is_time(metric))
     if case.repeat == 1 or not time or time == metrics or file.spec.content.sequence_of(name) is not None:
         return frozenset()
-    return frozenset() if _reads_timing_back(case, file.builds[case.kernel]) else time
+    return frozenset() if _reads_timing_back(case, file.builds.get(case.kernel)) else time
 
 
 def with_earlier_steps(spec: Spec, needs: dict[str, set[str]]) -> dict[str, set[str]]:
@@ -142,18 +152,19 @@ def _profiled(
                 str(QualifiedCase.of(file.key, first)),
                 sum(1 if step in once else content.cases[step].repeat for step in steps),
                 frozenset().union(*(runs[step] for step in steps)),
-                any(_reads_timing_back(case, file.builds[case.kernel]) for case in cases),
+                any(_reads_timing_back(case, file.builds.get(case.kernel)) for case in cases),
                 tuple(str(QualifiedCase.of(file.key, step)) for step in steps) if len(steps) > 1 else (),
             )
         )
     return profiled
 
 
-def _reads_timing_back(case: CaseSpec, build: KernelBuild) -> bool:
+def _reads_timing_back(case: CaseSpec, build: KernelBuild | None) -> bool:
     """Whether what the runner reads back may depend on how the launch was profiled: the case reads a
-    buffer back and its kernel reads the clock (or its SASS is not known). Buffers of a kernel that
-    does not read the clock hold the same values after any replay pass: ncu restores memory first."""
-    return case.reads_back and build.facts.reads_clock is not False
+    buffer back and its kernel reads the clock (or its SASS is not known, or it is not built yet).
+    Buffers of a kernel that does not read the clock hold the same values after any replay pass: ncu
+    restores memory first."""
+    return case.reads_back and (build is None or build.facts.reads_clock is not False)
 
 
 def planned_case(

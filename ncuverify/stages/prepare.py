@@ -41,6 +41,8 @@ def prepare_file(
     say(options, f"{path.name}: reading")
     try:
         spec, provenance, arch = _spec_and_arch(path, key, options, environment)
+        if options.dry_run:
+            return _unbuilt(key, path, spec, arch, options, started)
         say(options, f"{path.name}: compiling")
         builds, sets = _built(spec, arch, options)
     except InputError as error:
@@ -127,6 +129,15 @@ def _built(
     builds = build_spec(spec, arch, options.cache, limits)
     check_arguments(spec, builds)
     return builds, build_sets(spec, arch, options.cache, limits)
+
+
+def _unbuilt(
+    key: FileKey, path: Path, spec: Spec, arch: str | None, options: CheckOptions, started: float
+) -> Prepared:
+    """The file as a dry run plans it: nothing built or judged; the profiler claims that would wait."""
+    applicable = [claim for claim in spec.content.claims if applies_to(claim, arch)]
+    waiting = [] if options.static_only or arch is None else split_claims(applicable)[1]
+    return Prepared(key, path, spec, arch, None, [], waiting, Measurements.empty(), started)
 
 
 def _read(path: Path, options: CheckOptions) -> Spec:

@@ -1,0 +1,139 @@
+"""What a run would do, as `check --dry-run` says it: the kernels it would build, the recorded figures it
+would reuse, the cases it would profile and the ncu processes it would start, with the passes the
+schedule predicts. Nothing is compiled or profiled to know it. As JSON, a versioned document (DRY_RUN,
+the `dry_run` field: a reader refuses a version it does not know); on a terminal, a few lines of at
+most 80 columns."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ncuverify.results import FileResult
+from ncuverify.text import one_line
+
+DRY_RUN = 1  # the version of the JSON document; a change that drops or renames a field makes it 2
+WIDTH = 80
+
+
+@dataclass(frozen=True)
+class PlannedBuild:
+    """A kernel entry of a file that the run would build: one kernel, or a set (`match:`)."""
+
+    file: str  # the file's key
+    kernel: str  # the kernel entry's key in the file
+    entry: str | None  # what it instantiates; None for a set
+    arch: str | None  # None: no architecture to build for (no GPU, no --arch, none in the file)
+
+
+@dataclass(frozen=True)
+class PlannedCase:
+    """A case the run would profile (a sequence's steps each, a program case once)."""
+
+    file: str
+    case: str
+    launches: int  # launches profiled: its repeats, or a program case's launch_count
+    metrics: int  # the ncu metrics its claims ask of it
+
+
+@dataclass(frozen=True)
+class PlannedProcess:
+    """An ncu process the scheduler would start, on its GPU, with its cases in order."""
+
+    gpu: int
+    cases: tuple[tuple[str, str], ...]  # (file key, case): a case's repeats as "<case> (repeats)"
+    metrics: int
+    passes: int  # predicted replay passes of each launch (remembered from ncu, else guessed)
+    launches: int
+    alone: bool = False  # times itself: runs with no other process on its GPU
+    program: bool = False  # a program case's command under ncu, not the runner
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A dry run: what the run (its share, where sharded) would build, reuse and profile; and the files
+    it could not plan, as check would report them."""
+
+    shard: tuple[int, int]
+    files: tuple[str, ...]
+    build: tuple[PlannedBuild, ...] = ()
+    # recorded figures a run would judge instead of profiling again: none yet (a later option fills it)
+    reuse: tuple[dict[str, str], ...] = ()
+    profile: tuple[PlannedCase, ...] = ()
+    processes: tuple[PlannedProcess, ...] = ()
+    claims: tuple[tuple[str, str], ...] = ()  # (file key, claim id): every claim the run would judge
+    replayed: bool = False  # --from-profile: judged from a recording, nothing profiled
+    failed: tuple[FileResult, ...] = field(default=(), compare=False)
+
+
+def to_json(plan: RunPlan) -> str:
+    """The plan as its JSON document (version DRY_RUN)."""
+    document: dict[str, Any] = {
+        "dry_run": DRY_RUN,
+        "shard": list(plan.shard),
+        "files": list(plan.files),
+        "build": [{"file": b.file, "kernel": b.kernel, "entry": b.entry, "arch": b.arch} for b in plan.build],
+        "reuse": list(plan.reuse),
+        "profile": [
+            {"file": c.file, "case": c.case, "launches": c.launches, "metrics": c.metrics}
+            for c in plan.profile
+        ],
+        "processes": [_process_record(p) for p in plan.processes],
+        "claims": [{"file": file, "claim": claim} for file, claim in plan.claims],
+        "replayed": plan.replayed,
+        "errors": [{"file": str(r.path), "error": r.input_error or r.internal_error} for r in plan.failed],
+    }
+    return json.dumps(document, indent=1) + "\n"
+
+
+def _process_record(process: PlannedProcess) -> dict[str, Any]:
+    return {
+        "gpu": process.gpu,
+        "cases": [{"file": file, "case": case} for file, case in process.cases],
+        "metrics": process.metrics,
+        "passes": process.passes,
+        "launches": process.launches,
+        "alone": process.alone,
+        "program": process.program,
+    }
+
+
+def plan_lines(plan: RunPlan) -> list[str]:
+    """The plan for a reader: what is built, reused and profiled, then each process, each line at most
+    WIDTH columns."""
+    k, n = plan.shard
+    share = f"shard {k}/{n} of " if n > 1 else ""
+    kernels = len(plan.build)
+    files_built = len({b.file for b in plan.build})
+    lines = [f"dry run: {share}{len(plan.files)} file{_s(len(plan.files))}, nothing built or profiled"]
+    lines.append(f"build: {kernels} kernel{_s(kernels)} of {files_built} file{_s(files_built)}")
+    lines.append(f"reuse: {len(plan.reuse)} recorded case{_s(len(plan.reuse))}")
+    if plan.replayed:
+        lines.append(f"profile: nothing (judged from the recording), {len(plan.profile)} cases replayed")
+        return [_fitted(line) for line in lines]
+    passes = sum(p.passes * p.launches for p in plan.processes)
+    lines.append(
+        f"profile: {len(plan.profile)} case{_s(len(plan.profile))} in {len(plan.processes)} ncu"
+        f" process{'es' if len(plan.processes) != 1 else ''}, about {passes} replay passes"
+    )
+    for number, process in enumerate(plan.processes, 1):
+        kind = "program" if process.program else ("alone" if process.alone else "")
+        first = f"{process.cases[0][0]}::{process.cases[0][1]}" if process.cases else ""
+        more = f" and {len(process.cases) - 1} more" if len(process.cases) > 1 else ""
+        lines.append(
+            f"  {number:>3}. GPU {process.gpu}: {process.passes} pass{'es' if process.passes != 1 else ''}"
+            f" x {process.launches} launch{'es' if process.launches != 1 else ''}"
+            f"{f' ({kind})' if kind else ''}: {first}{more}"
+        )
+    return [_fitted(line) for line in lines]
+
+
+def _s(count: int) -> str:
+    return "" if count == 1 else "s"
+
+
+def _fitted(line: str) -> str:
+    """The line on one line, cut to WIDTH columns with an ellipsis."""
+    line = one_line(line)
+    return line if len(line) <= WIDTH else line[: WIDTH - 3] + "..."

@@ -1,0 +1,46 @@
+"""The dry run's plan as a versioned JSON document and as lines of at most 80 columns."""
+
+import json
+
+from ncuverify.run_plan import (
+    DRY_RUN,
+    PlannedBuild,
+    PlannedCase,
+    PlannedProcess,
+    RunPlan,
+    plan_lines,
+    to_json,
+)
+
+LONG = "expectations/" + "deeply/" * 20 + "nested.yaml"
+PLAN = RunPlan(
+    (2, 4),
+    (LONG,),
+    (PlannedBuild(LONG, "k", "k<1>", "sm_90"), PlannedBuild(LONG, "set", None, "sm_90")),
+    (),
+    (PlannedCase(LONG, "a", 3, 2),),
+    (PlannedProcess(0, ((LONG, "a"),), 2, 4, 3),),
+    ((LONG, "a_holds"),),
+)
+
+
+def test_the_document_names_its_version_and_every_field():
+    document = json.loads(to_json(PLAN))
+    assert document["dry_run"] == DRY_RUN == 1
+    assert set(document) == {
+        *("dry_run", "shard", "files", "build", "reuse", "profile", "processes", "claims", "replayed"),
+        "errors",
+    }
+    assert document["build"][1] == {"file": LONG, "kernel": "set", "entry": None, "arch": "sm_90"}
+    assert document["reuse"] == []
+    assert document["processes"][0]["cases"] == [{"file": LONG, "case": "a"}]
+    assert document["processes"][0]["passes"] == 4 and document["processes"][0]["launches"] == 3
+
+
+def test_the_lines_fit_in_80_columns_and_say_the_share():
+    lines = plan_lines(PLAN)
+    assert lines[0] == "dry run: shard 2/4 of 1 file, nothing built or profiled"
+    assert lines[1] == "build: 2 kernels of 1 file"
+    assert lines[3] == "profile: 1 case in 1 ncu process, about 12 replay passes"
+    assert lines[4].startswith("    1. GPU 0: 4 passes x 3 launches: expectations/deeply/")
+    assert all(len(line) <= 80 for line in lines) and lines[4].endswith("...")
