@@ -116,7 +116,8 @@ def check(
         str | None,
         typer.Option(
             help="K/N: build, profile and judge only the K-th of N deterministic shares of the suite's"
-            " independent groups of cases; auto: the CI job's own"
+            " independent groups of cases; auto (auto/N where only the index is given): the parallel"
+            " job's own (CI, Slurm array, Kubernetes Indexed Job)"
         ),
     ] = None,
     json_file: Annotated[

@@ -13,15 +13,17 @@ import typer
 
 from ncuverify.baseline import snapshot as baselines
 from ncuverify.baseline.snapshot import Baseline
+from ncuverify.cli.ci_shard import MAX_SHARDS, ci_shard
 from ncuverify.cli.paths import check_input_files, check_outputs, check_profile_folders
 from ncuverify.environment import gpu_count
 from ncuverify.profile import PROCESSES_PER_GPU, NcuOptions
 from ncuverify.spec import Tolerance
 from ncuverify.text import one_line
 
-# --shard K/N and --gpus: small numbers in ASCII digits (str.isdigit takes '²', which int() refuses).
-MAX_SHARDS = 10000
+# --shard K/N (or auto/N) and --gpus: small numbers in ASCII digits (str.isdigit takes '²', which int()
+# refuses).
 _SHARD = re.compile(r"([0-9]{1,5})/([0-9]{1,5})")
+_AUTO = re.compile(r"auto/([0-9]{1,5})")
 _GPU_INDEX = re.compile(r"[0-9]{1,3}")
 
 
@@ -127,55 +129,24 @@ def tolerances_of(texts: Sequence[str]) -> dict[str, Tolerance]:
     return dict(baselines.parse_tolerance(text) for text in texts)
 
 
-# The CI systems whose parallel jobs --shard auto reads: the index's and the count's variables, and
-# whether the index counts from 0 or from 1.
-CI_SHARD_VARIABLES = (
-    ("GitLab", "CI_NODE_INDEX", "CI_NODE_TOTAL", 1),
-    ("Buildkite", "BUILDKITE_PARALLEL_JOB", "BUILDKITE_PARALLEL_JOB_COUNT", 0),
-    ("CircleCI", "CIRCLE_NODE_INDEX", "CIRCLE_NODE_TOTAL", 0),
-)
-
-
 def shard_of(text: str | None, environment: Mapping[str, str] | None = None) -> tuple[int, int] | None:
-    """--shard K/N: the K-th of N shares, or None for the whole run; --shard auto: the share the CI's
-    own variables name (environment: os.environ unless given)."""
+    """--shard K/N: the K-th of N shares, or None for the whole run; --shard auto (or auto/N): the share
+    the parallel job's own variables name (environment: os.environ unless given; see ci_shard)."""
     if text is None:
         return None
-    if text.strip() == "auto":
-        return _ci_shard(os.environ if environment is None else environment)
-    matched = _SHARD.fullmatch(text.strip())
+    stripped = text.strip()
+    if stripped == "auto" or (stripped.startswith("auto/") and _AUTO.fullmatch(stripped)):
+        total = int(stripped.removeprefix("auto/")) if stripped != "auto" else None
+        if total is not None and not 1 <= total <= MAX_SHARDS:
+            raise typer.BadParameter(f"{stripped}: N must be 1 to {MAX_SHARDS}", param_hint="--shard")
+        return ci_shard(os.environ if environment is None else environment, total)
+    matched = _SHARD.fullmatch(stripped)
     if matched is None or not 1 <= int(matched[1]) <= int(matched[2]) <= MAX_SHARDS:
         raise typer.BadParameter(
             f"{one_line(repr(text))}: write K/N with 1 <= K <= N <= {MAX_SHARDS}, e.g. 2/4",
             param_hint="--shard",
         )
     return int(matched[1]), int(matched[2])
-
-
-def _ci_shard(environment: Mapping[str, str]) -> tuple[int, int]:
-    for system, index_name, total_name, first in CI_SHARD_VARIABLES:
-        index, total = environment.get(index_name), environment.get(total_name)
-        if index is None or total is None:
-            continue
-        if not (index.isascii() and index.isdigit() and total.isascii() and total.isdigit()):
-            raise typer.BadParameter(
-                f"auto: {system}'s {index_name}={one_line(repr(index))} and {total_name}={one_line(repr(total))}"
-                " are not numbers",
-                param_hint="--shard",
-            )
-        k, n = int(index) + 1 - first, int(total)
-        if not 1 <= k <= n <= MAX_SHARDS:
-            raise typer.BadParameter(
-                f"auto: {system}'s {index_name}={index} and {total_name}={total} make no share K/N with"
-                f" 1 <= K <= N <= {MAX_SHARDS}",
-                param_hint="--shard",
-            )
-        return k, n
-    known = "; ".join(f"{system}'s {index} and {total}" for system, index, total, _ in CI_SHARD_VARIABLES)
-    raise typer.BadParameter(
-        f"auto: no parallel job's variables are set ({known}); elsewhere write K/N, e.g. from a job matrix",
-        param_hint="--shard",
-    )
 
 
 def gpus_of(text: str | None) -> tuple[int, ...] | None:
