@@ -619,3 +619,27 @@ def test_live_shards_merge_into_the_verdicts_of_one_run_and_an_edit_is_refused(
             refused = subprocess.run(merge, capture_output=True, text=True, cwd=ROOT)
             assert refused.returncode == ExitCode.BAD_INPUT, refused.stdout + refused.stderr
             assert refused.stdout.count("\n") == 1 and "'passed' in the shard" in refused.stdout
+
+
+def test_each_live_shard_profiles_the_cases_its_dry_run_planned_and_no_case_twice(
+    gpu_environment, tmp_path: Path
+):
+    # coalescing.yaml's 18 cases fall into 11 groups, the sample's into 2: three shards of them.
+    files = [str(ROOT / "expectations" / "coalescing.yaml"), str(DATA / "sample.yaml")]
+    profiled: list[tuple[str, str]] = []
+    for k in (1, 2, 3):
+        plan_path, result_path = tmp_path / f"plan-{k}.json", tmp_path / f"{k}.json"
+        planned = run_check("--dry-run", "--shard", f"{k}/3", "--json", str(plan_path), *files)
+        assert planned.returncode == ExitCode.OK, planned.stdout + planned.stderr
+        ran = run_check("--no-explain", "--shard", f"{k}/3", "--json", str(result_path), *files)
+        assert ran.returncode in (ExitCode.OK, ExitCode.CLAIM_FAILED), ran.stdout + ran.stderr
+        plan = json.loads(plan_path.read_text())
+        measured = {
+            (document["key"], row["case"])
+            for document in json.loads(result_path.read_text())["files"]
+            for row in document["measurements"] or []
+            if not row["metric"].startswith(("static__", "sass__", "buffer__"))
+        }
+        assert measured == {(case["file"], case["case"]) for case in plan["profile"]}
+        profiled += sorted(measured)
+    assert len(profiled) == len(set(profiled))
