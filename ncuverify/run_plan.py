@@ -10,11 +10,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ncuverify.names import QualifiedCase
 from ncuverify.results import FileResult
 from ncuverify.text import one_line
 
 DRY_RUN = 1  # the version of the JSON document; a change that drops or renames a field makes it 2
-WIDTH = 80
 
 
 @dataclass(frozen=True)
@@ -100,8 +100,8 @@ def _process_record(process: PlannedProcess) -> dict[str, Any]:
 
 
 def plan_lines(plan: RunPlan) -> list[str]:
-    """The plan for a reader: what is built, reused and profiled, then each process, each line at most
-    WIDTH columns."""
+    """The plan for a reader: what is built, reused and profiled, then each process with its first case
+    (sentences: the console breaks them at spaces to its width, never cutting a name)."""
     k, n = plan.shard
     share = f"shard {k}/{n} of " if n > 1 else ""
     kernels = len(plan.build)
@@ -111,7 +111,7 @@ def plan_lines(plan: RunPlan) -> list[str]:
     lines.append(f"reuse: {len(plan.reuse)} recorded case{_s(len(plan.reuse))}")
     if plan.replayed:
         lines.append(f"profile: nothing (judged from the recording), {len(plan.profile)} cases replayed")
-        return [_fitted(line) for line in lines]
+        return [one_line(line) for line in lines]
     passes = sum(p.passes * p.launches for p in plan.processes)
     lines.append(
         f"profile: {len(plan.profile)} case{_s(len(plan.profile))} in {len(plan.processes)} ncu"
@@ -119,21 +119,15 @@ def plan_lines(plan: RunPlan) -> list[str]:
     )
     for number, process in enumerate(plan.processes, 1):
         kind = "program" if process.program else ("alone" if process.alone else "")
-        first = f"{process.cases[0][0]}::{process.cases[0][1]}" if process.cases else ""
+        first = str(QualifiedCase.of(*process.cases[0])) if process.cases else ""
         more = f" and {len(process.cases) - 1} more" if len(process.cases) > 1 else ""
         lines.append(
             f"  {number:>3}. GPU {process.gpu}: {process.passes} pass{'es' if process.passes != 1 else ''}"
             f" x {process.launches} launch{'es' if process.launches != 1 else ''}"
             f"{f' ({kind})' if kind else ''}: {first}{more}"
         )
-    return [_fitted(line) for line in lines]
+    return [one_line(line) for line in lines]
 
 
 def _s(count: int) -> str:
     return "" if count == 1 else "s"
-
-
-def _fitted(line: str) -> str:
-    """The line on one line, cut to WIDTH columns with an ellipsis."""
-    line = one_line(line)
-    return line if len(line) <= WIDTH else line[: WIDTH - 3] + "..."

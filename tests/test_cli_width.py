@@ -84,6 +84,11 @@ def test_build_fits_80_columns_with_names_whole():
     assert any(line.startswith("tile_sum_pipeline, sm_90") for line in lines)
 
 
+def test_dry_run_fits_80_columns_with_names_whole():
+    lines = _readable(_run("check", "--dry-run", *map(str, FILES)))
+    assert any(f"{FILES[0]}::" in line for line in lines)
+
+
 def test_lint_doctor_and_cache_fit_80_columns():
     _readable(_run("lint", *map(str, FILES)))
     _readable(_run("doctor", "--no-trial"))

@@ -46,7 +46,6 @@ from ncuverify.cli.terminal import check_files, console, print_pass_warnings
 from ncuverify.errors import ExitCode
 from ncuverify.internal import internal_error_line
 from ncuverify.profile import PROCESSES_PER_GPU
-from ncuverify.report import line_text
 from ncuverify.results import FileResult, exit_code, worst
 from ncuverify.spec import expand_paths
 from ncuverify.spec.binaries import parse_binaries
@@ -263,7 +262,7 @@ def _planned(
         written = write_output(shown_on, "--json", outputs.json, render)
     if not quiet:
         for line in run_plan.plan_lines(plan):
-            shown_on.print(line_text(line), soft_wrap=True)
+            report.print_prose(shown_on, line)
     if plan.failed:
         report.print_run(shown_on, list(plan.failed), 0.0, verbose, quiet=True)
     return worst(written, exit_code(plan.failed))

@@ -60,9 +60,13 @@ HANGING_INDENT = 2
 def prose_lines(text: object, width: int, style: str = "") -> list[Text]:
     """Untrusted text as one sentence broken at its spaces to the width, its further lines indented:
     ids, names and paths stay whole (one longer than the width stands alone)."""
-    first, *rest = wrapped(one_line(str(text)), width)
-    rest = wrapped(" ".join(rest), width - HANGING_INDENT) if rest else []
-    return [Text(first, style), *(Text(" " * HANGING_INDENT + line, style) for line in rest)]
+    flat = one_line(str(text))
+    body = flat.lstrip(" ")
+    lead = flat[: len(flat) - len(body)]  # the sentence's own indent, kept on each of its lines
+    first, *rest = wrapped(body, width - len(lead))
+    margin = lead + " " * HANGING_INDENT
+    rest = wrapped(" ".join(rest), width - len(margin)) if rest else []
+    return [Text(lead + first, style), *(Text(margin + line, style) for line in rest)]
 
 
 def print_prose(console: Console, text: object, style: str = "") -> None:
