@@ -86,7 +86,7 @@ def test_build_fits_80_columns_with_names_whole():
 
 def test_dry_run_fits_80_columns_with_names_whole():
     lines = _readable(_run("check", "--dry-run", *map(str, FILES)))
-    assert any(f"{FILES[0]}::" in line for line in lines)
+    assert any(f"{FILES[0].name}::" in line for line in lines)
 
 
 def test_lint_doctor_and_cache_fit_80_columns():
