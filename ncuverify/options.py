@@ -109,9 +109,11 @@ def build_limits(
     timeout_s: float,
     include_option: str = "--allow-include",
     timeout_option: str = "--compile-timeout",
+    cuda_home: Path | None = None,
 ) -> BuildLimits:
     """The folders outside the project that kernels may include from (each must be an existing
-    folder) and the compile time limit, for the build; a refusal names the option at fault."""
+    folder), the compile time limit and the CUDA toolkit nvcc comes from (--cuda-home), for the build;
+    a refusal names the option at fault."""
     roots: list[Path] = []
     problems = []
     for folder in allow_include or []:
@@ -122,9 +124,15 @@ def build_limits(
             roots.append(folder.resolve())
     if (timeout_problem := seconds_problem(timeout_s)) is not None:
         problems.append(f"{timeout_option}: {timeout_problem}")
+    if cuda_home is not None and (home_problem := folder_to_read_problem(cuda_home)) is not None:
+        problems.append(f"--cuda-home: {cuda_home}: {home_problem}")
     if problems:
         raise InputError("\n".join(printable(problem) for problem in problems))
-    return BuildLimits(allowed_roots=tuple(dict.fromkeys(roots)), timeout_s=timeout_s)
+    return BuildLimits(
+        allowed_roots=tuple(dict.fromkeys(roots)),
+        timeout_s=timeout_s,
+        cuda_home=cuda_home.resolve() if cuda_home is not None else None,
+    )
 
 
 def target_arch(spec: Spec, options: CheckOptions, environment: Environment) -> str | None:

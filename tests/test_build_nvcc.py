@@ -7,18 +7,20 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import yaml
 from build_projects import SECRET, refused, spec_with
 from cli_invoke import invoke, invoke_command
 from conftest import ROOT
 
-from ncuverify.build import build_spec
+from ncuverify.build import BuildLimits, build_spec
 from ncuverify.build import nvcc as nvcc_module
 from ncuverify.build.host import host_toolchain
 from ncuverify.build.resolve import Roots
-from ncuverify.build.toolkit import find_tool
+from ncuverify.build.toolkit import cuda_include_dirs, find_tool
 from ncuverify.build.units import Unit
 from ncuverify.build.worker import landlock_abi
 from ncuverify.errors import ExitCode, InputError
+from ncuverify.spec import load
 
 pytestmark = pytest.mark.skipif(
     find_tool("nvcc") is None or shutil.which("g++") is None, reason="needs nvcc and g++"
@@ -64,10 +66,38 @@ def test_an_unsigned_template_argument_is_named_as_written(tmp_path):
     assert builds["t"].symbol == "_Z5tiledILj32EEvPf"
 
 
-def test_a_template_instance_nvcc_did_not_build_says_how_to_instantiate_it(tmp_path):
-    message = refused(spec_with(tmp_path, nvcc_kernels(tmp_path, {"t": "tiled<64>"})))
-    assert "no kernel entry point 'tiled<64>'" in message
-    assert "template __global__ void tiled<64>(...);" in message
+def test_a_template_instance_the_code_does_not_instantiate_is_built_as_named(tmp_path):
+    builds = build_spec(spec_with(tmp_path, nvcc_kernels(tmp_path, {"t": "tiled<64>"})), "sm_90")
+    assert builds["t"].symbol == "_Z5tiledILj64EEvPf" and builds["t"].entry == "tiled<64>"
+
+
+TEMPLATES = """template <int N> __global__ void scale(float* x, float a) { x[threadIdx.x * N] *= a; }
+template <typename T, int K> __global__ void fill(T* x) { x[threadIdx.x] = T(K); }
+"""
+
+
+@pytest.mark.parametrize("compiler", ["nvcc", "nvrtc"])
+def test_templates_of_a_header_are_built_as_written_through_both_compilers(tmp_path, compiler):
+    (tmp_path / "tiles.cuh").write_text(TEMPLATES)
+    (tmp_path / "k.cu").write_text('#include "tiles.cuh"\n')
+    kernels = {
+        name: {"file": "k.cu", "entry": entry, "compiler": compiler}
+        for name, entry in {"s": "scale<32>", "f": "fill<float, 4>"}.items()
+    }
+    builds = build_spec(spec_with(tmp_path, kernels), "sm_90")
+    assert (builds["s"].entry, builds["s"].symbol) == ("scale<32>", "_Z5scaleILi32EEvPff")
+    assert (builds["f"].entry, builds["f"].symbol) == ("fill<float, 4>", "_Z4fillIfLi4EEvPT_")
+    assert (builds["s"].nvcc is None) == (compiler == "nvrtc")
+
+
+def test_a_template_entry_that_names_no_template_is_nvcc_error_on_the_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    message = refused(spec_with(tmp_path, nvcc_kernels(tmp_path, {"t": "nosuch<3>"})))
+    assert "does not compile for sm_90 with nvcc" in message and "nosuch" in message
+    assert (
+        'entries.cu(2): error: identifier "nosuch" is undefined' in message
+        and str(tmp_path) not in message.split("with nvcc:", 1)[1]
+    )
 
 
 @pytest.mark.slow
@@ -265,3 +295,97 @@ def test_nvcc_says_whether_its_network_was_closed(tmp_path):
     answer = nvcc_module.compile_cubin(inline_unit(), host_toolchain(), Roots(project=tmp_path), 120.0)
     assert answer.compiled
     assert answer.network_closed == (answer.confined and landlock_abi() >= 4)
+
+
+# --- the toolkit nvcc comes from ------------------------------------------------------------------------------
+
+
+def _installed_toolkit(header: str) -> Path | None:
+    """A CUDA toolkit installed on this machine whose include/ holds header (CUDA_HOME, else
+    /usr/local/cuda), resolved; None where there is none."""
+    for folder in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
+        if (
+            folder
+            and (Path(folder) / "bin" / "nvcc").is_file()
+            and (Path(folder) / "include" / header).is_file()
+        ):
+            return Path(os.path.realpath(folder))
+    return None
+
+
+PROFILED = "#include <cuda_profiler_api.h>\n__global__ void k(int* p) { *p = 1; }\nint main() { return cudaProfilerStart(); }\n"
+PROFILER_TOOLKIT = _installed_toolkit("cuda_profiler_api.h")
+WHEELS_HAVE_PROFILER = any((Path(folder) / "cuda_profiler_api.h").is_file() for folder in cuda_include_dirs())
+
+
+def _profiled(tmp_path: Path, **file) -> Path:
+    (tmp_path / "k.cu").write_text(PROFILED)
+    spec = spec_with(tmp_path, {"k": {"file": "k.cu", "entry": "k", "compiler": "nvcc"}})
+    content = yaml.safe_load(spec.path.read_text())
+    spec.path.write_text(yaml.safe_dump({**content, **file}))
+    return spec.path
+
+
+@pytest.mark.skipif(WHEELS_HAVE_PROFILER, reason="the CUDA wheels here hold cuda_profiler_api.h")
+def test_a_library_header_the_wheels_lack_fails_with_the_hint(tmp_path, monkeypatch):
+    for name in ("CUDA_HOME", "CUDA_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    message = refused(load(_profiled(tmp_path)))
+    assert "cuda_profiler_api.h: No such file or directory" in message
+    hint = message.rstrip().splitlines()[-1]
+    assert hint.startswith("hint: cuda_profiler_api.h is a header of the CUDA profiler API")
+    assert "--cuda-home DIR, or CUDA_HOME" in hint and "pip install 'cuda-toolkit[profiler]'" in hint
+
+
+@pytest.mark.skipif(PROFILER_TOOLKIT is None, reason="needs a CUDA toolkit with cuda_profiler_api.h")
+def test_the_toolkit_chosen_compiles_with_its_headers_and_is_recorded(tmp_path, monkeypatch):
+    assert PROFILER_TOOLKIT is not None
+    for name in ("CUDA_HOME", "CUDA_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    spec = load(_profiled(tmp_path))
+    build = build_spec(spec, "sm_90", limits=BuildLimits(cuda_home=PROFILER_TOOLKIT))["k"]
+    assert build.nvcc is not None and build.nvcc.endswith(f" at {PROFILER_TOOLKIT}")
+    assert build.nvcc.startswith("nvcc ") and build.nvcc.split()[1][0].isdigit()
+    monkeypatch.setenv("CUDA_HOME", str(PROFILER_TOOLKIT))  # the variable chooses it likewise
+    assert build_spec(spec, "sm_90")["k"].nvcc == build.nvcc
+    monkeypatch.delenv("CUDA_HOME")
+    with_key = load(_profiled(tmp_path, toolkit=str(PROFILER_TOOLKIT)))  # and the file's key, installed
+    assert build_spec(with_key, "sm_90")["k"].nvcc == build.nvcc
+
+
+@pytest.mark.skipif(PROFILER_TOOLKIT is None, reason="needs a CUDA toolkit with cuda_profiler_api.h")
+def test_cuda_home_is_an_option_of_build(tmp_path, monkeypatch):
+    for name in ("CUDA_HOME", "CUDA_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    path = _profiled(tmp_path)
+    result = invoke_command(
+        "build", str(path), "--arch", "sm_90", "--no-cache", "--cuda-home", str(PROFILER_TOOLKIT)
+    )
+    assert result.exit_code == 0, result.output
+    result = invoke_command("build", str(path), "--arch", "sm_90", "--cuda-home", str(tmp_path))
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert f"--cuda-home {tmp_path}: no CUDA toolkit there (no bin/nvcc to run)" in result.output
+
+
+def test_a_toolkit_key_inside_the_project_is_refused_before_anything_runs(tmp_path):
+    (tmp_path / "evil" / "bin").mkdir(parents=True)
+    (tmp_path / "evil" / "bin" / "nvcc").write_text("#!/bin/sh\ntouch ran\n")
+    (tmp_path / "evil" / "bin" / "nvcc").chmod(0o755)
+    for written in (str(tmp_path / "evil"), "evil"):
+        message = refused(load(_profiled(tmp_path, toolkit=written)))
+        assert "toolkit: " in message and ("not an absolute path" in message or "inside " in message)
+    assert not (tmp_path / "ran").exists() and not Path("ran").exists()
+
+
+CUBLAS_TOOLKIT = _installed_toolkit("cublas_v2.h")
+
+
+@pytest.mark.skipif(
+    CUBLAS_TOOLKIT is None, reason="needs a CUDA toolkit with cuBLAS (CUDA_HOME or /usr/local/cuda)"
+)
+def test_a_kernel_including_cublas_compiles_with_a_toolkit_that_has_it(tmp_path, monkeypatch):
+    for name in ("CUDA_HOME", "CUDA_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "k.cu").write_text("#include <cublas_v2.h>\n__global__ void k(float* p) { *p = 1.f; }\n")
+    spec = spec_with(tmp_path, {"k": {"file": "k.cu", "entry": "k", "compiler": "nvcc"}})
+    assert build_spec(spec, "sm_90", limits=BuildLimits(cuda_home=CUBLAS_TOOLKIT))["k"].symbol == "_Z1kPf"

@@ -45,6 +45,7 @@ class KernelBuild:
     warnings: tuple[
         str, ...
     ] = ()  # what went wrong on the way without stopping the build (a damaged cache entry)
+    nvcc: str | None = None  # which nvcc compiled it (`nvcc 13.0.88 (/usr/local/cuda-13.0)`); None: NVRTC
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from ncuverify.build.built import KernelBuild, roots_of
 from ncuverify.build.cache import CompileCache
 from ncuverify.build.flags import UNPRINTABLE
 from ncuverify.build.limits import BuildLimits
-from ncuverify.build.programs import graph_identity, nvcc_build, nvrtc_build
+from ncuverify.build.programs import graph_identity, nvcc_build, nvcc_toolchain, nvrtc_build
 from ncuverify.build.resolve import IncludedFile, Roots
 from ncuverify.build.static import static_facts
 from ncuverify.build.units import Unit, unit_of
@@ -49,7 +49,8 @@ def build_spec(
             continue  # built already: read from its artifact below
         try:
             compiler = kernel.compiler or spec.content.compiler
-            unit = unit_of(spec.path, name, kernel, kernel.arch or arch, roots, compiler)
+            toolkit = spec.content.toolkit
+            unit = unit_of(spec.path, name, kernel, kernel.arch or arch, roots, compiler, toolkit)
         except InputError as error:
             problems.append(str(error))
             continue
@@ -81,6 +82,8 @@ def _compile(
             raise InputError(f"kernels.{name}.entry: the name holds a control character")
     build = nvcc_build if unit.compiler == "nvcc" else nvrtc_build
     compiled, warnings, graph, lowered = build(unit, kernels, cache, roots, limits)
+    # Which nvcc compiled (its release and toolkit), for provenance; NVRTC's version is the run's own.
+    nvcc = nvcc_toolchain(unit, roots, limits).described if unit.compiler == "nvcc" else None
     log, cubin = compiled.log, compiled.cubin
     symbols = {name: lowered.get(entry, entry) for name, entry in kernels}
     try:
@@ -98,6 +101,7 @@ def _compile(
             facts=facts[symbols[name]],
             log=log,
             warnings=tuple(warnings),
+            nvcc=nvcc,
         )
         for name, entry in kernels
     }

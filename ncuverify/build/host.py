@@ -1,18 +1,31 @@
 """The toolchain nvcc compiles with: nvcc itself, the host C++ compiler (g++) it preprocesses with,
 their versions, and the host compiler's system include folders; each asked once a run, bounded, in a
-minimal environment."""
+minimal environment.
+
+Which CUDA toolkit's nvcc (and so which headers: cuBLAS, cuDNN, NCCL where the toolkit has them) is
+the runner's choice first, then the file's, then the machine's: `--cuda-home` > the file's `toolkit:` >
+CUDA_HOME > CUDA_PATH > the CUDA wheels > an nvcc on the PATH. The wheels come before the PATH because
+they are the version ncuverify was installed with, and an nvcc on the PATH is often a wrapper script
+(ccache, a shim) whose folder is no toolkit; the variables and the option say which toolkit on purpose.
+The file's `toolkit:` comes from the pull request under test, so it may name only a toolkit that the
+pull request cannot have written (trusted_toolkit_problem).
+"""
 
 from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ncuverify.build.toolkit import find_tool
+from ncuverify.build.resolve import Roots
+from ncuverify.build.toolkit import cuda_include_dirs, find_tool
 from ncuverify.errors import InputError
 from ncuverify.processes import TimedOut, run_bounded
+from ncuverify.text import one_line
 
 # How long `nvcc --version`, `g++ --version` and g++'s search list may take (well under a second).
 PROBE_TIMEOUT_S = 30.0
@@ -35,8 +48,35 @@ class HostToolchain:
 
     @property
     def identity(self) -> tuple[str, ...]:
-        """What the compile cache keys on beside the sources and options."""
-        return ("nvcc", self.nvcc_version, self.host_version)
+        """What the compile cache keys on beside the sources and options: two toolkits of one release
+        may hold different library headers."""
+        return ("nvcc", self.nvcc_version, self.host_version, str(self.toolkit_root))
+
+    @property
+    def release(self) -> str:
+        """nvcc's release as `nvcc --version` gives it (13.0.88 of `V13.0.88`); `unknown` where it
+        says none."""
+        found = _RELEASE.search(self.nvcc_version)
+        return one_line(found.group(1)) if found else "unknown"
+
+    @property
+    def described(self) -> str:
+        """Which nvcc compiled, as provenance records it: its release and its toolkit's root."""
+        return one_line(f"nvcc {self.release} at {self.toolkit_root}")
+
+    @property
+    def header_folders(self) -> tuple[Path, ...]:
+        """The toolkit's own CUDA headers (include/, and include/cccl where CCCL lies there), which nvcc
+        adds itself; the CUDA wheels' where nvcc's folder is no toolkit (a wrapper on the PATH)."""
+        include = self.toolkit_root / "include"
+        if not (include / "cuda_runtime.h").is_file():
+            return tuple(Path(os.path.realpath(folder)) for folder in cuda_include_dirs())
+        folders = (include, include / "cccl")
+        return tuple(Path(os.path.realpath(folder)) for folder in folders if folder.is_dir())
+
+
+# `Cuda compilation tools, release 13.0, V13.0.88`
+_RELEASE = re.compile(r"release [^,\n]*, V([0-9][0-9.]*)")
 
 
 def minimal_environment(tools: tuple[Path, ...], temporary: Path | None = None) -> dict[str, str]:
@@ -49,9 +89,16 @@ def minimal_environment(tools: tuple[Path, ...], temporary: Path | None = None) 
     return environment
 
 
-def host_toolchain(timeout_s: float = PROBE_TIMEOUT_S) -> HostToolchain:
-    """nvcc and g++ as this machine offers them; InputError saying what is missing."""
-    nvcc_found, gxx_found = find_tool("nvcc"), shutil.which("g++")
+def host_toolchain(
+    timeout_s: float = PROBE_TIMEOUT_S,
+    cuda_home: Path | None = None,
+    file_toolkit: str | None = None,
+    roots: Roots | None = None,
+) -> HostToolchain:
+    """nvcc (from the toolkit chosen: see the module's note) and g++; InputError saying what is missing.
+    cuda_home is the command line's --cuda-home; file_toolkit the expectation file's `toolkit:`, checked
+    against roots (the project and the allowed folders, where it must not lie)."""
+    nvcc_found, gxx_found = chosen_nvcc(cuda_home, file_toolkit, roots), shutil.which("g++")
     if nvcc_found is None:
         raise InputError(
             "compiler: nvcc needs nvcc, which is neither in the CUDA wheels nor on the PATH here: install "
@@ -63,6 +110,66 @@ def host_toolchain(timeout_s: float = PROBE_TIMEOUT_S) -> HostToolchain:
             "(apt install g++)"
         )
     return _probed(Path(os.path.realpath(nvcc_found)), Path(gxx_found), timeout_s)
+
+
+def chosen_nvcc(cuda_home: Path | None, file_toolkit: str | None, roots: Roots | None) -> str | None:
+    """The nvcc of the toolkit chosen, in the module's order; None where none is found."""
+    if cuda_home is not None:
+        return _toolkit_nvcc(cuda_home, "--cuda-home")
+    if file_toolkit is not None:
+        if (problem := trusted_toolkit_problem(file_toolkit, roots)) is not None:
+            raise InputError(f"toolkit: {one_line(file_toolkit)}: {problem}")
+        return _toolkit_nvcc(Path(file_toolkit), "toolkit:")
+    for variable in ("CUDA_HOME", "CUDA_PATH"):
+        if value := os.environ.get(variable):
+            return _toolkit_nvcc(Path(value), variable)
+    return find_tool("nvcc")
+
+
+def _toolkit_nvcc(root: Path, given_by: str) -> str:
+    nvcc = root / "bin" / "nvcc"
+    if not (nvcc.is_file() and os.access(nvcc, os.X_OK)):
+        raise InputError(
+            f"{given_by} {one_line(str(root))}: no CUDA toolkit there (no bin/nvcc to run); name the folder"
+            " that holds bin/nvcc (such as /usr/local/cuda)"
+        )
+    return os.path.realpath(nvcc)
+
+
+def trusted_toolkit_problem(written: str, roots: Roots | None) -> str | None:
+    """Why an expectation file's `toolkit:` cannot be used, or None. The file may come from the pull
+    request under test, so the toolkit must be one it cannot have written: an absolute path (never one
+    relative to the file, in the checkout), outside the project and the allowed folders, whose nvcc and
+    every folder down to it are owned by root and writable by no one else (as an installed toolkit is).
+    The runner's own --cuda-home and CUDA_HOME take any folder."""
+    if not os.path.isabs(written):
+        return "not an absolute path: a toolkit named by the file is an installed one, never a folder of the project"
+    nvcc = Path(os.path.realpath(Path(written) / "bin" / "nvcc"))
+    for root in (roots.project, *roots.allowed) if roots is not None else ():
+        if nvcc.is_relative_to(root):
+            return (
+                f"inside {root}, which the pull request under test may have written; give --cuda-home instead"
+            )
+    # nvcc runs the programs beside it (ptxas, cudafe++) and cicc from nvvm/bin: those too
+    programs = [p for folder in (nvcc.parent, nvcc.parent.parent / "nvvm" / "bin") for p in _listed(folder)]
+    for part in (*programs, nvcc, *nvcc.parents):
+        try:
+            status = part.stat()
+        except OSError:
+            return "no CUDA toolkit there (no bin/nvcc to run)"
+        if status.st_uid != 0 or status.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            return (
+                f"{part} is not owned by root, or others may write it: a toolkit named by the file must be"
+                " an installed one; give --cuda-home or CUDA_HOME instead"
+            )
+    return None
+
+
+def _listed(folder: Path) -> list[Path]:
+    try:
+        return sorted(folder.iterdir())
+    except OSError:
+        return []
 
 
 @functools.cache

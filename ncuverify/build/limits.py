@@ -30,6 +30,9 @@ class BuildLimits:
     # Whether each cubin's SASS is read (nvdisasm takes most of a small program's build time): for
     # claims on SASS, and for `ncuverify build`. Without, the facts hold no SASS.
     sass: bool = False
+    # The CUDA toolkit whose nvcc compiles `compiler: nvcc` kernels (--cuda-home); None: the file's
+    # `toolkit:`, else CUDA_HOME, CUDA_PATH, the CUDA wheels, the PATH (ncuverify.build.host).
+    cuda_home: Path | None = None
 
 
 class Deadline:

@@ -16,7 +16,6 @@ line is looked at once more before nvcc starts.
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 import tempfile
@@ -31,7 +30,6 @@ from ncuverify.build.launch import WORKER_SCRIPT, worker_environment
 from ncuverify.build.limits import MAX_CUBIN_BYTES
 from ncuverify.build.nvcc_flags import nvcc_argument_problem, nvcc_list_item
 from ncuverify.build.resolve import IncludedFile, Roots, Source, read_bounded, resolve
-from ncuverify.build.toolkit import cuda_include_dirs
 from ncuverify.build.units import Unit
 from ncuverify.errors import InputError
 from ncuverify.names import function_name
@@ -64,9 +62,9 @@ class NvccAnswer:
 
 
 def search_folders(unit: Unit, host: HostToolchain) -> list[str]:
-    """Where nvcc looks for headers: the CUDA headers, the .cu file's folder, the include folders,
-    then g++'s system folders."""
-    folders = [*(os.path.realpath(d) for d in cuda_include_dirs())]
+    """Where nvcc looks for headers: its toolkit's CUDA headers, the .cu file's folder, the include
+    folders, then g++'s system folders."""
+    folders = [str(folder) for folder in host.header_folders]
     folders += [str(unit.folder)] if unit.folder is not None else []
     return list(dict.fromkeys([*folders, *unit.include_dirs, *(str(d) for d in host.include_dirs)]))
 
@@ -81,7 +79,7 @@ def cache_key(unit: Unit, host: HostToolchain, files: list[tuple[str, str, str]]
     """The compile cache's key for the unit; files are its include graph's (root, path, sha256)."""
     options = [*nvcc_options(unit), *unit_include_dirs(unit)]
     # NVRTC's version does not decide nvcc's cubin: nvcc's and g++'s versions (host.identity) do.
-    return compile_cache.key(unit.source_bytes, [], options, (0, 0), files, host.identity)
+    return compile_cache.key(unit.source_bytes, list(unit.instances), options, (0, 0), files, host.identity)
 
 
 def nvcc_options(unit: Unit) -> list[str]:
@@ -141,6 +139,12 @@ def compile_cubin(unit: Unit, host: HostToolchain, roots: Roots, timeout_s: floa
         (scratch / "request.json").write_text(json.dumps(request))
         finished = _run_worker(unit, scratch, timeout_s)
         confined, network_closed, log = _split_answer(finished)
+        if unit.instances:  # the unit of the entries names the source, which its errors show as given
+            log = _named_as_shown(log, str(source), _ENTRIES_UNIT)
+            if unit.folder is not None:
+                source = unit.folder / Path(unit.source_name).name
+            else:
+                source = source.parent / "source.cu"
         log = _named_as_shown(log, str(source), unit.source_name)
         if finished.returncode != 0:
             return NvccAnswer(False, log, b"", confined, network_closed)
@@ -167,14 +171,38 @@ def unit_include_dirs(unit: Unit) -> list[str]:
 
 def _source_path(unit: Unit, scratch: Path) -> Path:
     """The .cu file itself (its quoted includes start from its folder), or inline source written into
-    a folder of its own in the scratch folder."""
-    if unit.folder is not None:
-        return unit.folder / Path(unit.source_name).name
+    a folder of its own in the scratch folder; where the unit names template instances, a unit beside
+    that includes the source and instantiates them (instantiation_unit)."""
     inline = scratch / "inline"
-    inline.mkdir()
-    path = inline / "source.cu"
-    path.write_bytes(unit.source_bytes)
+    if unit.folder is not None:
+        source = unit.folder / Path(unit.source_name).name
+    else:
+        inline.mkdir()
+        source = inline / "source.cu"
+        source.write_bytes(unit.source_bytes)
+    if not unit.instances:
+        return source
+    inline.mkdir(exist_ok=True)
+    path = inline / _ENTRIES_UNIT
+    path.write_text(instantiation_unit(source, unit.instances))
     return path
+
+
+# The unit that instantiates the template entries, as nvcc's messages name it.
+_ENTRIES_UNIT = "entries.cu"
+
+
+def instantiation_unit(source: Path, instances: Iterable[str]) -> str:
+    """A unit that compiles the source and the template instances named (kernel<32>, kernel<float, 4>):
+    taking each one's address in a host-side static makes nvcc instantiate it, its device code too,
+    without its parameter list being written out. The entries were checked as the file was read
+    (one line, no control character)."""
+    lines = [f'#include "{source}"']
+    lines += [
+        f"static const void* const ncuverify_instance_{n} __attribute__((used)) = (const void*)&{entry};"
+        for n, entry in enumerate(instances)
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def _readable(roots: Roots, host: HostToolchain) -> list[Path]:
@@ -237,14 +265,7 @@ def entry_symbols(
         if len(matches) != 1:
             defined = ", ".join(sorted(demangled.get(s, s) for s in symbols)) or "none"
             why = "no kernel entry point" if not matches else "more than one kernel (overloads) for"
-            hint = ""
-            if not matches and "<" in entry:  # nvcc compiles a template only where the code instantiates it
-                hint = (
-                    f"; nvcc builds a template instance only where the code instantiates it: add an explicit"
-                    f" instantiation (`template __global__ void {entry}(...);`, the parameters written out)"
-                    " to the file, or to a .cu file of your own that includes it"
-                )
-            raise InputError(f"{source_name}: {why} {entry!r} (it defines: {defined}){hint}")
+            raise InputError(f"{source_name}: {why} {entry!r} (it defines: {defined})")
         found[entry] = matches[0]
     return found
 

@@ -23,7 +23,7 @@ from ncuverify.build.launch import in_worker
 from ncuverify.build.limits import BuildLimits
 from ncuverify.build.reports import entry_functions
 from ncuverify.build.resolve import IncludedFile, Roots, Source, resolve
-from ncuverify.build.toolkit import nvrtc_version
+from ncuverify.build.toolkit import library_header_hint, nvrtc_version
 from ncuverify.build.units import Unit, nvrtc_options, search_folders
 from ncuverify.errors import InputError
 from ncuverify.processes import TimedOut
@@ -61,8 +61,11 @@ def nvcc_build(
     limits: BuildLimits,
 ) -> Built:
     """As nvrtc_build, with nvcc (ncuverify.build.nvcc): g++'s system headers are one more trusted
-    root, and entries are found among the cubin's kernels by their demangled names."""
-    compiled, warnings, graph = _nvcc_compiled(unit, cache, roots, limits)
+    root, and entries are found among the cubin's kernels by their demangled names. Template entries
+    (kernel<32>) are instantiated by a unit of ncuverify's own that includes the source, so a template
+    the code never instantiates can be named as it is written."""
+    templates = tuple(dict.fromkeys(entry for _, entry in kernels if "<" in entry))
+    compiled, warnings, graph = _nvcc_compiled(replace(unit, instances=templates), cache, roots, limits)
     entries = [entry for _, entry in kernels]
     symbols = nvcc.entry_symbols(unit.source_name, entries, entry_functions(compiled.log), limits.timeout_s)
     return compiled, warnings, graph, symbols
@@ -71,8 +74,8 @@ def nvcc_build(
 def _nvcc_compiled(
     unit: Unit, cache: CompileCache | None, roots: Roots, limits: BuildLimits
 ) -> tuple[Compiled, list[str], tuple[IncludedFile, ...]]:
-    host = host_toolchain()
-    roots = replace(roots, system=host.include_dirs)
+    host = nvcc_toolchain(unit, roots, limits)
+    roots = replace(roots, toolkit=host.header_folders, system=host.include_dirs)
     graph = nvcc.include_graph(unit, host, roots)
     entry_key = nvcc.cache_key(unit, host, graph_identity(graph))
     compiled, warnings = through_cache(
@@ -84,6 +87,12 @@ def _nvcc_compiled(
         limits.timeout_s,
     )
     return compiled, warnings, graph
+
+
+def nvcc_toolchain(unit: Unit, roots: Roots, limits: BuildLimits) -> HostToolchain:
+    """The nvcc (and g++) that compile the unit: --cuda-home, else the file's `toolkit:`, else the
+    machine's (ncuverify.build.host)."""
+    return host_toolchain(cuda_home=limits.cuda_home, file_toolkit=unit.toolkit, roots=roots)
 
 
 def _by_name(
@@ -200,7 +209,7 @@ def _run_nvrtc(
     if answer.status == "error":
         raise InputError(f"{unit.source_name}: {answer.call} failed: {answer.message}")
     if answer.status == "failed":
-        hint = nvcc.host_code_hint(answer.log, unit.source_bytes)
+        hint = nvcc.host_code_hint(answer.log, unit.source_bytes) or library_header_hint(answer.log, "nvrtc")
         raise InputError(
             f"{unit.source_name}: does not compile for {unit.arch}:\n{_bounded_log(answer.log)}"
             + (f"\n{hint}" if hint else "")
@@ -211,8 +220,10 @@ def _run_nvrtc(
 def _run_nvcc(unit: Unit, host: HostToolchain, roots: Roots, limits: BuildLimits) -> Compiled:
     answer = nvcc.compile_cubin(unit, host, roots, limits.timeout_s)
     if not answer.compiled:
+        hint = library_header_hint(answer.log, "nvcc", host.described)
         raise InputError(
             f"{unit.source_name}: does not compile for {unit.arch} with nvcc:\n{_bounded_log(answer.log)}"
+            + (f"\n{hint}" if hint else "")
         )
     return _read_cubin(unit, answer.cubin, answer.log, {}, limits)
 

@@ -35,6 +35,10 @@ class Unit:
     flags: tuple[str, ...]  # as written in the file
     options: tuple[str, ...]  # the NVRTC options that the flags stand for, include folders aside
     compiler: str = "nvrtc"  # or nvcc, whose options `options` then are
+    toolkit: str | None = None  # the expectation file's `toolkit:` (nvcc's), as written
+    # Template entries (kernel<32>) that nvcc instantiates in a unit of ncuverify's own that includes the
+    # source (ncuverify.build.nvcc); set by the nvcc build, never by the file
+    instances: tuple[str, ...] = ()
 
     @property
     def source_bytes(self) -> bytes:
@@ -59,7 +63,13 @@ _INLINE = "ncuverify-inline-source"
 
 
 def unit_of(
-    spec_path: Path, name: str, kernel: KernelSpec, arch: str, roots: Roots, compiler: str = "nvrtc"
+    spec_path: Path,
+    name: str,
+    kernel: KernelSpec,
+    arch: str,
+    roots: Roots,
+    compiler: str = "nvrtc",
+    toolkit: str | None = None,
 ) -> Unit:
     folder = spec_path.parent
     where = f"kernels.{name}"
@@ -100,6 +110,7 @@ def unit_of(
         flags=tuple(kernel.flags),
         options=tuple(options),
         compiler=compiler,
+        toolkit=toolkit if compiler == "nvcc" else None,
     )
 
 

@@ -15,7 +15,7 @@ from rich.console import Console
 from ncuverify import options, report
 from ncuverify.build.built import build_warnings
 from ncuverify.cli.outputs import write_output
-from ncuverify.cli.params import AllowInclude, Arch, CompileTimeout, Files, NoCache
+from ncuverify.cli.params import AllowInclude, Arch, CompileTimeout, CudaHome, Files, NoCache
 from ncuverify.cli.terminal import console, print_warnings
 from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode, InputError
@@ -62,6 +62,7 @@ def build(
     no_cache: NoCache = False,
     allow_include: AllowInclude = None,
     compile_timeout: CompileTimeout = 120.0,
+    cuda_home: CudaHome = None,
     json_file: JsonListing = None,
     diff: Diff = False,
     fail_on_change: FailOnChange = False,
@@ -72,7 +73,7 @@ def build(
     input is wrong or nothing says which architecture to build for; 4 ncuverify itself failed on a file.
     """
     # The listing shows each kernel's SASS instructions and opcode mix.
-    limits = replace(options.build_limits(allow_include, compile_timeout), sass=True)
+    limits = replace(options.build_limits(allow_include, compile_timeout, cuda_home=cuda_home), sass=True)
     run = options.for_run(arch=arch, cache=not no_cache, build=limits)
     environment = Environment.probe("ncu")
     # With the JSON on standard output, the tables go to standard error.
@@ -114,13 +115,14 @@ def lint(
     no_cache: NoCache = False,
     allow_include: AllowInclude = None,
     compile_timeout: CompileTimeout = 120.0,
+    cuda_home: CudaHome = None,
 ) -> None:
     """Check what can be checked without a GPU: the schema, references between claims, cases and
     kernels, expressions, metric names against the target chip's list, and that every kernel compiles.
 
     Exit codes: 0 every file is sound; 2 one is not; 4 ncuverify itself failed on a file.
     """
-    paths, run, environment = _building(files, arch, no_cache, allow_include, compile_timeout)
+    paths, run, environment = _building(files, arch, no_cache, allow_include, compile_timeout, cuda_home)
     shown_on = console()
 
     def lint_one(path: Path) -> ExitCode:
@@ -147,12 +149,12 @@ def _building(
     no_cache: bool,
     allow_include: Sequence[Path] | None,
     compile_timeout: float,
+    cuda_home: Path | None = None,
 ) -> tuple[list[Path], options.CheckOptions, Environment]:
     """The expectation files given, the options of their build, and what this machine can do."""
     paths = expand_paths(files)
-    run = options.for_run(
-        arch=arch, cache=not no_cache, build=options.build_limits(allow_include, compile_timeout)
-    )
+    limits = options.build_limits(allow_include, compile_timeout, cuda_home=cuda_home)
+    run = options.for_run(arch=arch, cache=not no_cache, build=limits)
     return paths, run, Environment.probe("ncu")
 
 

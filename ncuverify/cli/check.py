@@ -32,6 +32,7 @@ from ncuverify.cli.params import (
     Arch,
     Binary,
     CompileTimeout,
+    CudaHome,
     Files,
     FromProfile,
     Html,
@@ -161,6 +162,7 @@ def check(
     ] = None,
     allow_include: AllowInclude = None,
     compile_timeout: CompileTimeout = 120.0,
+    cuda_home: CudaHome = None,
     binary: Binary = None,
     allow_programs: Annotated[
         bool,
@@ -188,7 +190,7 @@ def check(
     outputs.check([*paths, *against.inputs()])
     against.check_file()
     profiles.check_folders()
-    limits = options.build_limits(allow_include, compile_timeout)
+    limits = options.build_limits(allow_include, compile_timeout, cuda_home=cuda_home)
     binaries = parse_binaries(binary or ())
     comparison = against.load()
     if comparison is not None and any(reads_sass(metric) for metric in comparison.tolerances):

@@ -11,7 +11,7 @@ import typer
 
 from ncuverify import options
 from ncuverify.build.cache import CompileCache, default_folder
-from ncuverify.cli.params import AllowInclude, CompileTimeout, NoCache, arch
+from ncuverify.cli.params import AllowInclude, CompileTimeout, CudaHome, NoCache, arch
 from ncuverify.cli.paths import check_input_files
 from ncuverify.cli.terminal import console, print_warnings
 from ncuverify.environment import Environment
@@ -45,6 +45,7 @@ def init(
     no_cache: NoCache = False,
     allow_include: AllowInclude = None,
     compile_timeout: CompileTimeout = 120.0,
+    cuda_home: CudaHome = None,
 ) -> None:
     """Write a starter expectation file for every kernel of a source or a built artifact: a case per
     kernel, with an argument placeholder per parameter, and claims on its static facts at today's
@@ -58,7 +59,7 @@ def init(
     check_input_files([("", source)])
     if output is not None and (problem := writing_problem(output, force, (source,))) is not None:
         raise InputError(problem)
-    limits = options.build_limits(allow_include, compile_timeout)
+    limits = options.build_limits(allow_include, compile_timeout, cuda_home=cuda_home)
     chosen = target or _gpu_arch() or DEFAULT_ARCH
     cache = None if no_cache else CompileCache(default_folder())
     written_at = output if output is not None else Path.cwd() / "expectations.yaml"

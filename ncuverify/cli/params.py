@@ -64,6 +64,16 @@ Binary = Annotated[
         show_default=False,
     ),
 ]
+CudaHome = Annotated[
+    Path | None,
+    typer.Option(
+        "--cuda-home",
+        metavar="DIR",
+        help="the CUDA toolkit (the folder holding bin/nvcc) whose nvcc and headers compile"
+        " `compiler: nvcc` kernels; before the file's `toolkit:`, CUDA_HOME, CUDA_PATH and the CUDA wheels",
+        show_default=False,
+    ),
+]
 CompileTimeout = Annotated[
     float, typer.Option(help="stop compiling one kernel source after this many seconds", callback=seconds)
 ]

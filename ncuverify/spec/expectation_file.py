@@ -52,6 +52,12 @@ class ExpectationFile(StrictModel):
     compiler: Compiler = Field(
         "nvrtc", description="how kernels compile where they do not say: nvrtc or nvcc"
     )
+    toolkit: Text | None = Field(
+        None,
+        description="the CUDA toolkit (an absolute path, such as /usr/local/cuda-12.4) whose nvcc compiles"
+        " `compiler: nvcc` kernels, unless the runner gives --cuda-home; it must be an installed toolkit:"
+        " outside the project, owned by root",
+    )
     regressions: dict[Text, Tolerance] = Field(
         default_factory=dict, description="per measure, how much worse than a baseline is tolerated"
     )
