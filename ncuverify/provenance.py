@@ -36,12 +36,22 @@ class Provenance:
     # <file>::<case> of a program case -> {path in the project: sha256} of each file its command names
     # (spec.digests.program_file_digests); absent from recordings made before ncuverify kept them
     program_files: dict[str, dict[str, str]] = field(default_factory=dict)
+    # <file>::<kernel> of a kernel nvcc compiled -> which nvcc: its release and its toolkit's root
+    # (`nvcc 13.0.88 at /usr/local/cuda-13.0`; HostToolchain.described); absent from recordings made
+    # before ncuverify kept it, and where NVRTC compiled every kernel
+    nvcc: dict[str, str] = field(default_factory=dict)
 
     def describe(self) -> str:
         driver = f"driver {self.nvidia_driver}" if self.nvidia_driver else f"CUDA driver {self.cuda_driver}"
+        compiled = f"; {toolkits}" if (toolkits := self.compiled_with()) else ""
         return one_line(
-            f"{self.gpu} ({self.arch}, {driver}, ncu {self.ncu_version or '?'}) on {self.recorded_at}"
+            f"{self.gpu} ({self.arch}, {driver}, ncu {self.ncu_version or '?'}{compiled}) on {self.recorded_at}"
         )
+
+    def compiled_with(self) -> str | None:
+        """Which nvcc compiled the kernels nvcc built, each once (`nvcc 13.0.88 at /usr/local/cuda`);
+        None where NVRTC compiled every kernel, or the provenance is older than this record."""
+        return one_line(", ".join(sorted(set(self.nvcc.values())))) or None
 
     @classmethod
     def from_json(cls, data: object) -> Provenance:
@@ -54,14 +64,14 @@ class Provenance:
             raise ValueError(f"{unknown[0][:80]!r}: not a field of a provenance")
         optional = {"nvidia_driver", "ncu_version"}
         values: dict[str, Any] = {}
-        for name in sorted(names - {"ncu_command", "kernels", "cases", "program_files"}):
+        for name in sorted(names - {"ncu_command", "kernels", "cases", "program_files", "nvcc"}):
             values[name] = _field_string(data, name, optional=name in optional)
         if not re.fullmatch(ARCH_PATTERN, values["arch"], re.ASCII):
             raise ValueError("arch: not a build target such as sm_90")
         command = data.get("ncu_command")
         if not (isinstance(command, list) and all(isinstance(word, str) for word in command)):
             raise ValueError("ncu_command: not a list of strings")
-        digests = {name: data.get(name, {}) for name in ("kernels", "cases")}
+        digests = {name: data.get(name, {}) for name in ("kernels", "cases", "nvcc")}
         for name, found in digests.items():
             if not _is_digests(found):
                 raise ValueError(f"{name}: not an object of digests (strings)")

@@ -322,3 +322,24 @@ def test_a_baseline_is_a_value_that_nothing_changes(results):
         made.version = "9.9"  # type: ignore[misc]
     with pytest.raises(TypeError):
         made.files["tests/data/sample.yaml"].cases["stride1"].metrics["x"] = 1.0  # type: ignore[index]
+
+
+def test_a_baseline_keeps_which_nvcc_compiled_and_a_comparison_says_when_it_differs(results, tmp_path):
+    (result,) = results
+    assert "compiled_with" not in json.loads(baseline.snapshot(results).json_text())  # NVRTC's: as it was
+
+    def compiled_by(which: str):
+        return [replace(result, provenance=replace(result.provenance, nvcc={"sample.yaml::k": which}))]
+
+    old, new = compiled_by("nvcc 12.4.131 at /usr/local/cuda-12.4"), compiled_by("nvcc 13.0.88 at /opt/cuda")
+    path = tmp_path / "main.json"
+    baseline.save(old, path)
+    saved = baseline.load(path)
+    assert saved.compiled_with == "nvcc 12.4.131 at /usr/local/cuda-12.4"
+    assert "nvcc 12.4.131 at /usr/local/cuda-12.4" in (saved.measured_on or "")
+    assert baseline.toolkit_note(saved, old) is None
+    assert baseline.toolkit_note(saved, new) == (
+        "the baseline's kernels were compiled with nvcc 12.4.131 at /usr/local/cuda-12.4, this run's with"
+        " nvcc 13.0.88 at /opt/cuda: registers, spills and timings may differ between nvcc releases and toolkits"
+    )
+    assert baseline.toolkit_note(baseline.snapshot(results), new) is None  # unknown before: nothing said

@@ -46,3 +46,24 @@ def test_a_live_provenance_keeps_each_case_s_digest_and_each_program_case_s_file
         "programs.yaml::add": {"bench/add.py": script},
         "programs.yaml::other": {},
     }
+
+
+def test_a_live_provenance_says_which_nvcc_compiled_each_kernel_nvcc_built(tmp_path):
+    from types import SimpleNamespace
+
+    (tmp_path / ".ncuverify-root").touch()
+    path = tmp_path / "k.yaml"
+    path.write_text(
+        "kernels:\n  a: {source: 'x', entry: a}\n  b: {source: 'x', entry: b}\n"
+        "claims:\n  - {id: t, kernels: a, metric: static__registers_per_thread, expect: {at_least: 0},\n"
+        "     cite: {document: d.txt, section: '1', figure: t}}\n"
+    )
+    builds = {
+        "a": SimpleNamespace(source_digest="1", nvcc="nvcc 13.0.88 at /usr/local/cuda-13.0"),
+        "b": SimpleNamespace(source_digest="2", nvcc=None),  # NVRTC's
+    }
+    files = [FileCases("k.yaml", load(path), builds, [])]  # type: ignore[arg-type]
+    gpu = Gpu(0, "NVIDIA H200", "sm_90", "13.0")
+    provenance = live_provenance(gpu, NcuOptions(executable=str(STALLING_NCU)), ["ncu"], files)
+    assert provenance.nvcc == {"k.yaml::a": "nvcc 13.0.88 at /usr/local/cuda-13.0"}
+    assert provenance.kernels == {"k.yaml::a": "1", "k.yaml::b": "2"}

@@ -128,3 +128,18 @@ def test_save_grow_check_fails_then_an_allow_entry_lets_it_pass(tmp_path, monkey
     assert allowed.exit_code == 0, allowed.output
     assert "allowed: unrolled on purpose" in allowed.output
     assert "accepts nothing" not in allowed.output
+
+
+def test_the_toolkit_note_reaches_the_outputs_and_reads_back(tmp_path):
+    from ncuverify.export import markdown, reading, results_json
+    from ncuverify.export.outcome import RunOutcome
+
+    note = "the baseline's kernels were compiled with nvcc 12.4.131 at /a, this run's with nvcc 13.0.88 at /b"
+    outcome = RunOutcome([result_of(tmp_path, NOW)], ratchet.Comparison([], [], note))
+    section = results_json.baseline_record(outcome)
+    assert section["toolkits"] == note
+    compared, error = reading.baseline_of({"baseline": section}, "run.json")
+    assert compared is not None and compared.toolkits == note and error is None
+    assert f"Note: {note}" in markdown.to_markdown(outcome)
+    quiet = results_json.baseline_record(RunOutcome([result_of(tmp_path, NOW)], ratchet.Comparison([], [])))
+    assert "toolkits" not in quiet  # a comparison of one toolkit writes what it wrote before

@@ -5,6 +5,7 @@ field, with exit 2."""
 import json
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from typer.testing import CliRunner
 from ncuverify.cli import app
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.profile import recording
+from ncuverify.provenance import Provenance
 from ncuverify.results import FileKey, run_keys
 
 
@@ -130,6 +132,7 @@ def test_a_huge_status_is_refused_before_it_is_read(no_gpu, copy: Path, monkeypa
             lambda data: {**data, "program_files": {"sample::run": {"run.py": 1}}},
             "program_files: not an object of objects of digests (strings)",
         ),
+        (lambda data: {**data, "nvcc": {"sample::k": 13}}, "nvcc: not an object of digests (strings)"),
         (lambda data: {**data, "host": "ci-7"}, "'host': not a field of a provenance"),
         (lambda data: {**data, "gpu": "x" * 70_000}, "gpu: longer than 65536 characters"),
     ],
@@ -527,3 +530,18 @@ def test_a_recorded_name_is_given_its_file_s_key_and_a_name_of_no_case_is_left_a
     assert renamed("a::b::add (repeats)", keys) == "expectations/a::b.yaml::add (repeats)"
     assert renamed("x.yaml::add", keys) == "x.yaml::add" and renamed("add", keys) == "add"
     assert renamed("x::k[l]", keys) == "x::k[l]" and renamed("gemms[x::k]", keys) == "gemms[x::k]"
+
+
+def test_which_nvcc_compiled_is_kept_and_shown_and_a_recording_without_it_saves_as_it_was(tmp_path: Path):
+    key = run_keys([DATA / "sample.yaml"])[0]
+    plain = recording.load_provenance(FIXTURES / "sample", key)
+    assert plain.nvcc == {} and plain.compiled_with() is None and "nvcc" not in plain.describe()
+    recording.save(tmp_path / "plain", [], plain)
+    assert "nvcc" not in json.loads((tmp_path / "plain" / "provenance.json").read_text())
+    which = {f"{key.name}::k": "nvcc 13.0.88 at /usr/local/cuda-13.0"}
+    compiled = replace(plain, nvcc=which)
+    assert compiled.compiled_with() == "nvcc 13.0.88 at /usr/local/cuda-13.0"
+    assert "; nvcc 13.0.88 at /usr/local/cuda-13.0) on " in compiled.describe()
+    recording.save(tmp_path / "nvcc", [], compiled)
+    assert json.loads((tmp_path / "nvcc" / "provenance.json").read_text())["nvcc"] == which
+    assert Provenance.from_json(json.loads((tmp_path / "nvcc" / "provenance.json").read_text())) == compiled

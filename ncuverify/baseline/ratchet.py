@@ -33,6 +33,8 @@ class Comparison:
 
     changes: list[Change]
     moves: list[KernelMove]
+    # the line saying the baseline's kernels were compiled by another nvcc (snapshot.toolkit_note)
+    toolkits: str | None = None
 
     @property
     def regressed(self) -> bool:
@@ -46,7 +48,8 @@ def compare(baseline: Baseline, results: Sequence[FileResult], overrides: dict[s
     changes = [
         _allowed(change, by_key[change.file]) for change in baselines.compare(baseline, results, overrides)
     ]
-    return Comparison(changes, [move for result in results for move in _moves(baseline, result)])
+    moves = [move for result in results for move in _moves(baseline, result)]
+    return Comparison(changes, moves, baselines.toolkit_note(baseline, results))
 
 
 def _allowed(change: Change, result: FileResult) -> Change:

@@ -86,6 +86,9 @@ class Baseline:
     files: Mapping[str, FileValues]
     version: str | None = None  # of the ncuverify that saved it ("ncuverify" in the file)
     measured_on: str | None = None  # the GPU and tools, as Provenance.describe() says them
+    # which nvcc compiled the kernels nvcc built, as Provenance.compiled_with() says it; None where NVRTC
+    # compiled every kernel, or in a baseline saved before ncuverify kept it
+    compiled_with: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "files", MappingProxyType(dict(self.files)))
@@ -106,7 +109,13 @@ class Baseline:
 
     def json_text(self) -> str:
         """The file `baseline save` writes."""
-        document = {"ncuverify": self.version, "measured_on": self.measured_on, "files": self.as_values()}
+        document: dict[str, object] = {
+            "ncuverify": self.version,
+            "measured_on": self.measured_on,
+            "files": self.as_values(),
+        }
+        if self.compiled_with is not None:  # a baseline of NVRTC's kernels keeps the bytes it had
+            document["compiled_with"] = self.compiled_with
         return json.dumps(document, indent=1, sort_keys=True)
 
 
@@ -114,6 +123,7 @@ def baseline_of(
     files: Mapping[str, Mapping[str, Mapping[str, float]]],
     version: str | None = None,
     measured_on: str | None = None,
+    compiled_with: str | None = None,
 ) -> Baseline:
     """A baseline of plain values: file key -> case -> metric -> value."""
     return Baseline(
@@ -123,6 +133,7 @@ def baseline_of(
         },
         version,
         measured_on,
+        compiled_with,
     )
 
 
@@ -137,7 +148,27 @@ def snapshot(results: Sequence[FileResult]) -> Baseline:
             if math.isfinite(value):  # NaN where ncu said n/a
                 cases.setdefault(case, {})[metric] = value
     provenance = next((r.provenance for r in results if r.provenance is not None), None)
-    return baseline_of(files, __version__, provenance.describe() if provenance else None)
+    return baseline_of(
+        files, __version__, provenance.describe() if provenance else None, compiled_with(results)
+    )
+
+
+def compiled_with(results: Sequence[FileResult]) -> str | None:
+    """Which nvcc compiled the run's nvcc-built kernels, each once; None where none was (NVRTC's)."""
+    found = {which for r in results if r.provenance is not None for which in r.provenance.nvcc.values()}
+    return one_line(", ".join(sorted(found))) or None
+
+
+def toolkit_note(baseline: Baseline, results: Sequence[FileResult]) -> str | None:
+    """The line that says the baseline's kernels were compiled by another nvcc than the run's (registers
+    and spills differ between nvcc releases); None where they were not, or either is unknown."""
+    before, now = baseline.compiled_with, compiled_with(results)
+    if before is None or now is None or before == now:
+        return None
+    return (
+        f"the baseline's kernels were compiled with {before}, this run's with {now}: registers, spills"
+        " and timings may differ between nvcc releases and toolkits"
+    )
 
 
 def save(results: Sequence[FileResult], path: Path) -> None:
@@ -166,12 +197,13 @@ def _baseline(data: Any) -> Baseline:
     if not isinstance(data, dict):
         raise Malformed("", "not a JSON object")
     for key in data:
-        if key not in ("ncuverify", "measured_on", "files"):
+        if key not in ("ncuverify", "measured_on", "compiled_with", "files"):
             raise Malformed("", f"unknown key {fields.shown(key)}")
     if "files" not in data:
         raise Malformed("files", "missing")
-    version, measured_on = (
-        fields.optional(fields.text, data.get(key), key) for key in ("ncuverify", "measured_on")
+    version, measured_on, toolkits = (
+        fields.optional(fields.text, data.get(key), key)
+        for key in ("ncuverify", "measured_on", "compiled_with")
     )
     files: dict[str, dict[str, dict[str, float]]] = {}
     for key, cases in fields.json_object(data["files"], "files").items():
@@ -183,7 +215,7 @@ def _baseline(data: Any) -> Baseline:
                 metric: fields.finite(value, fields.member(at, metric))
                 for metric, value in fields.json_object(metrics, at).items()
             }
-    return baseline_of(files, version, measured_on)
+    return baseline_of(files, version, measured_on, toolkits)
 
 
 def parse_tolerance(text: str) -> tuple[str, Tolerance]:

@@ -231,6 +231,8 @@ def _baseline(outcome: RunOutcome) -> list[str]:
     lines = ["", "### Against the baseline", ""]
     if outcome.baseline_error is not None:
         lines += [f"ncuverify failed comparing the run with it: {_inline(outcome.baseline_error)}", ""]
+    if outcome.compared is not None and outcome.compared.toolkits is not None:
+        lines += [f"Note: {_inline(outcome.compared.toolkits)}", ""]
     lines.append(
         f"{len(outcome.regressed)} regressed, {len(outcome.improved)} improved,"
         f" {len(outcome.allowed)} grew as the allow-list accepts"

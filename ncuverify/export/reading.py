@@ -91,7 +91,9 @@ def baseline_of(document: Any, source: str) -> tuple[Comparison | None, str | No
 def _baseline_section(value: Any, where: str) -> tuple[Comparison | None, str | None]:
     from ncuverify.baseline.ratchet import Comparison, KernelMove  # late: the baseline reads exported fields
 
-    record = fields.json_object(value, where, {"version", "error", *_CHANGE_LISTS, *_MOVE_LISTS})
+    record = fields.json_object(
+        value, where, {"version", "error", *_CHANGE_LISTS, *_MOVE_LISTS}, optional={"toolkits"}
+    )
     fields.integer(record["version"], f"{where}.version", 1, BASELINE_SECTION_VERSION)
     error = fields.optional(fields.text, record["error"], f"{where}.error")
     changes = [
@@ -109,7 +111,8 @@ def _baseline_section(value: Any, where: str) -> tuple[Comparison | None, str | 
                     fields.text(move["file"], f"{at}.file"), fields.text(move["case"], f"{at}.case"), added
                 )
             )
-    compared = Comparison(changes, moves) if error is None or changes or moves else None
+    toolkits = fields.optional(fields.text, record.get("toolkits"), f"{where}.toolkits")
+    compared = Comparison(changes, moves, toolkits) if error is None or changes or moves else None
     return compared, error
 
 

@@ -133,7 +133,9 @@ def to_json(
 def baseline_record(outcome: RunOutcome) -> dict[str, Any]:
     """What moved against the baseline: each regression (which fails the run), each growth an allow
     entry accepts, each improvement, the kernels of sets added and removed since, and the line that
-    says ncuverify failed to compare (null where it did not)."""
+    says ncuverify failed to compare (null where it did not); and where the baseline's kernels were
+    compiled by another nvcc than the run's, the line that says so (toolkits)."""
+    toolkits = outcome.compared.toolkits if outcome.compared is not None else None
     return {
         "version": BASELINE_SECTION_VERSION,
         "regressed": [_change_record(outcome, change) for change in outcome.regressed],
@@ -142,6 +144,7 @@ def baseline_record(outcome: RunOutcome) -> dict[str, Any]:
         "added": [{"file": m.file, "case": m.case} for m in outcome.moves if m.added],
         "removed": [{"file": m.file, "case": m.case} for m in outcome.moves if not m.added],
         "error": outcome.baseline_error,
+        **({"toolkits": toolkits} if toolkits is not None else {}),
     }
 
 

@@ -68,7 +68,8 @@ def merged_outcome(shards: Sequence[Shard], results: list[FileResult]) -> RunOut
 
     changes = [change for each in compared for change in each.changes]
     moves = [move for each in compared for move in each.moves]
-    return RunOutcome(results, Comparison(changes, moves), error)
+    toolkits = next((each.toolkits for each in compared if each.toolkits is not None), None)
+    return RunOutcome(results, Comparison(changes, moves, toolkits), error)
 
 
 def merge(shards: Sequence[Shard], partial: bool = False) -> tuple[list[FileResult], list[str]]:

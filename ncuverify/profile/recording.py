@@ -93,7 +93,7 @@ def save(folder: Path, runs: list[Run], provenance: Provenance) -> None:
         write_file(folder / log, run.report.encode())
         write_file(folder / status, statuses_json(list(run.cases), indent=1).encode())
     written = asdict(provenance)
-    for name in ("cases", "program_files"):  # a recording made before these digests saves as it was
+    for name in ("cases", "program_files", "nvcc"):  # a recording made before these saves as it was
         if not written[name]:
             del written[name]
     write_file(folder / PROVENANCE, json.dumps(written, indent=1).encode())
@@ -125,7 +125,8 @@ def load(root: Path, keys: Sequence[FileKey]) -> Recording:
         raise InputError(f"no recording in {root}: it holds no {LOG}, nor folders {folders} that do")
     parts = [_renamed(_load_folder(root / key.legacy, root), [key], plain=key) for key in found]
     kernels = {name: digest for part in parts for name, digest in part.provenance.kernels.items()}
-    provenance = replace(parts[0].provenance, kernels=kernels)
+    nvcc = {name: which for part in parts for name, which in part.provenance.nvcc.items()}
+    provenance = replace(parts[0].provenance, kernels=kernels, nvcc=nvcc)
     return Recording(root, [run for part in parts for run in part.runs], provenance)
 
 
@@ -177,7 +178,8 @@ def _renamed(recording: Recording, keys: Sequence[FileKey], plain: FileKey | Non
         replace(run, cases=tuple(replace(s, case=name(s.case)) for s in run.cases)) for run in recording.runs
     ]
     kernels = {name(kernel): digest for kernel, digest in recording.provenance.kernels.items()}
-    return Recording(recording.folder, runs, replace(recording.provenance, kernels=kernels))
+    nvcc = {name(kernel): which for kernel, which in recording.provenance.nvcc.items()}
+    return Recording(recording.folder, runs, replace(recording.provenance, kernels=kernels, nvcc=nvcc))
 
 
 def _load_folder(folder: Path, root: Path) -> Recording:

@@ -152,7 +152,8 @@ def markdown(rows: Sequence[AuditRow], provenance: Provenance | None, replayed: 
             f"on {_cell(provenance.recorded_at)}:",
             f"NVIDIA driver {_cell(provenance.nvidia_driver or '?')} (CUDA {_cell(provenance.cuda_driver)}), "
             f"Nsight Compute {_cell(provenance.ncu_version or '?')}, NVRTC {_cell(provenance.nvrtc_version)}, "
-            f"ncuverify {_cell(provenance.ncuverify_version)}, clock control `{_code(provenance.clock_control)}`, "
+            + (f"{_cell(compiled)}, " if (compiled := provenance.compiled_with()) else "")
+            + f"ncuverify {_cell(provenance.ncuverify_version)}, clock control `{_code(provenance.clock_control)}`, "
             f"cache control `{_code(provenance.cache_control)}`.",
             "",
         ]

@@ -90,6 +90,8 @@ def print_against_baseline(console: Console, outcome: RunOutcome) -> None:
     """What moved against the baseline (where it could be compared), then what the run came to, in the
     words the other outputs open with: a regression alone fails a run whose every claim holds."""
     if outcome.compared is not None:
+        if outcome.compared.toolkits is not None:
+            console.print(line_text(f"note: {outcome.compared.toolkits}", "bold yellow"), soft_wrap=True)
         print_changes(console, outcome.compared.changes, outcome.compared.moves)
     style = "bold green" if outcome.code is ExitCode.OK else "bold red"
     print_prose(console, f"ncuverify: {headline(outcome)}", style)

@@ -40,6 +40,12 @@ def live_provenance(
             for file in files
             for name, digest in case_digests(file.spec).items()
         },
+        nvcc={
+            plan.qualified(file.key, name): build.nvcc
+            for file in files
+            for name, build in file.builds.items()
+            if build.nvcc is not None
+        },
         program_files={
             str(QualifiedCase.of(file.key, name)): digests
             for file in files
