@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -313,6 +314,40 @@ def test_a_whole_program_compiled_by_nvcc_is_profiled(gpu_environment):
     completed = run_check(str(ROOT / "examples" / "whole-program" / "transpose.yaml"))
     assert completed.returncode == ExitCode.OK, completed.stdout + completed.stderr
     assert "10 passed, 0 failed" in completed.stdout
+
+
+def test_the_toolkit_chosen_is_recorded_and_a_baseline_of_another_says_so(gpu_environment, tmp_path: Path):
+    """examples/whole-program built by the machine's CUDA toolkit (--cuda-home /usr/local/cuda): its nvcc
+    is in the JSON provenance, and a run compared with a baseline the wheels' nvcc built says so."""
+    toolkit = Path("/usr/local/cuda")
+    if not (toolkit / "bin" / "nvcc").is_file():
+        pytest.skip("needs a CUDA toolkit in /usr/local/cuda")
+    example = str(ROOT / "examples" / "whole-program" / "transpose.yaml")
+    saved = subprocess.run(
+        [sys.executable, "-m", "ncuverify", "baseline", "save", str(tmp_path / "base.json"), example],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "CUDA_HOME": "", "CUDA_PATH": ""},  # the CUDA wheels' nvcc
+    )
+    assert saved.returncode == ExitCode.OK, saved.stdout + saved.stderr
+    assert "compiled_with" in json.loads((tmp_path / "base.json").read_text())
+    chosen = run_check(
+        example,
+        "--cuda-home",
+        str(toolkit),
+        "--json",
+        str(tmp_path / "t.json"),
+        "--baseline",
+        str(tmp_path / "base.json"),
+    )
+    provenance = json.loads((tmp_path / "t.json").read_text())["files"][0]["provenance"]
+    # every kernel nvcc built, by the toolkit chosen (a regression against the wheels' nvcc may exit 1)
+    assert provenance["nvcc"] and all(
+        which.startswith("nvcc ") and which.endswith(f" at {os.path.realpath(toolkit)}")
+        for which in provenance["nvcc"].values()
+    ), chosen.stdout + chosen.stderr
+    assert "note: the baseline's kernels were compiled with nvcc" in chosen.stdout + chosen.stderr
 
 
 def test_a_profiler_claim_on_a_kernel_loaded_from_an_nvcc_cubin(gpu_environment, tmp_path: Path):
