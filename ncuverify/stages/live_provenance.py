@@ -41,7 +41,7 @@ def live_provenance(
             for name, digest in case_digests(file.spec).items()
         },
         nvcc={
-            plan.qualified(file.key, name): build.nvcc
+            str(QualifiedCase.of(file.key, name)): build.nvcc
             for file in files
             for name, build in file.builds.items()
             if build.nvcc is not None
