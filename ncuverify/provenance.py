@@ -40,6 +40,9 @@ class Provenance:
     # (`nvcc 13.0.88 at /usr/local/cuda-13.0`; HostToolchain.described); absent from recordings made
     # before ncuverify kept it, and where NVRTC compiled every kernel
     nvcc: dict[str, str] = field(default_factory=dict)
+    # <file>::<case> -> its measurement key (profile.measurement_keys): what check --reuse compares;
+    # absent from recordings made before ncuverify kept them, which then reuse nothing
+    measurement_keys: dict[str, str] = field(default_factory=dict)
 
     def describe(self) -> str:
         driver = f"driver {self.nvidia_driver}" if self.nvidia_driver else f"CUDA driver {self.cuda_driver}"
@@ -64,14 +67,16 @@ class Provenance:
             raise ValueError(f"{unknown[0][:80]!r}: not a field of a provenance")
         optional = {"nvidia_driver", "ncu_version"}
         values: dict[str, Any] = {}
-        for name in sorted(names - {"ncu_command", "kernels", "cases", "program_files", "nvcc"}):
+        for name in sorted(
+            names - {"ncu_command", "kernels", "cases", "program_files", "nvcc", "measurement_keys"}
+        ):
             values[name] = _field_string(data, name, optional=name in optional)
         if not re.fullmatch(ARCH_PATTERN, values["arch"], re.ASCII):
             raise ValueError("arch: not a build target such as sm_90")
         command = data.get("ncu_command")
         if not (isinstance(command, list) and all(isinstance(word, str) for word in command)):
             raise ValueError("ncu_command: not a list of strings")
-        digests = {name: data.get(name, {}) for name in ("kernels", "cases", "nvcc")}
+        digests = {name: data.get(name, {}) for name in ("kernels", "cases", "nvcc", "measurement_keys")}
         for name, found in digests.items():
             if not _is_digests(found):
                 raise ValueError(f"{name}: not an object of digests (strings)")

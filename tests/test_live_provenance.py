@@ -2,13 +2,18 @@
 digests that tie its figures to the files they were measured of."""
 
 import hashlib
+import json
 
+from conftest import COMPILE_CACHE, DATA, FAKE_NCU
 from stalling_runs import STALLING_NCU
 
 from ncuverify import environment
+from ncuverify.build import build_spec
 from ncuverify.environment import Gpu
-from ncuverify.profile import NcuOptions
+from ncuverify.profile import NcuOptions, recording
+from ncuverify.profile.measurement_keys import gpu_identity, measurement_keys
 from ncuverify.profile.plan import FileCases
+from ncuverify.provenance import Provenance
 from ncuverify.spec import load
 from ncuverify.spec.digests import case_digests
 from ncuverify.stages.live_provenance import live_provenance
@@ -67,3 +72,20 @@ def test_a_live_provenance_says_which_nvcc_compiled_each_kernel_nvcc_built(tmp_p
     provenance = live_provenance(gpu, NcuOptions(executable=str(STALLING_NCU)), ["ncu"], files)
     assert provenance.nvcc == {"k.yaml::a": "nvcc 13.0.88 at /usr/local/cuda-13.0"}
     assert provenance.kernels == {"k.yaml::a": "1", "k.yaml::b": "2"}
+
+
+def test_a_live_provenance_keeps_each_profiled_case_s_measurement_key_and_a_recording_too(tmp_path):
+    spec = load(DATA / "sample.yaml")
+    files = [
+        FileCases("sample.yaml", spec, build_spec(spec, "sm_90", COMPILE_CACHE), list(spec.content.claims))
+    ]
+    gpu = Gpu(0, "NVIDIA H200", "sm_90", "13.0")
+    provenance = live_provenance(gpu, NcuOptions(executable=str(FAKE_NCU)), ["ncu"], files)
+    assert provenance.ncu_version == "2025.3.1.0"
+    assert provenance.measurement_keys == measurement_keys(files, gpu_identity(provenance))
+    assert sorted(provenance.measurement_keys) == [
+        f"sample.yaml::{case}" for case in sorted(spec.content.cases)
+    ]
+    recording.save(tmp_path, [], provenance)
+    saved = json.loads((tmp_path / recording.PROVENANCE).read_text())
+    assert Provenance.from_json(saved) == provenance

@@ -133,6 +133,10 @@ def test_a_huge_status_is_refused_before_it_is_read(no_gpu, copy: Path, monkeypa
             "program_files: not an object of objects of digests (strings)",
         ),
         (lambda data: {**data, "nvcc": {"sample::k": 13}}, "nvcc: not an object of digests (strings)"),
+        (
+            lambda data: {**data, "measurement_keys": {"sample::stride1": 7}},
+            "measurement_keys: not an object of digests (strings)",
+        ),
         (lambda data: {**data, "host": "ci-7"}, "'host': not a field of a provenance"),
         (lambda data: {**data, "gpu": "x" * 70_000}, "gpu: longer than 65536 characters"),
     ],

@@ -93,7 +93,8 @@ def save(folder: Path, runs: list[Run], provenance: Provenance) -> None:
         write_file(folder / log, run.report.encode())
         write_file(folder / status, statuses_json(list(run.cases), indent=1).encode())
     written = asdict(provenance)
-    for name in ("cases", "program_files", "nvcc"):  # a recording made before these saves as it was
+    # a recording made before these digests (or keys) saves as it was
+    for name in ("cases", "program_files", "nvcc", "measurement_keys"):
         if not written[name]:
             del written[name]
     write_file(folder / PROVENANCE, json.dumps(written, indent=1).encode())

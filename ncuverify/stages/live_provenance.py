@@ -1,8 +1,11 @@
 """Where a live profile's figures come from: the GPU and its driver, ncu and NVRTC, ncu's settings and
 command, and a digest of every profiled kernel's source, of what every case launched with and of the
-files every program case's command names."""
+files every program case's command names; and every case's measurement key, which `check --reuse`
+compares."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from ncuverify import __version__, profile
 from ncuverify.build import nvrtc_version
@@ -10,6 +13,7 @@ from ncuverify.environment import Gpu, ncu_version
 from ncuverify.errors import EnvironmentProblem
 from ncuverify.names import QualifiedCase
 from ncuverify.profile import plan, recording
+from ncuverify.profile.measurement_keys import gpu_identity, measurement_keys
 from ncuverify.provenance import Provenance
 from ncuverify.spec.digests import case_digests, program_file_digests
 
@@ -18,7 +22,7 @@ def live_provenance(
     gpu: Gpu, ncu: profile.NcuOptions, command: list[str], files: list[plan.FileCases]
 ) -> Provenance:
     major, minor = nvrtc_version()
-    return Provenance(
+    provenance = Provenance(
         recorded_at=recording.now(),
         gpu=gpu.name,
         arch=gpu.arch,
@@ -52,6 +56,7 @@ def live_provenance(
             for name, digests in program_file_digests(file.spec).items()
         },
     )
+    return replace(provenance, measurement_keys=measurement_keys(files, gpu_identity(provenance)))
 
 
 def _ncu_version(ncu: profile.NcuOptions) -> str | None:
