@@ -32,6 +32,8 @@ class CheckOptions:
     save_profile: Path | None = None  # record the run's profile in this folder
     keep_report: bool = False  # with save_profile: keep ncu's .ncu-rep reports too
     from_profile: Path | None = None  # judge a recorded profile from this folder instead of profiling
+    # take the figures of cases whose measurement key is unchanged from the recording in this folder
+    reuse: Path | None = None
     static_only: bool = False  # judge only the claims that need no GPU
     cache: CompileCache | None = None  # compile through this cache; None compiles every time
     build: BuildLimits = field(default_factory=BuildLimits)  # what kernels may include; build time limit
@@ -63,6 +65,7 @@ def for_run(
     save_profile: Path | None = None,
     keep_report: bool = False,
     from_profile: Path | None = None,
+    reuse: Path | None = None,
     static_only: bool = False,
     cache: bool = True,
     build: BuildLimits | None = None,
@@ -82,6 +85,7 @@ def for_run(
         save_profile=save_profile,
         keep_report=keep_report,
         from_profile=from_profile,
+        reuse=reuse,
         static_only=static_only,
         cache=CompileCache(compile_cache.default_folder()) if cache else None,
         build=build or BuildLimits(),

@@ -101,3 +101,22 @@ def _field_string(data: Mapping[str, object], name: str, optional: bool) -> str 
     if len(value) > _MAX_FIELD:
         raise ValueError(f"{name}: longer than {_MAX_FIELD} characters")
     return value
+
+
+@dataclass(frozen=True)
+class ReusedFrom:
+    """Where a file's reused figures come from (check --reuse): the recording's folder, when and on
+    which GPU it was made, the file's cases whose figures it gave, and how many cases the file's claims
+    read in all."""
+
+    folder: str
+    recorded_at: str
+    gpu: str
+    cases: tuple[str, ...]
+    of: int
+
+    def describe(self) -> str:
+        return one_line(
+            f"reused {len(self.cases)} of {self.of} cases from {self.folder} (recorded {self.recorded_at}"
+            f" on {self.gpu})"
+        )

@@ -12,7 +12,7 @@ from pathlib import Path
 from ncuverify.errors import ExitCode
 from ncuverify.explain import Explanation
 from ncuverify.measurements import Measurements
-from ncuverify.provenance import Provenance
+from ncuverify.provenance import Provenance, ReusedFrom
 from ncuverify.spec import Claim, Spec, project_root
 from ncuverify.spec.points import Point
 
@@ -111,6 +111,7 @@ class FileResult:
     seconds: float = 0.0
     provenance: Provenance | None = None  # where the profiler's figures come from
     replayed: bool = False  # the figures come from a recording, not from this run
+    reused_from: ReusedFrom | None = None  # some figures are a recording's, taken again (check --reuse)
     warnings: list[str] = field(default_factory=list)
     measurements: Measurements | None = None  # everything measured: static facts and profiler
     spec: Spec | None = None  # the file as loaded; None where it could not be

@@ -43,6 +43,22 @@ def test_hostile_option_values_exit_2_with_one_message(no_gpu, nothing_runs, arg
     assert "Traceback" not in result.output
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--reuse", ".", "--from-profile", "."], "replay one with --from-profile, or reuse it"),
+        (
+            ["--reuse", ".", "--save-profile", "."],
+            "record the run in a folder other than the recording it reuses",
+        ),
+    ],
+)
+def test_reuse_is_refused_beside_a_replay_and_into_its_own_folder(no_gpu, nothing_runs, args, message):
+    result = invoke(*args, str(DATA / "sample.yaml"))
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert message in " ".join(result.output.replace("│", " ").split())
+
+
 @pytest.mark.parametrize("amount", ["rel:nan", "rel:inf", "abs:1e999", "abs:-inf"])
 def test_a_tolerance_must_be_finite(no_gpu, nothing_runs, amount):
     result = invoke("--tolerance", f"gpu__time_duration.sum={amount}", str(DATA / "sample.yaml"))

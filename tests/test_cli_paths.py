@@ -42,6 +42,7 @@ def bad_outputs(tmp_path: Path) -> list[tuple[list[str], str]]:
             f"--save-profile: {a_file}/profile: cannot make it: {a_file} is not a folder",
         ),
         (["--from-profile", str(tmp_path / "none")], f"--from-profile: {tmp_path / 'none'}: no such folder"),
+        (["--reuse", str(tmp_path / "none")], f"--reuse: {tmp_path / 'none'}: no such folder"),
         (
             ["--allow-include", str(tmp_path / "none")],
             f"--allow-include: {tmp_path / 'none'}: no such folder",

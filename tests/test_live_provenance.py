@@ -1,4 +1,4 @@
-"""Where a live profile's figures come from: the tools' own versions, asked after the run, and the
+"""Where a live profile's figures come from: the tools' own versions, and the
 digests that tie its figures to the files they were measured of."""
 
 import hashlib

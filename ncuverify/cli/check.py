@@ -92,6 +92,13 @@ def check(
         typer.Option(help="profile the cases of failed memory claims again for ncu's rules and source lines"),
     ] = True,
     from_profile: FromProfile = None,
+    reuse: Annotated[
+        Path | None,
+        typer.Option(
+            help="take the figures of every case whose measurement key is unchanged from the recording in"
+            " DIR (a --save-profile folder) and profile only the others",
+        ),
+    ] = None,
     allow_stale: Annotated[
         bool,
         typer.Option(
@@ -180,7 +187,7 @@ def check(
     could have judged; 4 ncuverify itself failed (one line names the file that holds the traceback).
     The first in the order 4, 2, 1, 3 wins.
     """
-    profiles = Profiles(save_profile, ncu_report, from_profile)
+    profiles = Profiles(save_profile, ncu_report, from_profile, reuse)
     profiler = Profiler(ncu, clock_control, cache_control, case_timeout, processes_per_gpu)
     shares, chosen_gpus = shard_of(shard), gpus_of(gpus)
     paths = expand_paths(files)
@@ -201,6 +208,7 @@ def check(
         save_profile=profiles.save,
         keep_report=profiles.keep_report,
         from_profile=profiles.replay,
+        reuse=profiles.reuse,
         static_only=static_only,
         cache=not no_cache,
         build=limits,

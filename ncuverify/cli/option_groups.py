@@ -29,16 +29,27 @@ _GPU_INDEX = re.compile(r"[0-9]{1,3}")
 
 @dataclass(frozen=True)
 class Profiles:
-    """--save-profile, --ncu-report, --from-profile: record a run's profile, or replay one."""
+    """--save-profile, --ncu-report, --from-profile, --reuse: record a run's profile, replay one, or take
+    the figures of unchanged cases from one."""
 
     save: Path | None
     keep_report: bool
     replay: Path | None
+    reuse: Path | None = None
 
     def __post_init__(self) -> None:
         if self.save is not None and self.replay is not None:
             raise typer.BadParameter(
                 "record a new profile or replay an old one, not both", param_hint="--save-profile"
+            )
+        if self.reuse is not None and self.replay is not None:
+            raise typer.BadParameter(
+                "reuses a recording in a run that profiles: replay one with --from-profile, or reuse it",
+                param_hint="--reuse",
+            )
+        if self.reuse is not None and self.save is not None and self.reuse.resolve() == self.save.resolve():
+            raise typer.BadParameter(
+                "record the run in a folder other than the recording it reuses", param_hint="--save-profile"
             )
         if self.keep_report and self.save is None:
             raise typer.BadParameter(
@@ -46,7 +57,7 @@ class Profiles:
             )
 
     def check_folders(self) -> None:
-        check_profile_folders(self.save, self.replay)
+        check_profile_folders(self.save, self.replay, self.reuse)
 
 
 @dataclass(frozen=True)

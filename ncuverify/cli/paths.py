@@ -50,8 +50,11 @@ def check_input_files(inputs: Sequence[tuple[str, Path]]) -> None:
     _refuse(problems)
 
 
-def check_profile_folders(save_profile: Path | None, from_profile: Path | None) -> None:
-    """--save-profile must be a folder, or one that can be made; --from-profile an existing folder."""
+def check_profile_folders(
+    save_profile: Path | None, from_profile: Path | None, reuse: Path | None = None
+) -> None:
+    """--save-profile must be a folder, or one that can be made; --from-profile and --reuse existing
+    folders."""
     problems = []
     if save_profile is not None:
         problem = folder_to_make_problem(save_profile)
@@ -61,6 +64,10 @@ def check_profile_folders(save_profile: Path | None, from_profile: Path | None) 
         problem = folder_to_read_problem(from_profile)
         if problem is not None:
             problems.append(f"--from-profile: {from_profile}: {problem}")
+    if reuse is not None:
+        problem = folder_to_read_problem(reuse)
+        if problem is not None:
+            problems.append(f"--reuse: {reuse}: {problem}")
     _refuse(problems)
 
 

@@ -127,6 +127,7 @@ def _provenance(results: Sequence[FileResult]) -> str:
             for r in results
             if r.provenance is not None
         }
+        | {r.reused_from.describe() for r in results if r.reused_from is not None}
     )
     return "".join(f'<p class="provenance">{_text(line)}</p>' for line in said) or (
         '<p class="provenance">nothing profiled: static facts only</p>'

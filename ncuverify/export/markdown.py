@@ -125,6 +125,8 @@ def to_markdown(run: Sequence[FileResult] | RunOutcome, max_bytes: int | None = 
         if result.provenance is not None:
             how = "replayed from a recording made" if result.replayed else "measured"
             lines.append(f"- {name}: {how} on {_inline(result.provenance.describe())}")
+        if result.reused_from is not None:
+            lines.append(f"- {name}: {_inline(result.reused_from.describe())}")
         lines += [f"- {name}: warning: {_inline(w)}" for w in result.warnings]
         if result.set_aside:
             lines.append(f"- {name}: {set_aside_line(result.set_aside)}")

@@ -21,7 +21,7 @@ from ncuverify.export.run_identity import MAX_SHARDS, ShardOf
 from ncuverify.files import parse_json
 from ncuverify.json_fields import Malformed, shown
 from ncuverify.measurements import MEASUREMENT_COLUMNS, Measurements, Row
-from ncuverify.provenance import Provenance
+from ncuverify.provenance import Provenance, ReusedFrom
 from ncuverify.results import ClaimResult, FileResult, KernelOutcome, KernelVerdict, Verdict
 from ncuverify.spec import Claim
 from ncuverify.spec.points import Point
@@ -169,7 +169,7 @@ _FILE_KEYS = {
     "measurements",
 }
 # absent from older versions' files
-_LATER_FILE_KEYS = {"internal_error", "not_run", "explanations", "key", "set_aside"}
+_LATER_FILE_KEYS = {"internal_error", "not_run", "explanations", "key", "set_aside", "reused_from"}
 
 
 def _file_result(value: Any, where: str) -> FileResult:
@@ -194,6 +194,7 @@ def _file_result(value: Any, where: str) -> FileResult:
         seconds=fields.finite(record["seconds"], f"{where}.seconds", low=0.0),
         provenance=None if provenance is None else _provenance(provenance, f"{where}.provenance"),
         replayed=fields.boolean(record["replayed"], f"{where}.replayed"),
+        reused_from=fields.optional(_reused_from, record.get("reused_from"), f"{where}.reused_from"),
         warnings=fields.texts(record["warnings"], f"{where}.warnings"),
         measurements=_measurements(record["measurements"], f"{where}.measurements"),
         not_run=fields.optional(fields.text, record.get("not_run"), f"{where}.not_run"),
@@ -320,6 +321,17 @@ def _explanation(value: Any, where: str) -> Explanation:
 
 def _provenance(value: Any, where: str) -> Provenance:
     return Provenance(**fields.dataclass_fields(Provenance, value, where))
+
+
+def _reused_from(value: Any, where: str) -> ReusedFrom:
+    record = fields.json_object(value, where, {"folder", "recorded_at", "gpu", "cases", "of"})
+    return ReusedFrom(
+        fields.text(record["folder"], f"{where}.folder"),
+        fields.text(record["recorded_at"], f"{where}.recorded_at"),
+        fields.text(record["gpu"], f"{where}.gpu"),
+        tuple(fields.texts(record["cases"], f"{where}.cases")),
+        fields.integer(record["of"], f"{where}.of", 0, 2**31),
+    )
 
 
 def _counts(value: Any, where: str) -> None:

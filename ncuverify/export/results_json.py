@@ -93,6 +93,8 @@ def file_record(result: FileResult) -> dict[str, Any]:
         "seconds": round(result.seconds, 3),
         "replayed": result.replayed,
         "provenance": asdict(result.provenance) if result.provenance is not None else None,
+        # where some figures were taken again from a recording (check --reuse): which, from where
+        "reused_from": asdict(result.reused_from) if result.reused_from is not None else None,
         "warnings": result.warnings,
         "counts": {verdict.value: result.count(verdict) for verdict in Verdict},
         "claims": [claim_record(claim) for claim in result.claims],

@@ -24,9 +24,28 @@ def measurements(
     over, any other surprise is refused. Cases that ran but have no row (ncu stopped early) are listed
     as unmeasured.
     """
-    expected = [(s.case, _symbol(s.case, symbols), s.launch_count) for s in status if s.ok]
+    case_of_launch, expected, position = launch_cases(rows, status, symbols)
     failed = {s.case: str(s.error) for s in status if not s.ok}
-    failed_kernels = {symbols[case] for case in failed if case in symbols}
+    launched: dict[tuple[str, str, str], tuple[list[float], str]] = {}  # in the order of their first rows
+    for launch, kernel, metric, value, unit in rows:
+        if launch in case_of_launch:
+            values, _ = launched.setdefault((case_of_launch[launch], kernel, metric), ([], unit))
+            values.append(value)
+    medians = [
+        (case, kernel, metric, _median(values), unit)
+        for (case, kernel, metric), (values, unit) in launched.items()
+    ]
+    unmeasured = tuple(dict.fromkeys(case for case, _, _ in expected[position:]))
+    return Measurements((*medians, *_read_back(status, symbols)), failed, unmeasured)
+
+
+def launch_cases(
+    rows: Sequence[LaunchRow], status: Sequence[CaseStatus], symbols: dict[str, str]
+) -> tuple[dict[int, str], list[tuple[str, str, int]], int]:
+    """Each launch's case (launches of failed cases passed over), the cases that ran with their kernels
+    and launch counts, and how many of those the launches cover (see measurements)."""
+    expected = [(s.case, _symbol(s.case, symbols), s.launch_count) for s in status if s.ok]
+    failed_kernels = {symbols[s.case] for s in status if not s.ok and s.case in symbols}
     case_of_launch: dict[int, str] = {}
     position, left = 0, expected[0][2] if expected else 0
     kernels: dict[int, str] = {}  # each launch's kernel, as its first row names it
@@ -44,17 +63,7 @@ def measurements(
             raise EnvironmentProblem(
                 f"launch {launch} ran {shown_output(str(kernel), 200)}, expected {wanted}: is another profiler or kernel filter in the way?"
             )
-    launched: dict[tuple[str, str, str], tuple[list[float], str]] = {}  # in the order of their first rows
-    for launch, kernel, metric, value, unit in rows:
-        if launch in case_of_launch:
-            values, _ = launched.setdefault((case_of_launch[launch], kernel, metric), ([], unit))
-            values.append(value)
-    medians = [
-        (case, kernel, metric, _median(values), unit)
-        for (case, kernel, metric), (values, unit) in launched.items()
-    ]
-    unmeasured = tuple(dict.fromkeys(case for case, _, _ in expected[position:]))
-    return Measurements((*medians, *_read_back(status, symbols)), failed, unmeasured)
+    return case_of_launch, expected, position
 
 
 def _median(values: list[float]) -> float:

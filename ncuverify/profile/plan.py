@@ -39,6 +39,8 @@ class FileCases:
     spec: Spec
     builds: dict[str, KernelBuild]
     claims: list[Claim]
+    # cases whose figures come from a recording (check --reuse): not profiled again
+    reused: frozenset[str] = frozenset()
 
 
 def case_metrics(spec: Spec, claims: Sequence[Claim]) -> dict[str, set[str]]:
@@ -71,7 +73,10 @@ def plan_cases(
     planned: dict[str, PlannedCase] = {}
     written: set[Path] = set()
     for number, file in enumerate(files):
-        runs = with_earlier_steps(file.spec, case_metrics(file.spec, file.claims))
+        needs = case_metrics(file.spec, file.claims)
+        runs = with_earlier_steps(
+            file.spec, {name: m for name, m in needs.items() if name not in file.reused}
+        )
         split = {name: time for name in runs if (time := _repeated_for_time(file, name, runs[name]))}
         for name in runs:
             case = file.spec.content.cases[name]

@@ -34,7 +34,7 @@ def planned_programs(files: Sequence[FileCases]) -> list[PlannedProgram]:
         for read, metrics in claim_needs(file.claims).items():  # `add#2`, a launch of add: add's needs
             needs.setdefault(launch_of(read)[0], set()).update(metrics)
         for name, case in file.spec.content.programs.items():
-            if name in needs:
+            if name in needs and name not in file.reused:
                 planned.append(
                     PlannedProgram(
                         str(QualifiedCase(file.key, name)), case, file.spec.folder, frozenset(needs[name])

@@ -31,6 +31,7 @@ from ncuverify.results import (
     set_aside,
     set_aside_line,
 )
+from ncuverify.text import one_line
 
 
 def summary(results: Sequence[FileResult], seconds: float) -> str:
@@ -90,6 +91,21 @@ def print_file(console: Console, result: FileResult, verbose: bool) -> None:
         how = "replayed from a recording made" if result.replayed else "measured"
         print_prose(console, f"{how} on {result.provenance.describe()}")
     print_prose(console, f"{result.path}: {summary([result], result.seconds)}")
+
+
+def reused_lines(results: Sequence[FileResult]) -> list[str]:
+    """One line per recording that a run took figures from again (check --reuse): how many of the
+    run's cases, from which folder, recorded when and on which GPU."""
+    by_recording: dict[tuple[str, str, str], list[int]] = {}
+    for result in results:
+        if (mark := result.reused_from) is not None:
+            counts = by_recording.setdefault((mark.folder, mark.recorded_at, mark.gpu), [0, 0])
+            counts[0] += len(mark.cases)
+            counts[1] += mark.of
+    return [
+        one_line(f"reused {n} of {m} cases from {folder} (recorded {at} on {gpu})")
+        for (folder, at, gpu), (n, m) in sorted(by_recording.items())
+    ]
 
 
 def _skipped_alike(result: FileResult) -> bool:
@@ -170,6 +186,9 @@ def print_run(
         recordings = {r.provenance.describe() for r in results if r.replayed and r.provenance is not None}
         for described in sorted(recordings):
             print_prose(console, f"replayed from a recording made on {described}")
+    if not quiet:
+        for line in reused_lines(results):
+            print_prose(console, line)
     if quiet or len(results) > 1:
         unjudged = judged_nothing(results)
         if unjudged:

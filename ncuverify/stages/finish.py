@@ -68,6 +68,7 @@ def finish_file(prepared: Prepared, profiled: Profiled) -> FileResult:
         seconds=time.monotonic() - prepared.started,
         provenance=profiled.provenance if prepared.waiting else None,
         replayed=profiled.replayed and bool(prepared.waiting),
+        reused_from=profiled.reused.get(prepared.key.name) if prepared.waiting else None,
         warnings=warnings,
         measurements=measured,
         spec=prepared.spec,

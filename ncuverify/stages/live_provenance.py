@@ -60,8 +60,8 @@ def live_provenance(
 
 
 def _ncu_version(ncu: profile.NcuOptions) -> str | None:
-    """ncu's version, asked after the run: an ncu that no longer answers leaves it unknown rather than
-    the run's measurements lost."""
+    """ncu's version, asked before the run profiles (the measurement keys hold it): an ncu that does
+    not answer leaves it unknown (and the run reuses nothing) rather than the run's measurements lost."""
     try:
         return ncu_version(ncu.executable)
     except EnvironmentProblem:

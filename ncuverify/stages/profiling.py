@@ -14,7 +14,11 @@ from ncuverify.internal import isolated
 from ncuverify.measurements import Measurements
 from ncuverify.options import CheckOptions
 from ncuverify.profile import kinds, per_file, plan, recording, session
+from ncuverify.profile.run import Run
 from ncuverify.profile.schedule import PassCounts
+from ncuverify.provenance import Provenance
+from ncuverify.results import FileKey
+from ncuverify.stages import reuse
 from ncuverify.stages.live_provenance import live_provenance
 from ncuverify.stages.values import Prepared, Profiled
 
@@ -39,17 +43,47 @@ def profile_waiting(
             return Profiled(measured, recorded.provenance, replayed=True, internal_errors=failed)
         gpu = _usable_gpu(environment)
         settings = profile_settings(options, environment)
-        runs, everything = kinds.profiled(files, work_dir, settings, options.allow_programs)
-        warnings = _remember_passes(options.passes)
-        provenance = live_provenance(gpu, settings.ncu, runs[0].command if runs else [], files)
+        # asked before the run: the measurement keys hold the GPU and ncu's version
+        provenance = live_provenance(gpu, settings.ncu, [], files)
+        reused = _reused(options, files, provenance, [p.key for p in waiting])
+        runs, everything = _profiled(reused.files, work_dir, settings, options.allow_programs)
+        warnings = _remember_passes(options.passes) + reused.warnings
+        first = [*runs, *reused.runs][:1]
+        provenance = replace(provenance, ncu_command=first[0].command if first else [])
         if options.save_profile is not None:
-            recording.save(work_dir, runs, provenance)
+            recording.save(work_dir, [*reused.runs, *runs], provenance)
         measured, failed = _per_file(lambda some: per_file.by_file(everything, some), keys)
-        return Profiled(measured, provenance, internal_errors=failed, warnings=warnings)
+        return Profiled(
+            reused.merged(measured),
+            provenance,
+            internal_errors=failed,
+            warnings=warnings,
+            reused=reused.marks,
+        )
     except EnvironmentProblem as problem:
         return Profiled(problem=str(problem))
     except InputError as error:
         return Profiled(input_error=str(error))
+
+
+def _profiled(
+    files: list[plan.FileCases], work_dir: Path, settings: session.Settings, allow_programs: bool
+) -> tuple[list[Run], Measurements]:
+    """Every case of the files profiled (those reused left out): their runs and measurements. Where
+    every case is reused, no ncu process starts."""
+    if any(file.reused for file in files) and not reuse.anything_to_profile(files):
+        return [], Measurements.empty()
+    return kinds.profiled(files, work_dir, settings, allow_programs)
+
+
+def _reused(
+    options: CheckOptions, files: list[plan.FileCases], provenance: Provenance, file_keys: list[FileKey]
+) -> reuse.Reused:
+    """What the run takes again from --reuse's recording (nothing without one)."""
+    if options.reuse is None:
+        return reuse.Reused(files)
+    taken = reuse.reusable(options.reuse, files, provenance.measurement_keys, file_keys)
+    return reuse.Reused.of(taken, files)
 
 
 def _per_file(

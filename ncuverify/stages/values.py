@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ncuverify.build import KernelBuild
 from ncuverify.measurements import Measurements
-from ncuverify.provenance import Provenance
+from ncuverify.provenance import Provenance, ReusedFrom
 from ncuverify.results import ClaimResult, FileKey
 from ncuverify.spec import Claim, Spec
 
@@ -46,3 +46,6 @@ class Profiled:
     # file key -> its line, where ncuverify failed to split that file's measurements out of the profile
     internal_errors: dict[str, str] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()  # for every profiled file
+    reused: dict[str, ReusedFrom] = field(
+        default_factory=dict
+    )  # file key -> its figures taken again (--reuse)
