@@ -3,8 +3,9 @@
 #   tests/fixtures/<name>/   each test file's profile (tests/data/<name>.yaml), which the CPU tests
 #                            parse and judge; explain/ also holds the second pass over its failed claims;
 #   RECORDING/               the profile of every expectation file, in one run (default recordings/h200),
-#                            which `make check` replays where there is no GPU, and the claims audit made
-#                            from it, docs/claims-audit-<recording name>.md.
+#                            which `make check` replays where there is no GPU and `check --reuse` takes
+#                            unchanged cases' figures from (its provenance keeps their measurement
+#                            keys), and the claims audit made from it, docs/claims-audit-<recording name>.md.
 #     scripts/capture-fixtures.sh [--tests-only] [--sections] [RECORDING]
 # --sections also remakes tests/fixtures/transpose_sections (ncu's Source Counters and Memory Workload
 # Analysis of three launches of transpose_conflict, imported as the details and source pages), and
@@ -44,6 +45,10 @@ done
 if ! $tests_only; then
     "$python" -m ncuverify check expectations/ --save-profile "$scratch/expectations" >/dev/null || true
     keep_text "$scratch/expectations" "$recording"
+    # Its provenance keeps every case's measurement key, which `check --reuse RECORDING` compares: a
+    # recording without them would reuse nothing.
+    "$python" -c 'import json, sys; keys = json.load(open(sys.argv[1])).get("measurement_keys")
+sys.exit(None if keys else f"{sys.argv[1]}: no measurement keys")' "$recording/provenance.json"
     "$python" -m ncuverify audit expectations/ --from-profile "$recording" \
         --markdown "docs/claims-audit-$(basename "$recording").md" >/dev/null || true
 fi
