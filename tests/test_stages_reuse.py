@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import COMPILE_CACHE, DATA, EXPECTATIONS, NO_GPU, RECORDINGS, fake_profiled
 
+from ncuverify.export.html_report import to_html
 from ncuverify.export.markdown import to_markdown
 from ncuverify.export.reading import from_json
 from ncuverify.export.results_json import to_json
@@ -133,6 +134,11 @@ def test_a_recording_without_keys_or_unreadable_reuses_nothing_and_says_why(tmp_
     damaged = reusable(folder, files, today, keys)
     assert damaged.cases == {} and "status.json" in (damaged.warning or "")
     assert damaged.warning.endswith("every case is profiled")  # type: ignore[union-attr]
+    shutil.copy(RECORDINGS / "status.json", folder / "status.json")
+    written = json.loads((folder / "provenance.json").read_text())
+    (folder / "provenance.json").write_text(json.dumps({**written, "measurement_keys": {"x::y": ["forged"]}}))
+    forged = reusable(folder, files, today, keys)
+    assert forged.cases == {} and "measurement_keys: not an object of digests" in (forged.warning or "")
 
 
 # End to end with the stand-in ncu: what it profiles, what the run judges, what it keeps.
@@ -179,6 +185,7 @@ def test_a_run_that_reuses_everything_profiles_nothing_and_judges_the_same(tmp_p
     ]
     assert from_json(to_json([again]))[0].reused_from == mark
     assert "- `sample.yaml`: reused 4 of 4 cases from " in to_markdown([again])
+    assert f"reused 4 of 4 cases from {tmp_path / 'full'}" in to_html([again])
     assert json.loads(to_json([full]))["files"][0]["reused_from"] is None
 
 

@@ -123,7 +123,10 @@ def reusable(
         if (taken := _taken(file, keys, recorded_keys, measured.get(file.key, Measurements.empty())))
     }
     figures = {key: _only(measured[key], taken, _programs(files, key)) for key, taken in cases.items()}
-    runs = cut_runs(recorded.runs, files, cases)
+    try:
+        runs = cut_runs(recorded.runs, files, cases)
+    except (InputError, EnvironmentProblem, csv.Error) as error:  # read once already: damage is unlikely
+        return Reuse(folder, warning=f"--reuse: {error}; every case is profiled")
     return Reuse(folder, recorded.provenance, cases, figures, runs)
 
 
