@@ -84,7 +84,7 @@ def _needed(plan: dict) -> set[tuple[str, str]]:
 
 
 def test_the_plan_is_shown_in_80_columns(no_gpu):
-    result = CliRunner().invoke(app, ["check", "--dry-run", str(EXPECTATIONS)])
+    result = CliRunner().invoke(app, ["check", "--dry-run", str(EXPECTATIONS)], env={"COLUMNS": "80"})
     assert result.exit_code == ExitCode.OK, result.output
     lines = result.output.splitlines()
     assert lines[0] == "dry run: 12 files, nothing built or profiled"

@@ -73,10 +73,7 @@ def plan_cases(
     planned: dict[str, PlannedCase] = {}
     written: set[Path] = set()
     for number, file in enumerate(files):
-        needs = case_metrics(file.spec, file.claims)
-        runs = with_earlier_steps(
-            file.spec, {name: m for name, m in needs.items() if name not in file.reused}
-        )
+        runs = profiled_runs(file)
         split = {name: time for name in runs if (time := _repeated_for_time(file, name, runs[name]))}
         for name in runs:
             case = file.spec.content.cases[name]
@@ -103,13 +100,20 @@ def plan_cases(
     return planned, profiled_cases(files)
 
 
+def profiled_runs(file: FileCases) -> dict[str, set[str]]:
+    """The file's cases to profile (those reused left out), each with the metrics its claims read and
+    the steps before it in its sequence."""
+    needs = case_metrics(file.spec, file.claims)
+    return with_earlier_steps(file.spec, {name: m for name, m in needs.items() if name not in file.reused})
+
+
 def profiled_cases(files: Sequence[FileCases]) -> list[schedule.ProfiledCase]:
     """What the schedule places for these files' cases, cubins aside: what `check --dry-run` plans
     before anything is built (a case whose kernel is not built yet counts as timing itself where it
     reads a buffer back, as one whose SASS is not known)."""
     wanted: list[schedule.ProfiledCase] = []
     for file in files:
-        runs = with_earlier_steps(file.spec, case_metrics(file.spec, file.claims))
+        runs = profiled_runs(file)
         split = {name: time for name in runs if (time := _repeated_for_time(file, name, runs[name]))}
         wanted += _profiled(file, {name: runs[name] - split.get(name, set()) for name in runs}, split)
         wanted += [
