@@ -119,6 +119,17 @@ def same_name(written: str, function: str) -> bool:
     return "".join(written.split()) == "".join(function.split())
 
 
+# A folder holding one of these is the root of a project: expectation files reach no file above it.
+PROJECT_MARKERS = (".git", "pyproject.toml", ".ncuverify-root")
+
+
+def outside_project(root: object, of: str = "") -> str:
+    """How every message says a path lies outside the project (of a file): its root and what makes a
+    folder one, so that a reader knows how to draw it larger."""
+    markers = ", ".join(PROJECT_MARKERS)
+    return f"outside the project{f' of {of}' if of else ''} ({root}: the nearest folder up holding {markers})"
+
+
 # --- a case's identity ------------------------------------------------------------------------------------
 
 FILE_SEP = "::"  # between a file's key and its case: `expectations/x.yaml::add`

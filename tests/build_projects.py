@@ -65,6 +65,7 @@ def refused(spec, limits: BuildLimits | None = None) -> str:
 def outside_message(project: Path) -> str:
     """How the include walk refuses a file outside the project."""
     return (
-        f"lies outside the project ({project.resolve()}) and the CUDA headers; a folder beside the project "
+        f"lies outside the project ({project.resolve()}: the nearest folder up holding .git, pyproject.toml,"
+        " .ncuverify-root) and the CUDA headers; a folder beside the project "
         "can be allowed with --allow-include DIR"
     )

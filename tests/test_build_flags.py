@@ -9,6 +9,7 @@ from ncuverify.build.flags import checked_flags, define_value, nvrtc_flags
 from ncuverify.build.nvcc_flags import NVCC_OPTIONS
 from ncuverify.build.resolve import Roots
 from ncuverify.errors import InputError
+from ncuverify.names import outside_project
 
 
 def test_include_folders_in_flags_are_checked_like_include_dirs(repo):
@@ -16,7 +17,7 @@ def test_include_folders_in_flags_are_checked_like_include_dirs(repo):
     for flags in (["-I/etc"], ["-I", "/etc"], ["--include-path=/etc"]):
         spec = spec_with(root, {"k": {"source": KERNEL, "entry": "k", "flags": flags}})
         assert refused(spec) == (
-            f"{spec.path}: kernels.k.flags: {' '.join(flags)} lies outside the project ({root.resolve()}); an "
+            f"{spec.path}: kernels.k.flags: {' '.join(flags)} lies {outside_project(root.resolve())}; an "
             "include folder must be inside it, or beside it and allowed with --allow-include DIR"
         )
     (away / "lib.h").write_text("#define LIB 1\n")

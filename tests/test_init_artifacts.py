@@ -78,7 +78,9 @@ def test_bad_artifacts_exit_2_with_one_line(no_gpu, project, tmp_path_factory, a
     outside = tmp_path_factory.mktemp("outside") / "libkernels.so"
     shutil.copy(artifacts("libkernels.so"), outside)
     said = _one_line_refusal(str(outside), "-o", "expectations/k.yaml")
-    assert said.startswith(f"{outside}: lies outside the project of expectations/k.yaml ({project})")
+    assert said.startswith(
+        f"{outside}: lies outside the project of expectations/k.yaml ({project}: the nearest"
+    )
     assert said.endswith("or allow its folder with --allow-include DIR")
     assert (
         invoke_command("init", str(outside), "--allow-include", str(outside.parent)).exit_code == ExitCode.OK

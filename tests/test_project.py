@@ -9,6 +9,7 @@ from expectation_edits import (
     write,
 )
 
+from ncuverify.names import outside_project
 from ncuverify.spec import load
 
 
@@ -41,7 +42,9 @@ def test_kernel_files_outside_the_project_are_refused(tmp_path):
         with_file(content, escape)
         outside = project / "expectations" / "outside.yaml"
         outside.write_text(yaml.safe_dump(content))
-        assert f"kernels.scale.file: {escape} lies outside the project ({project})" in problems(outside)
+        said = problems(outside)
+        assert f"kernels.scale.file: {escape} lies outside the project ({project}: the nearest" in said
+        assert all(marker in said for marker in (".git", "pyproject.toml", ".ncuverify-root"))
 
 
 def test_a_link_out_of_the_project_is_not_read(tmp_path):
@@ -53,7 +56,7 @@ def test_a_link_out_of_the_project_is_not_read(tmp_path):
     link = project / "claims.yaml"
     link.symlink_to(secret)
     message = problems(link)
-    assert message == f"{link}: links to {secret}, outside the project ({project})"
+    assert message == f"{link}: links to {secret}, {outside_project(project)}"
     inside = project / "inside.yaml"
     inside.write_text(CASE_IDS)
     (project / "link.yaml").symlink_to(inside)
@@ -69,4 +72,4 @@ def test_a_folder_linking_out_of_the_project_is_not_read(tmp_path):
     (elsewhere / "config.yaml").write_text("token: s3cr3t\n")
     (project / "expectations").symlink_to(elsewhere)
     path = project / "expectations" / "config.yaml"
-    assert problems(path) == f"{path}: links to {elsewhere / 'config.yaml'}, outside the project ({project})"
+    assert problems(path) == f"{path}: links to {elsewhere / 'config.yaml'}, {outside_project(project)}"

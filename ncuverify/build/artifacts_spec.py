@@ -19,7 +19,7 @@ from ncuverify.build.limits import BuildLimits
 from ncuverify.build.resolve import Roots
 from ncuverify.build.static import STATIC_METRICS
 from ncuverify.errors import InputError
-from ncuverify.names import function_name, same_name
+from ncuverify.names import function_name, outside_project, same_name
 
 if TYPE_CHECKING:
     from ncuverify.spec import KernelSpec, Spec
@@ -35,7 +35,7 @@ def binary_path(spec: Spec, key: str, kernel: KernelSpec, roots: Roots) -> Path:
     resolved = Path(os.path.realpath(written))
     if not any(resolved.is_relative_to(root) for root in (roots.project, *roots.allowed)):
         raise InputError(
-            f"{where}: {kernel.binary} lies outside the project ({roots.project}); a folder beside the"
+            f"{where}: {kernel.binary} lies {outside_project(roots.project)}; a folder beside the"
             " project can be allowed with --allow-include DIR"
         )
     try:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ncuverify.build.resolve import Roots
 from ncuverify.errors import InputError
+from ncuverify.names import outside_project
 from ncuverify.text import one_line
 
 _MACRO = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -48,7 +49,7 @@ def include_folder(
     inside = (roots.project, *roots.allowed, *roots.toolkit)
     if not any(resolved.is_relative_to(root) for root in inside):
         raise InputError(
-            f"{where}: {one_line(shown)} lies outside the project ({roots.project}); an include folder must "
+            f"{where}: {one_line(shown)} lies {outside_project(roots.project)}; an include folder must "
             "be inside it, or beside it and allowed with --allow-include DIR"
         )
     if not resolved.is_dir():

@@ -30,6 +30,7 @@ from pathlib import Path
 from ncuverify.build.scan import Directive, directives
 from ncuverify.errors import InputError
 from ncuverify.files import CannotRead, NotRegular, TooLarge, read_plain
+from ncuverify.names import outside_project
 
 MIB = 1024 * 1024
 
@@ -211,7 +212,7 @@ class _Walk:
 
     def _outside(self) -> str:
         return (
-            f"lies outside the project ({self.roots.project}) and the CUDA headers; "
+            f"lies {outside_project(self.roots.project)} and the CUDA headers; "
             "a folder beside the project can be allowed with --allow-include DIR"
         )
 

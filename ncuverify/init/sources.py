@@ -16,6 +16,7 @@ from ncuverify.build.params import kernel_parameters
 from ncuverify.build.programs import compile_unit, include_graph
 from ncuverify.build.units import unit_of
 from ncuverify.errors import InputError
+from ncuverify.names import outside_project
 from ncuverify.spec import KernelSpec
 from ncuverify.text import one_line
 
@@ -79,7 +80,7 @@ def relative_inside(path: Path, written_at: Path, roots: tuple[Path, ...], where
     followed) outside the roots, the first of which is the project."""
     if not any(Path(os.path.realpath(path)).is_relative_to(root) for root in roots):
         raise InputError(
-            f"{one_line(str(path))}: lies outside the project of {one_line(str(written_at))} ({roots[0]});"
+            f"{one_line(str(path))}: lies {outside_project(roots[0], one_line(str(written_at)))};"
             f" write the expectation file inside {where}"
         )
     return os.path.relpath(os.path.abspath(path), os.path.abspath(written_at.parent))

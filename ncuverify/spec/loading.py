@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from ncuverify.errors import InputError
 from ncuverify.files import CannotRead, NotRegular, TooLarge, read_plain
+from ncuverify.names import outside_project
 from ncuverify.spec.expansion import expand
 from ncuverify.spec.expectation_file import ExpectationFile, Spec
 from ncuverify.spec.lines import spec_lines
@@ -27,7 +28,7 @@ def read_text(path: Path) -> str:
     """The text of an expectation file: a regular file inside its project, of at most MAX_FILE_BYTES."""
     root = project_root(path.parent)
     if path.exists() and not path.resolve().is_relative_to(root):
-        raise InputError(f"{path}: links to {path.resolve()}, outside the project ({root})")
+        raise InputError(f"{path}: links to {path.resolve()}, {outside_project(root)}")
     try:
         data = read_plain(path, MAX_FILE_BYTES)
     except CannotRead as problem:

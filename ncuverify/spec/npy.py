@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ncuverify.errors import InputError
+from ncuverify.names import outside_project
 from ncuverify.npy_files import read_npy
 from ncuverify.spec.arguments import Argument, BufferArg, NpyFill
 from ncuverify.spec.yaml_reader import Location
@@ -27,7 +28,7 @@ def npy_problems(
         where = ("cases", case, "args", index, "fill", "npy")
         resolved = npy_file(folder, arg.fill)
         if not resolved.is_relative_to(root):
-            yield (where, f"{arg.fill.npy} lies outside the project ({root}); data files must be inside it")
+            yield (where, f"{arg.fill.npy} lies {outside_project(root)}; data files must be inside it")
         elif not resolved.exists():
             yield (where, f"no such file: {arg.fill.npy} (looked in {folder})")
         else:

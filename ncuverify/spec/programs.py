@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
-from ncuverify.names import QualifiedCase
+from ncuverify.names import QualifiedCase, outside_project
 from ncuverify.spec.claims import Claim
 from ncuverify.spec.fields import Float, Int, StrictModel, Text
 from ncuverify.spec.kernels import kernel_pattern
@@ -178,14 +178,14 @@ def program_path_problems(
     for name, case in programs.items():
         cwd = (folder / (case.program.cwd or ".")).resolve()
         if not cwd.is_relative_to(root):
-            yield (("cases", name, "program", "cwd"), f"{case.program.cwd} lies outside the project ({root})")
+            yield (("cases", name, "program", "cwd"), f"{case.program.cwd} lies {outside_project(root)}")
         elif not cwd.is_dir():
             yield (("cases", name, "program", "cwd"), f"no such folder: {case.program.cwd}")
         first = case.program.command[0]
         if "/" in first:
             program = (folder / first).resolve()
             if not program.is_relative_to(root):
-                yield (("cases", name, "program", "command", 0), f"{first} lies outside the project ({root})")
+                yield (("cases", name, "program", "command", 0), f"{first} lies {outside_project(root)}")
 
 
 def named_files(program: ProgramSpec, folder: Path, root: Path) -> list[Path]:

@@ -6,13 +6,11 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from ncuverify.names import PROJECT_MARKERS, outside_project
 from ncuverify.spec.expectation_file import ExpectationFile
 from ncuverify.spec.npy import npy_problems
 from ncuverify.spec.programs import program_path_problems
 from ncuverify.spec.yaml_reader import Location
-
-# A folder holding one of these is the root of a project: expectation files reach no file above it.
-PROJECT_MARKERS = (".git", "pyproject.toml", ".ncuverify-root")
 
 
 def project_root(folder: Path) -> Path:
@@ -44,7 +42,7 @@ def path_problems(content: ExpectationFile, folder: Path) -> Iterable[tuple[Loca
         if not resolved.is_relative_to(root):
             yield (
                 where,
-                f"{kernel.file} lies outside the project ({root}); kernels and includes must be inside it"
+                f"{kernel.file} lies {outside_project(root)}; kernels and includes must be inside it"
                 + _how_to_mark(root),
             )
         elif not resolved.is_file():
