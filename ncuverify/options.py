@@ -146,3 +146,18 @@ def target_arch(spec: Spec, options: CheckOptions, environment: Environment) -> 
     if environment.gpu is not None:
         return environment.gpu.arch
     return spec.content.arch
+
+
+# What `init` and `build` compile sources for without --arch or a GPU to ask: Hopper, the architecture
+# this project's expectation files are written for.
+DEFAULT_SOURCE_ARCH = "sm_90"
+
+
+def source_arch(given: str | None, environment: Environment) -> tuple[str, str | None]:
+    """The architecture `init` and `build` compile a source for: --arch, else the GPU's, else sm_90;
+    and the note that says so where sm_90 was taken for want of a GPU (None otherwise)."""
+    if given is not None:
+        return given, None
+    if environment.gpu is not None:
+        return environment.gpu.arch, None
+    return DEFAULT_SOURCE_ARCH, f"no GPU here: building for {DEFAULT_SOURCE_ARCH} (pass --arch to choose)"

@@ -2,11 +2,13 @@
 `ncuverify check --static-only` as written; bad input exits 2 with one line."""
 
 import os
+import shutil
 
 import pytest
 import yaml
 from cli_invoke import invoke_command
 
+from ncuverify.build.toolkit import find_tool
 from ncuverify.errors import ExitCode
 
 OPS = """
@@ -112,10 +114,123 @@ def test_init_never_writes_over_the_source_or_a_file_it_includes_even_with_force
 def test_bad_input_exits_2_with_one_line(no_gpu, project):
     (project / "src" / "notes.txt").write_text("hello")
     assert "not a CUDA source (.cu)" in _one_line_refusal("src/notes.txt")
-    assert "no such folder" in _one_line_refusal("src/ops.cu", "-o", "absent/ops.yaml")
+    outside = _one_line_refusal("src/ops.cu", "-o", "../absent/ops.yaml")
+    assert outside.startswith("../absent: no such folder, and it would lie outside the project")
     assert "cannot be read" in _one_line_refusal("src/missing.cu")
     (project / "src" / "host.cu").write_text("__global__ void k() {}\nint main() { k<<<1, 1>>>(); }\n")
-    assert _one_line_refusal("src/host.cu").endswith("such a source needs `compiler: nvcc`")
+    said = _one_line_refusal("src/host.cu", "--compiler", "nvrtc")
+    assert said.endswith(
+        "it holds host code (main at line 2), which NVRTC does not compile: pass --compiler nvcc (or auto)"
+    )
     (project / "src" / "empty.cu").write_text("__device__ int twice(int x) { return 2 * x; }\n")
     assert "src/empty.cu: defines no kernel" in _one_line_refusal("src/empty.cu")
-    assert not (project / "absent").exists()
+    assert not (project.parent / "absent").exists()
+
+
+NEEDS_NVCC = pytest.mark.skipif(
+    find_tool("nvcc") is None or shutil.which("g++") is None, reason="needs nvcc and g++"
+)
+
+# A whole program, as most .cu files are: host headers, a host launcher and main().
+WHOLE_PROGRAM = """#include <cstdio>
+#include <cuda_runtime.h>
+
+__global__ void vecadd(const float* a, const float* b, float* c, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + b[i];
+}
+
+void launch(const float* a, const float* b, float* c, int n) { vecadd<<<(n + 255) / 256, 256>>>(a, b, c, n); }
+
+int main() {
+    float* a;
+    cudaMalloc(&a, 1024 * sizeof(float));
+    launch(a, a, a, 1024);
+    printf("done\\n");
+    return 0;
+}
+"""
+BROKEN = "__global__ void broken(float* a) { a[0] = undefined_name; }\n"
+
+
+@NEEDS_NVCC
+def test_a_whole_program_is_compiled_with_nvcc_and_its_file_passes_as_written(no_gpu, project):
+    (project / "src" / "vecadd.cu").write_text(WHOLE_PROGRAM)
+    result = invoke_command("init", "src/vecadd.cu", "-o", "expectations/new/vecadd.yaml")
+    assert result.exit_code == ExitCode.OK, result.output
+    assert result.stdout.strip() == "expectations/new/vecadd.yaml: 1 kernels for sm_90"
+    assert "src/vecadd.cu: host code (main at line 11): compiled with nvcc\n" in result.stderr
+    written = yaml.safe_load((project / "expectations" / "new" / "vecadd.yaml").read_text())
+    assert written["kernels"]["vecadd"] == {
+        "file": "../../src/vecadd.cu",
+        "entry": "vecadd",
+        "compiler": "nvcc",
+    }
+    linted = invoke_command("lint", "expectations/new/vecadd.yaml")
+    assert linted.exit_code == ExitCode.OK, linted.output
+    checked = invoke_command("check", "--static-only", "expectations/new/vecadd.yaml")
+    assert checked.exit_code == ExitCode.OK, checked.output
+    assert "5 passed, 0 failed" in checked.stdout
+
+
+@NEEDS_NVCC
+def test_a_folder_makes_a_file_per_source_and_says_which_cannot_be_built(no_gpu, project):
+    (project / "src" / "vecadd.cu").write_text(WHOLE_PROGRAM)
+    (project / "src" / "more").mkdir()
+    (project / "src" / "more" / "broken.cu").write_text(BROKEN)
+    result = invoke_command("init", "src", "-o", "expectations/all")
+    assert result.exit_code == ExitCode.OK, result.output
+    lines = result.stdout.strip().splitlines()
+    assert lines == [
+        "expectations/all/ops.yaml: 7 kernels",
+        "src/vecadd.cu: host code (main at line 11): compiled with nvcc",
+        "expectations/all/vecadd.yaml: 1 kernels",
+        'src/more/broken.cu: does not compile for sm_90: src/more/broken.cu(1): error: identifier "undefined_name"'
+        " is undefined",
+    ]
+    written = sorted(path.relative_to(project).as_posix() for path in (project / "expectations").rglob("*"))
+    assert written == ["expectations/all", "expectations/all/ops.yaml", "expectations/all/vecadd.yaml"]
+    for name in ("ops", "vecadd"):
+        linted = invoke_command("lint", f"expectations/all/{name}.yaml")
+        assert linted.exit_code == ExitCode.OK, linted.output
+
+
+def test_a_folder_without_an_output_writes_nothing_and_skips_what_it_should_not_scan(no_gpu, project):
+    for skipped in ("build", "third_party", ".hidden", "cmake-build-debug"):
+        (project / "src" / skipped).mkdir()
+        (project / "src" / skipped / "copy.cu").write_text(BROKEN)
+    result = invoke_command("init", "src")
+    assert result.exit_code == ExitCode.OK, result.output
+    assert result.stdout.strip().splitlines() == [
+        "src/: not entered: build, cmake-build-debug, third_party (build outputs and other projects' sources;"
+        " name a folder to build it)",
+        "src/ops.cu: 7 kernels",
+        "nothing written: pass -o FOLDER to write one starter file per source there",
+    ]
+    assert list((project / "expectations").iterdir()) == []
+
+
+def test_a_folder_where_nothing_builds_exits_2(no_gpu, project):
+    (project / "src" / "ops.cu").write_text(BROKEN)
+    result = invoke_command("init", "src", "-o", "expectations")
+    assert result.exit_code == ExitCode.BAD_INPUT, result.output
+    assert result.stdout.startswith("src/ops.cu: does not compile for sm_90")
+    assert list((project / "expectations").iterdir()) == []
+
+
+def test_the_output_folders_are_made_inside_the_project(no_gpu, project):
+    result = invoke_command("init", "src/ops.cu", "-o", "expectations/a/b/ops.yaml")
+    assert result.exit_code == ExitCode.OK, result.output
+    assert (project / "expectations" / "a" / "b" / "ops.yaml").is_file()
+    said = _one_line_refusal("src/ops.cu", "-o", "../away/ops.yaml")
+    assert all(marker in said for marker in (".git", "pyproject.toml", ".ncuverify-root"))
+    assert not (project.parent / "away").exists()
+
+
+def test_without_a_gpu_or_arch_it_builds_for_sm_90_and_says_so(no_gpu, project):
+    result = invoke_command("init", "src/ops.cu")
+    assert result.exit_code == ExitCode.OK, result.output
+    assert yaml.safe_load(result.stdout)["arch"] == "sm_90"
+    assert result.stderr == "no GPU here: building for sm_90 (pass --arch to choose)\n"
+    chosen = invoke_command("init", "src/ops.cu", "--arch", "sm_80")
+    assert yaml.safe_load(chosen.stdout)["arch"] == "sm_80" and chosen.stderr == ""

@@ -335,7 +335,9 @@ def test_init_reads_a_latin_1_source_and_refuses_one_nvrtc_would_cut(project):
     written = run("init", "--arch", "sm_90", "--no-cache", kernels / "latin1.cu", cwd=project)
     assert written.returncode == ExitCode.OK, written.stdout + written.stderr
     assert "entry: k" in written.stdout
-    refused = run("init", "--arch", "sm_90", "--no-cache", kernels / "ff.cu", cwd=project)
+    refused = run(
+        "init", "--arch", "sm_90", "--no-cache", "--compiler", "nvrtc", kernels / "ff.cu", cwd=project
+    )
     assert refused.returncode == ExitCode.BAD_INPUT
     assert shown_lines(refused) == [
         f"expectations/kernels/ff.cu: the byte 0xff at byte offset {len(KERNEL) + 3} (line 2): NVRTC reads the source only up to"

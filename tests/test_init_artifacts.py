@@ -37,7 +37,7 @@ def project(tmp_path, monkeypatch, artifacts):  # noqa: F811
 def _initialised(artifact: str) -> tuple[str, dict]:
     made = invoke_command("init", f"build/{artifact}", "-o", "expectations/k.yaml")
     assert made.exit_code == ExitCode.OK, made.output
-    assert made.output.strip() == "expectations/k.yaml: 3 kernels for sm_90"
+    assert made.stdout.strip() == "expectations/k.yaml: 3 kernels for sm_90"
     text = Path("expectations/k.yaml").read_text()
     return text, yaml.safe_load(text)
 

@@ -45,10 +45,10 @@ def project(tmp_path):
     return root
 
 
-def _made(project: Path, source: str, name: str = "ops.cu"):
+def _made(project: Path, source: str, name: str = "ops.cu", compiler: str = "auto"):
     (project / "src" / name).write_text(source)
     out = project / "expectations" / "ops.yaml"
-    made = starter_file(project / "src" / name, out, "sm_90", TODAY)
+    made = starter_file(project / "src" / name, out, "sm_90", TODAY, compiler=compiler)
     out.write_text(made.text)
     return made, out, yaml.safe_load(made.text)
 
@@ -166,11 +166,17 @@ def test_a_source_that_is_not_a_cu_file_is_refused(project):
 
 def test_a_source_that_does_not_compile_gives_nvrtcs_first_error_and_the_nvcc_hint_for_host_code(project):
     with pytest.raises(InputError) as raised:
-        _made(project, "#include <cstdio>\n__global__ void k() {}\nint main() { k<<<1, 1>>>(); }\n")
+        _made(
+            project,
+            "#include <cstdio>\n__global__ void k() {}\nint main() { k<<<1, 1>>>(); }\n",
+            compiler="nvrtc",
+        )
     message = str(raised.value)
     assert "\n" not in message
     assert "ops.cu: does not compile for sm_90: " in message and "error" in message
-    assert message.endswith("such a source needs `compiler: nvcc`")
+    assert message.endswith(
+        "it holds host code (main at line 3), which NVRTC does not compile: pass --compiler nvcc (or auto)"
+    )
     with pytest.raises(InputError) as raised:
         _made(project, "__global__ void k() { undeclared = 1; }\n", "bad.cu")
     assert 'identifier "undeclared" is undefined' in str(raised.value)

@@ -107,3 +107,17 @@ def test_the_api_refuses_an_include_folder_that_is_not_one(seen, tmp_path):
     with pytest.raises(InputError, match=r"allow_include: .*: no such folder"):
         ncuverify.check(DATA / "sample.yaml", allow_include=[Path(tmp_path / "none")])
     assert seen == []
+
+
+def test_sources_are_built_for_the_arch_given_else_the_gpus_else_sm_90_said():
+    from conftest import NO_GPU
+
+    from ncuverify.environment import Gpu
+
+    with_gpu = replace(NO_GPU, gpu=Gpu(0, "NVIDIA A100", "sm_80", "550.0"), problem=None)
+    assert options.source_arch("sm_89", with_gpu) == ("sm_89", None)
+    assert options.source_arch(None, with_gpu) == ("sm_80", None)
+    assert options.source_arch(None, NO_GPU) == (
+        "sm_90",
+        "no GPU here: building for sm_90 (pass --arch to choose)",
+    )

@@ -164,7 +164,11 @@ def _through_cache(
 
 
 def include_graph(unit: Unit, roots: Roots) -> tuple[IncludedFile, ...]:
-    """The files the unit's source includes, as the include walk finds them (each resolved)."""
+    """The files the unit's source includes, as the include walk finds them (each resolved); for nvcc,
+    with g++'s system headers among the roots, as nvcc reads them."""
+    if unit.compiler == "nvcc":
+        host = host_toolchain()
+        return nvcc.include_graph(unit, host, replace(roots, system=host.include_dirs))
     _refuse_what_nvrtc_ends_at(unit.source_bytes, unit.source_name)
     source = Source(unit.source_bytes, unit.source_name, unit.folder)
     folders = [Path(folder) for folder in search_folders(unit)]

@@ -13,9 +13,10 @@ import typer
 from rich.console import Console
 
 from ncuverify import options, report
+from ncuverify.build.artifacts_listing import SOURCE_SUFFIXES
 from ncuverify.build.built import build_warnings
 from ncuverify.cli.outputs import write_output
-from ncuverify.cli.params import AllowInclude, Arch, CompileTimeout, CudaHome, Files, NoCache
+from ncuverify.cli.params import AllowInclude, Arch, CompileTimeout, CudaHome, Files, NoCache, SourceCompiler
 from ncuverify.cli.terminal import console, print_warnings
 from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode, InputError
@@ -66,11 +67,16 @@ def build(
     json_file: JsonListing = None,
     diff: Diff = False,
     fail_on_change: FailOnChange = False,
+    compiler: SourceCompiler = "auto",
 ) -> None:
     """Compile the kernels and show their static facts: registers, spills, stack, shared memory, SASS mix.
 
+    A .cu file is built for --arch, else the GPU's architecture, else sm_90; a folder's files are built
+    one by one, and each that cannot be is said in one line.
+
     Exit codes: 0 built (with --diff: compared; 1 with --fail-on-change where something grew); 2 the
-    input is wrong or nothing says which architecture to build for; 4 ncuverify itself failed on a file.
+    input is wrong (a folder: none of its files could be built) or nothing says which architecture to
+    build an expectation file for; 4 ncuverify itself failed on a file.
     """
     # The listing shows each kernel's SASS instructions and opcode mix.
     limits = replace(options.build_limits(allow_include, compile_timeout, cuda_home=cuda_home), sass=True)
@@ -78,13 +84,19 @@ def build(
     environment = Environment.probe("ncu")
     # With the JSON on standard output, the tables go to standard error.
     shown_on = Console(stderr=True) if json_file is not None and str(json_file) == "-" else console()
+    sources_arch, note = options.source_arch(arch, environment)
     if diff:
         if len(files) != 2:
             raise InputError(f"--diff compares two builds, OLD NEW; {len(files)} given")
-        raise typer.Exit(int(diff_paths(shown_on, files[0], files[1], run, environment, fail_on_change)))
+        compared = diff_paths(
+            shown_on, files[0], files[1], run, environment, fail_on_change, sources_arch, compiler
+        )
+        raise typer.Exit(int(compared))
     if not all(is_expectation_input(path) for path in files):
         check_exists(files)
-        kernels, status = list_paths(shown_on, files, run, environment)
+        if note is not None and any(_holds_sources(path) for path in files):
+            shown_on.print(line_text(note), soft_wrap=True)
+        kernels, status = list_paths(shown_on, files, run, environment, sources_arch, compiler)
         if json_file is not None:
             status = worst(
                 status, write_output(shown_on, "--json", json_file, partial(write_listing, kernels=kernels))
@@ -141,6 +153,11 @@ def lint(
         return ExitCode.OK
 
     raise typer.Exit(int(_each_file(shown_on, paths, lint_one)))
+
+
+def _holds_sources(path: Path) -> bool:
+    """Whether path is, or may hold, a .cu file that would be built for the default architecture."""
+    return path.suffix in SOURCE_SUFFIXES or path.is_dir()
 
 
 def _building(

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from ncuverify.build.whole_source import COMPILERS
 from ncuverify.options import seconds_problem
 from ncuverify.spec import ARCH_PATTERN
 from ncuverify.text import one_line
@@ -29,6 +30,13 @@ def arch(value: str | None) -> str | None:
     return value
 
 
+def compiler(value: str) -> str:
+    """What compiles a .cu file: one of COMPILERS."""
+    if value not in COMPILERS:
+        raise typer.BadParameter(f"{one_line(repr(value))}: give one of {', '.join(COMPILERS)}")
+    return value
+
+
 Files = Annotated[
     list[Path], typer.Argument(help="expectation files (YAML), or folders of them", show_default=False)
 ]
@@ -36,6 +44,15 @@ Arch = Annotated[
     str | None,
     typer.Option(
         help="build for this architecture, e.g. sm_90 (default: the GPU's, else the file's)", callback=arch
+    ),
+]
+SourceCompiler = Annotated[
+    str,
+    typer.Option(
+        "--compiler",
+        callback=compiler,
+        help="what compiles a .cu file: nvrtc, nvcc, or auto (NVRTC, else nvcc where NVRTC refuses the"
+        " file: host code such as main(), <<<...>>> launches or host headers)",
     ),
 ]
 Ncu = Annotated[str, typer.Option(help="the ncu executable")]

@@ -31,6 +31,7 @@ class StarterFile:
     kernels: int  # how many kernels it names
     warnings: tuple[str, ...]
     read: tuple[Path, ...] = ()  # the files it was made from, which it may not be written over
+    note: str | None = None  # how the source was compiled, where that is news (with nvcc)
 
 
 def starter_file(
@@ -40,6 +41,7 @@ def starter_file(
     recorded: date,
     cache: CompileCache | None = None,
     limits: BuildLimits | None = None,
+    compiler: str = "auto",
 ) -> StarterFile:
     """The starter expectation file for the kernels of source (a .cu file or a built artifact), as it
     reads when written at written_at; InputError where the source is not a kernel source that compiles
@@ -48,7 +50,7 @@ def starter_file(
     if is_artifact(source):
         found = kernels_in_artifact(source, written_at, arch, limits, cache)
     else:
-        found = kernels_in_source(source, written_at, arch, cache, limits)
+        found = kernels_in_source(source, written_at, arch, cache, limits, compiler)
     folder = Path(os.path.abspath(written_at.parent))
     schema = os.path.relpath(project_root(folder) / SCHEMA_FILE, folder)
     made = starter(found, arch, recorded, Path(schema).as_posix())
@@ -62,7 +64,7 @@ def starter_file(
         )
     text = starter_yaml(made)
     warnings = _check(text, written_at, arch, cache, limits)
-    return StarterFile(text, len(made.kernels), (*found.warnings, *warnings), found.read)
+    return StarterFile(text, len(made.kernels), (*found.warnings, *warnings), found.read, found.note)
 
 
 def _check(

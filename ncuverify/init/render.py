@@ -23,7 +23,9 @@ def starter_yaml(starter: Starter) -> str:
     ]
     for kernel in starter.kernels:
         lines += [f"  {scalar(kernel.key)}:", f"    {starter.source_key}: {scalar(starter.source)}"]
-        lines += [f"    entry: {scalar(kernel.entry)}", ""]
+        lines += [f"    entry: {scalar(kernel.entry)}"]
+        # NVRTC is the default; a source with host code in it needs nvcc, here as when init built it.
+        lines += ["    compiler: nvcc", ""] if starter.compiler == "nvcc" else [""]
     lines += ["cases:", "  # Edit each launch before profiling: grid, block, buffer counts and fills."]
     for kernel in starter.kernels:
         lines += _case(kernel) if kernel.launchable else _no_case(kernel)

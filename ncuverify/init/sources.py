@@ -5,7 +5,6 @@ place would compile it, so that what it may include is what that file's kernels 
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,18 +12,13 @@ from ncuverify.build.built import BuiltKernel, kernels_of, roots_at
 from ncuverify.build.cache import CompileCache
 from ncuverify.build.limits import BuildLimits
 from ncuverify.build.params import kernel_parameters
-from ncuverify.build.programs import compile_unit, include_graph
+from ncuverify.build.programs import include_graph
 from ncuverify.build.units import unit_of
+from ncuverify.build.whole_source import compile_source, first_error
 from ncuverify.errors import InputError
 from ncuverify.names import outside_project
 from ncuverify.spec import KernelSpec
 from ncuverify.text import one_line
-
-# What a source holds where it is a whole program, not only kernels: NVRTC compiles device code only.
-_HOST_CODE = re.compile(
-    r"\bint\s+main\s*\(|<<<|\bcuda(?:Malloc|Memcpy|Free|DeviceSynchronize|LaunchKernel|StreamCreate)\w*\s*\("
-    r"|#\s*include\s*<(?:iostream|cstdio|stdio\.h|cstdlib|stdlib\.h|vector|string|thrust/[^>]*)>"
-)
 
 
 @dataclass(frozen=True)
@@ -44,13 +38,21 @@ class SourceKernels:
     warnings: tuple[str, ...]
     binary: bool = False  # a built artifact (named by `binary:`), not a source (`file:`)
     read: tuple[Path, ...] = ()  # the files read to find them: the source and what it includes
+    compiler: str = "nvrtc"  # what compiled the source: nvcc where the starter file must say so
+    note: str | None = None  # why nvcc compiled it, where that was chosen for it
 
 
 def kernels_in_source(
-    source: Path, written_at: Path, arch: str, cache: CompileCache | None, limits: BuildLimits
+    source: Path,
+    written_at: Path,
+    arch: str,
+    cache: CompileCache | None,
+    limits: BuildLimits,
+    compiler: str = "auto",
 ) -> SourceKernels:
-    """The kernels that `source` defines, built for arch; InputError where it is not a readable .cu
-    inside the project of `written_at`, does not compile, or defines no kernel."""
+    """The kernels that `source` defines, built for arch by `compiler` (auto: NVRTC, else nvcc where
+    the source holds host code); InputError where it is not a readable .cu inside the project of
+    `written_at`, does not compile, or defines no kernel."""
     if source.suffix != ".cu":
         raise InputError(
             f"{one_line(str(source))}: not a CUDA source (.cu); give a .cu file or a built artifact (cubin,"
@@ -58,11 +60,18 @@ def kernels_in_source(
         )
     roots = roots_at(Path(os.path.abspath(written_at.parent)), limits)
     file = relative_inside(source, written_at, (roots.project,), "the kernel's project")
-    unit = unit_of(written_at, "source", KernelSpec(file=file, match="."), arch, roots)
+    kernel = KernelSpec(file=file, match=".")
     try:
-        compiled, warnings = compile_unit(unit, cache, roots, limits)
+        built = compile_source(
+            lambda chosen: unit_of(written_at, "source", kernel, arch, roots, chosen),
+            compiler,
+            cache,
+            roots,
+            limits,
+        )
     except InputError as error:
-        raise InputError(_compile_problem(str(error), unit.source)) from None
+        raise InputError(first_error(str(error))) from None
+    compiled, unit = built.compiled, built.unit
     every = kernels_of(compiled, unit.arch)
     if not every:
         raise InputError(
@@ -72,7 +81,7 @@ def kernels_in_source(
     sizes = kernel_parameters(compiled.cubin, (k.symbol for k in every), unit.source_name)
     kernels = tuple(SourceKernel(k, sizes[k.symbol]) for k in every)
     read = (source, *(included.path for included in include_graph(unit, roots)))
-    return SourceKernels(file, kernels, tuple(warnings), read=read)
+    return SourceKernels(file, kernels, built.warnings, read=read, compiler=unit.compiler, note=built.note)
 
 
 def relative_inside(path: Path, written_at: Path, roots: tuple[Path, ...], where: str) -> str:
@@ -84,20 +93,3 @@ def relative_inside(path: Path, written_at: Path, roots: tuple[Path, ...], where
             f" write the expectation file inside {where}"
         )
     return os.path.relpath(os.path.abspath(path), os.path.abspath(written_at.parent))
-
-
-def _compile_problem(message: str, source: str) -> str:
-    """A failed compile in one line: what failed, NVRTC's first error, and why where the source is a
-    whole program."""
-    lines = [line.strip() for line in message.splitlines() if line.strip()]
-    errors = [line for line in lines[1:] if "error:" in line]
-    said = lines[0].rstrip(":") if lines else "does not compile"
-    if errors:
-        more = f" (and {len(errors) - 1} more errors)" if len(errors) > 1 else ""
-        said += f": {errors[0]}{more}"
-    if _HOST_CODE.search(source):
-        said += (
-            "; it holds host code (main, <<<...>>> launches, CUDA runtime calls or host headers), which"
-            " NVRTC does not compile: such a source needs `compiler: nvcc`"
-        )
-    return one_line(said)

@@ -80,6 +80,7 @@ class Starter:
     kernels: tuple[StarterKernel, ...]
     left_out: tuple[LeftOut, ...]
     source_key: str = "file"  # how a kernel names its source: `file:`, or `binary:` for an artifact
+    compiler: str = "nvrtc"  # what compiles the source; nvcc is written out as `compiler: nvcc`
 
 
 def starter(found: SourceKernels, arch: str, recorded: date, schema: str) -> Starter:
@@ -99,7 +100,9 @@ def starter(found: SourceKernels, arch: str, recorded: date, schema: str) -> Sta
         for k in nameable
     )
     key = "binary" if found.binary else "file"
-    return Starter(found.file, arch, recorded, schema, kernels, tuple(dict.fromkeys(left_out)), key)
+    return Starter(
+        found.file, arch, recorded, schema, kernels, tuple(dict.fromkeys(left_out)), key, found.compiler
+    )
 
 
 def _left_out_reason(kernel: SourceKernel, names: Counter[str], symbols: Counter[str]) -> str | None:

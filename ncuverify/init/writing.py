@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ncuverify.errors import InputError
-from ncuverify.folders import identity, output_problem, reason
+from ncuverify.folders import folder_to_make_problem, identity, output_problem, reason
+from ncuverify.names import outside_project
 from ncuverify.text import one_line
 
 
@@ -66,3 +67,33 @@ def _without_link(partial: Path, path: Path) -> None:
 
 def _exists(path: Path) -> str:
     return one_line(f"{path}: exists; pass --force to overwrite it")
+
+
+def folder_problem(folder: Path, project: Path) -> str | None:
+    """Why the folder an output goes in cannot be used or made (its missing folders are made only
+    inside the project, links followed), or None."""
+    problem = folder_to_make_problem(folder)
+    if problem is not None:
+        return one_line(f"{folder}: {problem}")
+    if os.path.isdir(folder):
+        return None
+    existing = next(p for p in Path(os.path.abspath(folder)).parents if os.path.lexists(p))
+    made = Path(os.path.realpath(existing)) / Path(os.path.abspath(folder)).relative_to(existing)
+    if not made.is_relative_to(project):
+        return one_line(
+            f"{folder}: no such folder, and it would lie {outside_project(project)}: make it yourself,"
+            " or write inside the project"
+        )
+    return None
+
+
+def make_folder(folder: Path, project: Path) -> None:
+    """The folder made, with the missing ones above it, where they lie inside the project; InputError
+    saying why not otherwise."""
+    problem = folder_problem(folder, project)
+    if problem is not None:
+        raise InputError(problem)
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as error:
+        raise InputError(one_line(f"{folder}: cannot make it ({reason(error)})")) from None

@@ -17,9 +17,17 @@ from rich.console import Console
 from ncuverify.build import KernelBuild, build_spec
 from ncuverify.build.artifacts_diff import diff, listed_again
 from ncuverify.build.artifacts_json import is_listing, read_listing, to_json
-from ncuverify.build.artifacts_listing import ListedKernel, listed, path_kernels
+from ncuverify.build.artifacts_listing import (
+    ListedKernel,
+    file_listings,
+    folder_inputs,
+    listed,
+    path_kernels,
+    skipped_line,
+)
 from ncuverify.build.demangle import demangle
 from ncuverify.build.params import check_arguments
+from ncuverify.build.whole_source import problem_line
 from ncuverify.environment import Environment
 from ncuverify.errors import ExitCode, InputError
 from ncuverify.ncu.metrics import check_metric_names
@@ -54,7 +62,13 @@ def build_file(
         return str(error)
 
 
-def path_kernels_listed(path: Path, options: CheckOptions, environment: Environment) -> list[ListedKernel]:
+def path_kernels_listed(
+    path: Path,
+    options: CheckOptions,
+    environment: Environment,
+    source_arch: str | None = None,
+    compiler: str = "auto",
+) -> list[ListedKernel]:
     """What `build` lists for a path: an expectation file's kernels, a `build --json` file's, or those
     of a .cu file, an artifact or a folder of them; InputError where it cannot."""
     if is_listing(path):
@@ -64,10 +78,22 @@ def path_kernels_listed(path: Path, options: CheckOptions, environment: Environm
         if isinstance(built, str):
             raise InputError(f"{path}: {built}")
         return listed_builds(path, built)
-    # An artifact holds its architectures: each is listed unless --arch picks one. A source is built
-    # for --arch, else the GPU's.
-    source_arch = options.arch or (environment.gpu.arch if environment.gpu is not None else None)
-    return path_kernels(path, source_arch, options.arch, options.build, options.cache)
+    return path_kernels(
+        path,
+        _source_arch(source_arch, options, environment),
+        options.arch,
+        options.build,
+        options.cache,
+        compiler,
+    )
+
+
+def _source_arch(given: str | None, options: CheckOptions, environment: Environment) -> str | None:
+    """An artifact holds its architectures: each is listed unless --arch picks one. A source is built
+    for the architecture given (see options.source_arch), else --arch, else the GPU's."""
+    if given is not None:
+        return given
+    return options.arch or (environment.gpu.arch if environment.gpu is not None else None)
 
 
 def listed_builds(path: Path, builds: dict[str, KernelBuild]) -> list[ListedKernel]:
@@ -98,14 +124,25 @@ def check_exists(paths: Sequence[Path]) -> None:
 
 
 def list_paths(
-    shown_on: Console, paths: Sequence[Path], options: CheckOptions, environment: Environment
+    shown_on: Console,
+    paths: Sequence[Path],
+    options: CheckOptions,
+    environment: Environment,
+    source_arch: str | None = None,
+    compiler: str = "auto",
 ) -> tuple[list[ListedKernel], ExitCode]:
-    """Each path's kernels printed as a table (or why it cannot be built), and all of them."""
+    """Each path's kernels printed as a table (or why it cannot be built), and all of them. A folder's
+    files are built one by one: each that cannot be is one line, and the folder fails only where none
+    could be built."""
     every: list[ListedKernel] = []
     status = ExitCode.OK
     for path in paths:
         try:
-            kernels = path_kernels_listed(path, options, environment)
+            if is_listing(path) or path.suffix in EXPECTATION_SUFFIXES:
+                kernels = path_kernels_listed(path, options, environment)
+            else:
+                arch = _source_arch(source_arch, options, environment)
+                kernels = _files_listed(shown_on, path, arch, options, compiler)
         except InputError as error:
             shown_on.print(line_text(f"{path}: input error", "bold red"), soft_wrap=True)
             shown_on.print(block_text(str(error)), soft_wrap=True)
@@ -114,6 +151,26 @@ def list_paths(
         print_kernels(shown_on, str(path), kernels)
         every += kernels
     return every, status
+
+
+def _files_listed(
+    shown_on: Console, path: Path, arch: str | None, options: CheckOptions, compiler: str
+) -> list[ListedKernel]:
+    """The kernels of a .cu file, an artifact or a folder's, each file that needed nvcc or could not be
+    built said in one line; InputError where nothing could be."""
+    listings = file_listings(path, arch, options.arch, options.build, options.cache, compiler)
+    if not path.is_dir() and listings[0].problem is not None:
+        raise InputError(listings[0].problem)  # a file named alone: its whole message
+    if path.is_dir() and (skipped := skipped_line(path, folder_inputs(path).skipped)) is not None:
+        shown_on.print(line_text(skipped), soft_wrap=True)
+    for listing in listings:
+        if listing.note is not None:
+            shown_on.print(line_text(listing.note), soft_wrap=True)
+        if listing.problem is not None:
+            shown_on.print(line_text(problem_line(listing.path, listing.problem), "red"), soft_wrap=True)
+    if all(listing.problem is not None for listing in listings):
+        raise InputError(f"{path}/: no file in it could be built (each is said above)")
+    return [kernel for listing in listings for kernel in listing.kernels]
 
 
 def write_listing(path: Path, kernels: list[ListedKernel]) -> None:
@@ -149,13 +206,15 @@ def diff_paths(
     options: CheckOptions,
     environment: Environment,
     fail_on_change: bool,
+    source_arch: str | None = None,
+    compiler: str = "auto",
 ) -> ExitCode:
     """What changed from old to new, each a `build --json` file or anything `build` accepts: 0, or
     with fail_on_change 1 where a kernel's fact grew or a kernel was added; 2 where one side cannot be
     read or lists a kernel twice with different facts."""
     check_exists([old, new])
-    before = path_kernels_listed(old, options, environment)
-    after = path_kernels_listed(new, options, environment)
+    before = path_kernels_listed(old, options, environment, source_arch, compiler)
+    after = path_kernels_listed(new, options, environment, source_arch, compiler)
     for path, kernels in ((old, before), (new, after)):
         check_listed_once(path, kernels)
     changes = diff(before, after)
