@@ -22,18 +22,31 @@ _MAGIC = b"\x93NUMPY"
 _PLAIN_KINDS = "biuf"  # booleans, integers, floats: no objects, texts, records, dates
 
 
+# The buffer element type numpy has no dtype for, held on the host as its 16-bit patterns.
+BFLOAT16 = "bfloat16"
+
+
+def storage_dtype(buffer: str) -> np.dtype:
+    """The numpy dtype a buffer of this element type is held in on the host: its own, or for bfloat16
+    (which numpy lacks) uint16, the value's bit pattern."""
+    import numpy as np
+
+    return np.dtype(np.uint16 if buffer == BFLOAT16 else buffer)
+
+
 def read_npy(path: Path, dtype_of: str | np.dtype, count: int) -> tuple[np.ndarray, str]:
     """The file's values (flat, in C order) and the sha256 of its bytes; InputError saying what is
     wrong where the file is not a plain array of the dtype (or the dtype named) with at most count
-    values."""
+    values. A bfloat16 buffer's file holds uint16 bit patterns."""
     import numpy as np  # here: loading a file that has no .npy fill needs no numpy
 
-    dtype = np.dtype(dtype_of)
+    dtype = storage_dtype(dtype_of) if isinstance(dtype_of, str) else np.dtype(dtype_of)
     data = _read(path, MAX_HEADER_BYTES + 16 + count * dtype.itemsize)
     stream = io.BytesIO(data)
     shape, fortran_order, found = _header(stream)
     if found != dtype:
-        raise InputError(f"holds {found.str} values, but the buffer is {dtype.name} ({dtype.str})")
+        held = " as uint16 bit patterns" if dtype_of == BFLOAT16 else ""
+        raise InputError(f"holds {found.str} values, but the buffer is {dtype_of}{held} ({dtype.str})")
     values = math.prod(shape)
     if values > count:
         raise InputError(f"holds {values} values (shape {list(shape)}), more than the buffer's count {count}")

@@ -76,3 +76,50 @@ def test_a_npy_fill_reaches_the_kernel_in_order_and_zero_beyond_the_file(gpu_env
     path.write_text(yaml.safe_dump(content))
     result = check_file(path, CheckOptions(), gpu_environment)
     assert exit_code([result]) == ExitCode.OK, [(c.verdict, c.measured, c.reason) for c in result.claims]
+
+
+HALF_SOURCE = """
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+extern "C" __global__ void widen(const __nv_bfloat16* b, const __half* h, __nv_bfloat16* twice, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        out[i] = __bfloat162float(b[i]) + __half2float(h[i]);
+        twice[i] = __float2bfloat16(2.0f * __bfloat162float(b[i]));
+    }
+}
+"""
+
+
+def test_bfloat16_and_half_buffers_are_filled_and_read_back_as_values(gpu_environment, tmp_path: Path):
+    (tmp_path / ".ncuverify-root").write_text("")
+    content = {
+        "arch": "sm_90",
+        "kernels": {"widen": {"source": HALF_SOURCE, "entry": "widen"}},
+        "cases": {
+            "widen": {
+                "kernel": "widen",
+                "grid": 1,
+                "block": 32,
+                "args": [
+                    {"buffer": "bfloat16", "count": 32, "fill": "iota"},
+                    {"buffer": "float16", "count": 32, "fill": "constant", "value": 0.5},
+                    {"buffer": "bfloat16", "count": 32, "name": "twice"},
+                    {"buffer": "float32", "count": 32, "name": "out"},
+                    {"int32": 32},
+                ],
+            }
+        },
+        "claims": [
+            # iota 0..31 as bfloat16 (exact), plus 0.5 from the half buffer: sum 496 + 16
+            {"id": "sum", "case": "widen", "metric": "buffer__out.sum", "expect": {"equals": 512}},
+            # a bfloat16 buffer the kernel writes is read back as its values: 2 * 31
+            {"id": "bf16_back", "case": "widen", "metric": "buffer__twice.max", "expect": {"equals": 62}},
+        ],
+    }
+    for claim in content["claims"]:
+        claim["cite"] = {"document": "arguments", "section": "buffers", "figure": claim["id"]}
+    path = tmp_path / "half.yaml"
+    path.write_text(yaml.safe_dump(content))
+    result = check_file(path, CheckOptions(), gpu_environment)
+    assert exit_code([result]) == ExitCode.OK, [(c.verdict, c.measured, c.reason) for c in result.claims]

@@ -36,6 +36,8 @@ def test_parameter_types_are_read_from_the_demangled_signature():
         ("float", 4, "{float32: 0}"),
         ("double", 8, "{float64: 0}"),
         ("__half", 2, "{float16: 0}"),
+        ("__nv_bfloat16", 2, "{bfloat16: 0}"),
+        ("__nv_bfloat16 const*", 8, "{buffer: bfloat16, count: 32}"),
         ("short", 2, "{int16: 0}"),
         ("unsigned short", 2, "{uint16: 0}"),
         ("char", 1, "{int8: 0}"),
@@ -59,7 +61,7 @@ def test_known_types_get_their_own_argument(cpp_type, size, argument):
         ("float**", 8, "{buffer: uint8, count: 32}"),
         ("float (*) [4]", 8, "{buffer: uint8, count: 32}"),
         ("int", 8, "{uint64: 0}"),  # the cubin's size wins over the type's
-        ("__nv_bfloat16", 2, "{uint16: 0}"),
+        ("__nv_bfloat162", 4, "{uint32: 0}"),  # two bfloat16 in a struct
         ("Flag", 1, "{uint8: 0}"),
         # a struct by value: that many zero bytes, in the widest integers that divide its size
         ("Big", 16, "{struct: [{array: {type: uint64, values: [0, 0]}}]}"),

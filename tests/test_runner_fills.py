@@ -61,3 +61,63 @@ def test_a_struct_packs_its_scalars_at_their_offsets_and_its_pointers_patched():
         packed == b"\xff" + b"\0" * 7 + (0x1122334455).to_bytes(8, "little") + b"\x01\0\xc0\x3f" + b"\0" * 4
     )
     assert scalar_bytes("bool", False) == b"\0" and scalar_bytes("bfloat16", -2.0) == b"\x00\xc0"
+
+
+def test_half_and_bfloat16_buffers_are_filled_as_the_kernel_reads_them():
+    from ncuverify.runner.fills import bfloat16_bits, bfloat16_values
+
+    half = host_contents(planned_buffer({"buffer": "float16", "count": 1000, "fill": "random", "seed": 3}))
+    assert half.dtype == np.float16 and half.min() >= 0 and half.max() <= 1
+    constant = host_contents(
+        planned_buffer({"buffer": "bfloat16", "count": 3, "fill": "constant", "value": 1.5})
+    )
+    assert constant.dtype == np.uint16 and constant.tolist() == [0x3FC0] * 3
+    iota = host_contents(planned_buffer({"buffer": "bfloat16", "count": 300, "fill": "iota"}))
+    assert bfloat16_values(iota).tolist()[:4] == [0.0, 1.0, 2.0, 3.0]
+    # Above 256 a bfloat16 steps by 2: 257 and 259 lie halfway and round to the even neighbour.
+    assert bfloat16_values(iota)[257] == 256.0 and bfloat16_values(iota)[259] == 260.0
+    drawn = planned_buffer({"buffer": "bfloat16", "count": 1000, "fill": "random", "seed": 3})
+    bits = host_contents(drawn)
+    again = host_contents(drawn)
+    assert bits.dtype == np.uint16 and np.array_equal(bits, again)
+    floats = np.random.default_rng(3).random(1000, dtype=np.float32)
+    assert bits.tolist() == [bfloat16_bits(float(value)) for value in floats]
+    assert np.abs(bfloat16_values(bits) - floats).max() <= 2**-8  # within half a bfloat16 step of [0, 1)
+
+
+def test_bfloat16_bit_patterns_read_back_as_their_values():
+    from ncuverify.runner.fills import bfloat16_array, bfloat16_values
+
+    values = np.array([1.0, -2.0, 0.5, 3.3895313892515355e38, np.inf], dtype=np.float32)
+    assert bfloat16_values(bfloat16_array(values)).tolist() == values.tolist()
+    assert np.isnan(bfloat16_values(bfloat16_array(np.array([np.nan], dtype=np.float32))))[0]
+
+
+def test_a_named_bfloat16_buffer_is_read_back_as_values():
+    from ncuverify.runner.case import _Readback
+    from ncuverify.runner.fills import bfloat16_array
+
+    class Launcher:
+        def read_back(self, address, count, dtype):
+            assert dtype == np.uint16
+            return bfloat16_array(np.array([1.0, 2.0, 4.5, 0.5], dtype=np.float32))
+
+    said = _Readback("out", 0, 4, np.dtype(np.uint16), bfloat16=True).statistics(Launcher())
+    assert said["buffer__out.sum"] == 8.0 and said["buffer__out.max"] == 4.5
+
+
+def test_a_bfloat16_buffers_npy_file_holds_its_bit_patterns(tmp_path):
+    from ncuverify.errors import InputError
+    from ncuverify.npy_files import read_npy, storage_dtype
+
+    assert storage_dtype("bfloat16") == np.uint16 and storage_dtype("float16") == np.float16
+    np.save(tmp_path / "bits.npy", np.array([0x3F80, 0x4000], dtype=np.uint16))
+    values, _ = read_npy(tmp_path / "bits.npy", "bfloat16", 4)
+    assert values.tolist() == [0x3F80, 0x4000]
+    np.save(tmp_path / "floats.npy", np.array([1.0], dtype=np.float32))
+    try:
+        read_npy(tmp_path / "floats.npy", "bfloat16", 4)
+    except InputError as error:
+        assert str(error) == "holds <f4 values, but the buffer is bfloat16 as uint16 bit patterns (<u2)"
+    else:
+        raise AssertionError("a float32 file was taken for a bfloat16 buffer")

@@ -98,3 +98,11 @@ def test_a_kernel_gets_its_small_scalars_on_the_gpu(gpu_environment, tmp_path):
     path.write_text(yaml.safe_dump(content))
     result = check_file(path, CheckOptions(), gpu_environment)
     assert exit_code([result]) == ExitCode.OK, [(c.verdict, c.measured, c.reason) for c in result.claims]
+
+
+@pytest.mark.parametrize("kind", ["float16", "bfloat16"])
+def test_half_and_bfloat16_buffers_are_element_types(kind):
+    buffer = ARGUMENT.validate_python({"buffer": kind, "count": 8, "fill": "constant", "value": 1.5})
+    assert buffer.buffer == kind
+    with pytest.raises(ValidationError):
+        ARGUMENT.validate_python({"buffer": "bfloat17", "count": 8})

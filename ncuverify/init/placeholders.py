@@ -1,8 +1,9 @@
 """A launch argument for each parameter of a kernel, from the parameter's C++ type as the demangled
 signature writes it and its size as the cubin declares it: `float*` and `const float*` a float32
-buffer, `int` an int32, `size_t` a uint64, `__half` a float16, `bool` a uint8. A type with no argument
-of its own (a struct, a pointer to a struct) gets a placeholder of its size, marked to be replaced: a
-scalar, or for a size no scalar has (a 16-byte struct by value) a struct of that many zero bytes."""
+buffer, `int` an int32, `size_t` a uint64, `__half` a float16, `__nv_bfloat16` a bfloat16, `bool` a
+uint8. A type with no argument of its own (a struct, a pointer to a struct) gets a placeholder of its
+size, marked to be replaced: a scalar, or for a size no scalar has (a 16-byte struct by value) a struct
+of that many zero bytes."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ BUFFER_TYPES = {
     "double": "float64",
     "__half": "float16",
     "half": "float16",
+    "__nv_bfloat16": "bfloat16",
+    "nv_bfloat16": "bfloat16",
     "bool": "uint8",
     "char": "int8",
     "signed char": "int8",

@@ -14,6 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
+from ncuverify.npy_files import storage_dtype
 from ncuverify.runner.fills import host_contents
 from ncuverify.runner.plan import PlannedBuffer, PlannedCase
 
@@ -82,7 +83,7 @@ def _host_bytes(case: PlannedCase) -> float:
     buffer is not one the runner can fill: the case says why as it fills it."""
     try:
         return sum(
-            arg.count * np.dtype(arg.buffer).itemsize
+            arg.count * storage_dtype(arg.buffer).itemsize
             for arg in case.args
             if isinstance(arg, PlannedBuffer) and arg.fill != "zeros"
         )

@@ -15,8 +15,9 @@ from typing import Protocol
 import numpy as np
 
 from ncuverify.names import BUFFER_PREFIX
+from ncuverify.npy_files import BFLOAT16, storage_dtype
 from ncuverify.runner.ahead import Contents, made_here
-from ncuverify.runner.fills import SCALAR_DTYPES, scalar_bytes, struct_bytes
+from ncuverify.runner.fills import SCALAR_DTYPES, bfloat16_values, scalar_bytes, struct_bytes
 from ncuverify.runner.plan import PlannedBuffer, PlannedCase, PlannedScalar, PlannedStruct, PlannedUse
 
 
@@ -91,9 +92,11 @@ class _Readback:
     address: int
     count: int
     dtype: np.dtype
+    bfloat16: bool = False  # held as bit patterns (dtype uint16): read back as the values they stand for
 
     def statistics(self, launcher: Launcher) -> dict[str, float]:
-        values = launcher.read_back(self.address, self.count, self.dtype).astype(np.float64)
+        data = launcher.read_back(self.address, self.count, self.dtype)
+        values = (bfloat16_values(data) if self.bfloat16 else data).astype(np.float64)
         prefix = f"{BUFFER_PREFIX}{self.name}."
         return {
             prefix + "first": values[0],
@@ -189,12 +192,13 @@ def _buffer(
     allocations: list[Allocation],
     readbacks: list[_Readback],
 ) -> BufferView:
-    dtype = np.dtype(arg.buffer)
+    dtype = storage_dtype(arg.buffer)
     offset_bytes = arg.offset * dtype.itemsize
     size = offset_bytes + arg.count * dtype.itemsize
     allocation = launcher.allocate(size)
     allocations.append(allocation)
     launcher.fill(allocation.base, size, offset_bytes, contents())
     if arg.name is not None:
-        readbacks.append(_Readback(arg.name, allocation.base + offset_bytes, arg.count, dtype))
+        bfloat16 = arg.buffer == BFLOAT16
+        readbacks.append(_Readback(arg.name, allocation.base + offset_bytes, arg.count, dtype, bfloat16))
     return BufferView(allocation.base + offset_bytes, size - offset_bytes)

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from ncuverify.layout import PointerAt, StructLayout
-from ncuverify.npy_files import read_npy
+from ncuverify.npy_files import BFLOAT16, read_npy, storage_dtype
 from ncuverify.runner.plan import NpyContents, PlannedBuffer
 
 # Random integer fills stay small so that index buffers and sums are well defined in any integer type.
@@ -17,13 +17,16 @@ RANDOM_INT_LIMIT = 2**15
 
 
 def host_contents(arg: PlannedBuffer) -> np.ndarray | None:
-    """The initial contents of a buffer as the kernel sees them; None for zeros (memset on the device)."""
-    dtype = np.dtype(arg.buffer)
+    """The initial contents of a buffer as the kernel sees them; None for zeros (memset on the device).
+    A bfloat16 buffer's are its bit patterns (uint16), each rounded from the float32 value."""
+    dtype = storage_dtype(arg.buffer)
     count, fill = arg.count, arg.fill
     if isinstance(fill, NpyContents):
-        return _npy_contents(fill, dtype, count)
+        return _npy_contents(fill, dtype, count)  # a bfloat16 buffer's file holds its bit patterns
     if fill == "zeros":
         return None
+    if arg.buffer == BFLOAT16:
+        return bfloat16_array(_float32_contents(arg))
     if fill == "constant":
         return np.full(count, arg.value, dtype=dtype)
     if fill == "iota":
@@ -62,13 +65,33 @@ def _npy_contents(fill: NpyContents, dtype: np.dtype, count: int) -> np.ndarray:
     return contents
 
 
+def _float32_contents(arg: PlannedBuffer) -> np.ndarray:
+    """A buffer's constant, iota or random fill as float32 values, before rounding to bfloat16."""
+    if arg.fill == "constant":
+        return np.full(arg.count, arg.value, dtype=np.float32)
+    if arg.fill == "iota":
+        return np.arange(arg.count, dtype=np.int64).astype(np.float32)
+    return np.random.default_rng(arg.seed).random(arg.count, dtype=np.float32)
+
+
+def bfloat16_array(values: np.ndarray) -> np.ndarray:
+    """The bfloat16 nearest each value's float32 (ties to even), as 16-bit patterns: the float32's top
+    half, rounded on the half below; a NaN stays a quiet NaN of its sign."""
+    bits = np.asarray(values, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + (bits >> 16 & 1)) >> 16).astype(np.uint16)
+    nan = (bits & 0x7FFFFFFF) > 0x7F800000
+    quiet = (0x7FC0 | (bits >> 16 & 0x8000)).astype(np.uint16)
+    return np.where(nan, quiet, rounded)
+
+
+def bfloat16_values(bits: np.ndarray) -> np.ndarray:
+    """bfloat16 bit patterns (uint16) as the float32 values they stand for, exactly."""
+    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
 def bfloat16_bits(value: float) -> int:
-    """The bfloat16 nearest the value's float32 (ties to even), as its 16 bits: the float32's top half,
-    rounded on the half below."""
-    bits = int(np.array(value, dtype=np.float32).view(np.uint32))
-    if (bits & 0x7FFFFFFF) > 0x7F800000:
-        return 0x7FC0 | (bits >> 16 & 0x8000)  # a quiet NaN of the same sign
-    return (bits + 0x7FFF + (bits >> 16 & 1)) >> 16
+    """The bfloat16 nearest the value's float32 (ties to even), as its 16 bits."""
+    return int(bfloat16_array(np.array([value], dtype=np.float32))[0])
 
 
 def scalar_bytes(kind: str, value: int | float | bool) -> bytes:

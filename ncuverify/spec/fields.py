@@ -21,6 +21,7 @@ DTYPES = (
     "int64",
     "uint64",
     "float16",
+    "bfloat16",  # held on the host as its bit patterns (numpy has no bfloat16): see npy_files
     "float32",
     "float64",
 )
