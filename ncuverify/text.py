@@ -32,3 +32,8 @@ def one_line(text: str) -> str:
 def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def counted(count: int, noun: str) -> str:
+    """`1 kernel`, `2 kernels`: a count with its noun (a regular plural)."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"

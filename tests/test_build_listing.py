@@ -50,7 +50,7 @@ def test_nothing_to_build_is_bad_input_and_a_source_without_arch_is_built_for_sm
     assert result.exit_code == ExitCode.BAD_INPUT, result.output
     assert "nothing to build in this folder" in result.output and "Traceback" not in result.output
     assert result.output.startswith("no GPU here: building for sm_90 (pass --arch to choose)\n")
-    assert f"{tmp_path / 'k.cu'}: 1 kernels" in result.output
+    assert f"{tmp_path / 'k.cu'}: 1 kernel" in result.output
     built = invoke_command("build", str(tmp_path / "k.cu"), "--json", "-")
     assert [kernel["arch"] for kernel in json.loads(built.stdout)["kernels"]] == ["sm_90"]
 

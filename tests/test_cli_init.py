@@ -158,7 +158,7 @@ def test_a_whole_program_is_compiled_with_nvcc_and_its_file_passes_as_written(no
     (project / "src" / "vecadd.cu").write_text(WHOLE_PROGRAM)
     result = invoke_command("init", "src/vecadd.cu", "-o", "expectations/new/vecadd.yaml")
     assert result.exit_code == ExitCode.OK, result.output
-    assert result.stdout.strip() == "expectations/new/vecadd.yaml: 1 kernels for sm_90"
+    assert result.stdout.strip() == "expectations/new/vecadd.yaml: 1 kernel for sm_90"
     assert "src/vecadd.cu: host code (main at line 11): compiled with nvcc\n" in result.stderr
     written = yaml.safe_load((project / "expectations" / "new" / "vecadd.yaml").read_text())
     assert written["kernels"]["vecadd"] == {
@@ -184,7 +184,7 @@ def test_a_folder_makes_a_file_per_source_and_says_which_cannot_be_built(no_gpu,
     assert lines == [
         "expectations/all/ops.yaml: 7 kernels",
         "src/vecadd.cu: host code (main at line 11): compiled with nvcc",
-        "expectations/all/vecadd.yaml: 1 kernels",
+        "expectations/all/vecadd.yaml: 1 kernel",
         'src/more/broken.cu: does not compile for sm_90: src/more/broken.cu(1): error: identifier "undefined_name"'
         " is undefined",
     ]

@@ -34,6 +34,7 @@ from ncuverify.report.listing import (
 )
 from ncuverify.results import worst
 from ncuverify.spec import expand_paths
+from ncuverify.text import counted
 
 BuildPaths = Annotated[
     list[Path],
@@ -143,7 +144,7 @@ def lint(
             shown_on.print(line_text(f"{path}: input error", "bold red"), soft_wrap=True)
             shown_on.print(block_text(built), soft_wrap=True)
             return ExitCode.BAD_INPUT
-        print_prose(shown_on, f"{path}: sound ({len(built)} kernels built)", "green")
+        print_prose(shown_on, f"{path}: sound ({counted(len(built), 'kernel')} built)", "green")
         not_checked = sorted(
             {reason for b in built.values() if (reason := unchecked(b.arch, environment.ncu))}
         )

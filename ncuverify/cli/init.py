@@ -26,6 +26,7 @@ from ncuverify.init.folder import each_starter, folder_sources
 from ncuverify.init.writing import folder_problem, make_folder, writing_problem
 from ncuverify.report import line_text, print_prose
 from ncuverify.spec import project_root
+from ncuverify.text import counted
 
 
 def init(
@@ -96,7 +97,7 @@ def init(
     print_warnings(shown_on, made.warnings)
     make_folder(output.parent, project)
     write_new(output, made.text, force, made.read)
-    print_prose(shown_on, f"{output}: {made.kernels} kernels for {chosen}", "green")
+    print_prose(shown_on, f"{output}: {counted(made.kernels, 'kernel')} for {chosen}", "green")
 
 
 def _output_problem(output: Path, force: bool, source: Path, project: Path) -> str | None:
@@ -135,7 +136,7 @@ def _init_folder(
             shown_on.print(line_text(made.note), soft_wrap=True)
         print_warnings(shown_on, made.warnings)
         where = outcome.written_at if output is not None else outcome.source
-        shown_on.print(line_text(f"{where}: {made.kernels} kernels", "green"), soft_wrap=True)
+        shown_on.print(line_text(f"{where}: {counted(made.kernels, 'kernel')}", "green"), soft_wrap=True)
     if output is None and made_any:
         shown_on.print(
             line_text("nothing written: pass -o FOLDER to write one starter file per source there"),

@@ -11,6 +11,7 @@ from ncuverify.build.artifacts_diff import BuildDiff
 from ncuverify.build.artifacts_listing import ListedKernel
 from ncuverify.build.static import BUILD_COLUMNS, STATIC_METRICS
 from ncuverify.report import format_number, line_text, print_prose
+from ncuverify.text import counted
 
 
 def print_kernels(console: Console, title: str, kernels: list[ListedKernel]) -> None:
@@ -30,7 +31,7 @@ def print_kernels(console: Console, title: str, kernels: list[ListedKernel]) -> 
 
     name_width = max([len("kernel"), *(len(kernel.name) for kernel in kernels)])
     beside = name_width + len(facts(headings)) <= console.width
-    print_prose(console, f"{title}: {len(kernels)} kernels", "bold")
+    print_prose(console, f"{title}: {counted(len(kernels), 'kernel')}", "bold")
     if beside:
         console.print(Text("kernel".ljust(name_width) + facts(headings), style="bold"), soft_wrap=True)
     else:
