@@ -61,11 +61,11 @@ def test_groups_merge_when_the_start_costs_more_than_the_passes():
     assert len(groups(a + b, passes)) == 1
 
 
-def test_unknown_metric_sets_get_a_guess_and_known_ones_ncu_s_count(tmp_path: Path):
+def test_unknown_metric_sets_get_the_model_s_count_and_known_ones_ncu_s(tmp_path: Path):
     passes = PassCounts.load(tmp_path / "profile" / "passes.json")
     counters = frozenset({"l1tex__a.sum", "l1tex__b.sum", "lts__c.sum", "dram__d.sum"})
     assert passes.passes(frozenset({"launch__registers_per_thread", "gpu__time_duration.sum"})) == 1
-    assert passes.passes(counters) == 3  # one, plus one per three counters
+    assert passes.passes(counters) == 3  # two L1TEX counters of no known group: 2 hardware passes + 1
     passes.remember(counters, 5)
     passes.save()
     assert PassCounts.load(tmp_path / "profile" / "passes.json").passes(counters) == 5
@@ -75,7 +75,7 @@ def test_a_damaged_pass_file_only_costs_a_guess(tmp_path: Path):
     path = tmp_path / "passes.json"
     path.write_text("{not json")
     passes = PassCounts.load(path)
-    assert passes.passes(frozenset({"l1tex__a.sum"})) == 2
+    assert passes.passes(frozenset({"l1tex__a.sum"})) == 1  # the pass model's: one counter, one pass
     assert passes.warnings == (
         f"{path}: ignored (not JSON: Expecting property name enclosed in double quotes: line 1 column 2"
         " (char 1)); the replay passes are guessed",
@@ -141,8 +141,9 @@ def test_a_set_of_known_counters_takes_their_passes_whatever_free_metrics_it_add
     # Launch facts, device attributes and the time take no pass: the union is known to take one.
     assert passes.passes(counters | {"launch__grid_size", "device__attribute_clock_rate"}) == 1
     assert passes.passes(counters) == 1
-    # A counter more is a set never run: guessed (one pass, plus one per three counters).
-    assert passes.passes(counters | {"smsp__e.sum"}) == 3
+    # A counter more is a set never run: the pass model's (two L1TEX counters of no known pass group:
+    # a hardware pass each, and ncu's own).
+    assert passes.passes(counters | {"l1tex__e.sum"}) == 3
 
 
 def test_what_is_remembered_later_answers_for_its_counters():
@@ -287,7 +288,7 @@ def test_a_case_that_reads_results_back_shares_a_process_that_adds_only_hardware
     timed = ProfiledCase("latency", 1, frozenset({"sm__cycles_active.max"}), pinned=True)
     counters = case("counters", {"dram__bytes_read.sum", "l1tex__t_sector_hit_rate.pct"})
     patched = case("patched", {"smsp__sass_inst_executed_op_global_ld.sum"})
-    passes = known({})  # guessed: one pass, and one more per three counters
+    passes = known({})  # the pass model's counts
     assert [g.cases for g in groups([timed, counters], passes)] == [("latency", "counters")]
     assert [g.cases for g in groups([timed, patched], passes)] == [("latency",), ("patched",)]
     unpinned = ProfiledCase("latency", 1, timed.metrics)

@@ -3,7 +3,8 @@
 ncu asks every kernel of a process for every metric on its command line, and collecting more metrics
 takes more replay passes of each kernel. A process costs a start (ncu, then the runner's Python and
 CUDA under ncu: about 2.2 s on an H200 machine; with two processes in flight on a GPU most of it
-hides behind the one before, but not ncu's first profiled launch, and the schedule counts it whole);
+hides behind the one before, and what a further process adds to a run is about 0.75-1 s: the
+schedule counts 1 s);
 a pass costs each kernel a save and restore of its memory, the caches flushed and a replay (about
 0.045 s for the suite's kernels, from 0.03 to 0.07). So cases that need the same metrics share a
 process, and two such groups are merged when the passes the merge adds cost less than the start it
@@ -14,31 +15,29 @@ what it reads back comes from ncu's last replay, and a pass that patches the ker
 `sass` metrics count instructions by patching them) slows every instruction. So it only shares a
 process whose metrics beyond its own are hardware counters, read without changing the code.
 
-How many passes a set of metrics takes is only known from ncu (the raw page's
-`profiler__replayer_passes`); `PassCounts` remembers what past runs reported and guesses the rest.
+How many passes a set of metrics takes is what ncu reported for it in an earlier run (the raw page's
+`profiler__replayer_passes`), which `PassCounts` remembers, else what the pass model predicts
+(ncuverify.profile.passes), from the first run on.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ncuverify.build.cache import prepare_folder
 from ncuverify.files import read_json
-from ncuverify.names import DEVICE_PREFIX, LAUNCH_PREFIX, PROFILER_PREFIX, TIME_PREFIX, is_patched
+from ncuverify.names import is_patched
+from ncuverify.profile.passes import PassModel, counters
 from ncuverify.text import one_line
 
-START_S = 2.2  # one ncu process: ncu itself, then the runner's Python and CUDA start-up
+START_S = 1.0  # what one more ncu process adds to a run whose processes start while others profile
 PASS_S = 0.045  # one replay pass of one launch, memory save and restore included
-
-# Metrics that ncu reads without replaying the kernel for them.
-_FREE_PREFIXES = (LAUNCH_PREFIX, DEVICE_PREFIX, PROFILER_PREFIX, TIME_PREFIX)
 
 
 @dataclass(frozen=True)
@@ -77,12 +76,14 @@ MAX_PASSES_FILE_BYTES = 16 * 2**20  # more than MAX_METRIC_SETS keys of MAX_KEY_
 
 @dataclass
 class PassCounts:
-    """Replay passes per metric set, as ncu reported them, kept in a JSON file between runs. A damaged
-    or implausible file is ignored as a whole, which only costs guesses; warnings says so."""
+    """Replay passes per metric set, as ncu reported them, kept in a JSON file between runs; the model
+    predicts those of other sets. A damaged or implausible file is ignored as a whole, which only costs
+    predictions; warnings says so."""
 
     known: dict[str, int] = field(default_factory=dict)
     path: Path | None = None
     warnings: tuple[str, ...] = ()
+    model: PassModel = field(default_factory=PassModel, compare=False)
     _counter_sets: dict[frozenset[str], int] | None = field(
         default=None, init=False, repr=False, compare=False
     )
@@ -141,18 +142,17 @@ class PassCounts:
 
     def passes(self, metrics: frozenset[str]) -> int:
         """What ncu reported for this set, or for a set of the same counters (the free metrics take no
-        pass: a merge that adds none of its counters is seen to cost no pass); else a guess, one
-        pass plus one per three counters."""
+        pass: a merge that adds none of its counters is seen to cost no pass); else the model's
+        prediction."""
         if _key(metrics) in self.known:
             return self.known[_key(metrics)]
-        counters = _counters(metrics)
-        same = self._by_counters().get(counters)
-        return same if same is not None else 1 + math.ceil(len(counters) / 3)
+        same = self._by_counters().get(counters(metrics))
+        return same if same is not None else self.model.passes(metrics)
 
     def _by_counters(self) -> dict[frozenset[str], int]:
         """The known sets by their counters (the latest report of each): made again after remember."""
         if self._counter_sets is None:
-            self._counter_sets = {_counters(key.split(",")): p for key, p in self.known.items()}
+            self._counter_sets = {counters(key.split(",")): p for key, p in self.known.items()}
         return self._counter_sets
 
 
@@ -176,11 +176,6 @@ def _read_counts(path: Path) -> dict[str, int]:
 
 def _key(metrics: frozenset[str]) -> str:
     return ",".join(sorted(metrics))
-
-
-def _counters(metrics: Iterable[str]) -> frozenset[str]:
-    """The metrics of a set that take replay passes: all but those ncu reads without replaying."""
-    return frozenset(m for m in metrics if not m.startswith(_FREE_PREFIXES))
 
 
 def groups(cases: Sequence[ProfiledCase], passes: PassCounts) -> list[Group]:
@@ -231,7 +226,8 @@ class _Costs:
         launches = sum(case.launches for case in cases)
         self._serials += 1
         pinned = any(case.pinned for case in cases)
-        return _Cluster(self._serials, cases, metrics, launches, pinned, self._cost(metrics, launches))
+        cost = _cost(launches, self._set_passes(metrics))
+        return _Cluster(self._serials, cases, metrics, launches, pinned, cost)
 
     def merged(self, a: _Cluster, b: _Cluster) -> _Cluster:
         return self.cluster(a.cases + b.cases)
@@ -241,14 +237,19 @@ class _Costs:
         key = (a.serial, b.serial)
         if key not in self._savings:
             union = a.metrics | b.metrics
-            together = self._cost(union, a.launches + b.launches)
+            together = _cost(a.launches + b.launches, self._set_passes(union))
             self._savings[key] = a.cost + b.cost - together if _may_merge(a, b, union) else None
         return self._savings[key]
 
-    def _cost(self, metrics: frozenset[str], launches: int) -> float:
+    def _set_passes(self, metrics: frozenset[str]) -> int:
         if metrics not in self._per_set:
             self._per_set[metrics] = self._passes.passes(metrics)
-        return START_S + launches * self._per_set[metrics] * PASS_S
+        return self._per_set[metrics]
+
+
+def _cost(launches: int, passes: int) -> float:
+    """A process's time: its start, then each launch's passes."""
+    return START_S + launches * passes * PASS_S
 
 
 def _best_merge(clusters: list[_Cluster], costs: _Costs) -> tuple[int, int] | None:
@@ -309,3 +310,12 @@ def spread(
         for index in range(len(plan))
         if (gpu, index) in members
     ]
+
+
+def launch_passes(unit: Unit, cases: Sequence[ProfiledCase], passes: PassCounts) -> int:
+    """The launch-passes a unit's ncu process is predicted to take: each of its launches times the
+    passes of the unit's metrics (ncu asks every launch of a process for all of them; the repeats of a
+    case timed in a process of the time alone take one each)."""
+    held = set(unit.cases)
+    launches = sum(case.launches for case in cases if case.cases[0] in held)
+    return launches * passes.passes(unit.metrics)

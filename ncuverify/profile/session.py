@@ -24,6 +24,7 @@ from ncuverify.profile import schedule
 from ncuverify.profile.command import NcuOptions
 from ncuverify.profile.diagnose import diagnose
 from ncuverify.profile.faults import faults_named
+from ncuverify.profile.passes import model_for
 from ncuverify.profile.plan import FileCases, plan_cases
 from ncuverify.profile.run import Gate, Run, run_ncu
 from ncuverify.profile.shown import shown_output
@@ -54,6 +55,7 @@ def profile_files(
     what they measured (cases under their qualified names)."""
     planned, wanted = plan_cases(files, work_dir)
     passes = settings.passes or schedule.PassCounts()
+    passes.model = model_for(_arch(files), settings.ncu.executable)
     groups = schedule.groups(wanted, passes)
     units = schedule.spread(groups, wanted, settings.gpus, passes)
     chains = {gpu: _chain([(i, u) for i, u in enumerate(units) if u.gpu == gpu]) for gpu in settings.gpus}
@@ -94,6 +96,11 @@ def profile_files(
         measured = measured.combined(part)
     _learn_passes(passes, measured, units)
     return [run for run, _ in measured_runs], measured
+
+
+def _arch(files: Sequence[FileCases]) -> str | None:
+    """The architecture the run's kernels are built for (one run profiles one GPU's)."""
+    return next((build.arch for file in files for build in file.builds.values()), None)
 
 
 def _chain(units: list[tuple[int, schedule.Unit]]) -> list[tuple[int, schedule.Unit]]:
