@@ -1,9 +1,12 @@
 """The initial contents of a case's buffers (fills)."""
 
+import hashlib
+
 import numpy as np
+import pytest
 from planned_arguments import planned_buffer
 
-from ncuverify.runner.fills import RANDOM_INT_LIMIT, host_contents
+from ncuverify.runner.fills import RANDOM_INT_LIMIT, MadeFills, host_contents
 
 
 def test_fills():
@@ -121,3 +124,41 @@ def test_a_bfloat16_buffers_npy_file_holds_its_bit_patterns(tmp_path):
         assert str(error) == "holds <f4 values, but the buffer is bfloat16 as uint16 bit patterns (<u2)"
     else:
         raise AssertionError("a float32 file was taken for a bfloat16 buffer")
+
+
+# Each recipe's bytes as the runner has always made them (sha256): the recordings' figures of some claims
+# (sums, checksums read back) depend on them, so making them once must not change them.
+SAME_BYTES = [
+    ({"buffer": "float32", "count": 1048576, "fill": "random", "seed": 1}, "d6c60834c697d0de23f2313a7ec3086c1ad59cb030df55c5be3852f76f64d889"),
+    ({"buffer": "float64", "count": 1000, "fill": "random", "seed": 3}, "c6ea18cb08cb3437c54ae7be33f57b3217f26613998694052385eb7115146260"),
+    ({"buffer": "float16", "count": 1000, "fill": "random", "seed": 0}, "95eb12ebca8759c1ced5c8f31bce613f3b4391b5c378d16440a4a3711283c962"),
+    ({"buffer": "int32", "count": 4096, "fill": "random", "seed": 5}, "235519c9700276f4dfcaf41abee2e44354c18acd616dd487b67895ad09e3931a"),
+    ({"buffer": "uint8", "count": 4096, "fill": "random", "seed": 2}, "c8d001aec89e9aa7313f37bb471871c979450df0d10390eaa87f74a6c7cedce3"),
+    ({"buffer": "int64", "count": 4096, "fill": "constant", "value": 131072}, "89e6c0077467ed3f4a0f0a4656840b1a5090672fdea1b742321ef26e7fe4ba78"),
+    ({"buffer": "float32", "count": 1000003, "fill": "iota"}, "a8f9a481467c608e71893da9498ae997dcc70ead668595684ec6b6502e287501"),
+    ({"buffer": "float32", "count": 1000003, "fill": "constant", "value": 1.0}, "a1028298474c2dd2455c317b5d14b255d693cbe22a0948511b3c4fba90c26534"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("recipe", "digest"), SAME_BYTES)
+def test_a_fill_s_bytes_are_those_of_its_recipe_made_once_or_again(recipe, digest):
+    first = host_contents(planned_buffer(recipe))
+    again = host_contents(planned_buffer({**recipe, "name": "another"}))  # another buffer, filled alike
+    assert hashlib.sha256(first.tobytes()).hexdigest() == digest
+    assert again is first and not first.flags.writeable  # made once, and no case may change it
+
+
+def test_fills_alike_only_in_part_are_made_apart():
+    base = {"buffer": "float32", "count": 64, "fill": "random", "seed": 1}
+    made = host_contents(planned_buffer(base))
+    for other in ({"seed": 2}, {"count": 65}, {"buffer": "float64"}, {"fill": "iota"}):
+        assert host_contents(planned_buffer({**base, **other})) is not made, other
+
+
+def test_the_fills_kept_are_bounded_the_oldest_leaving_first():
+    made = MadeFills(limit_bytes=2 * 400)
+    arrays = [made.get(("r", n), lambda n=n: np.full(100, n, dtype=np.float32)) for n in range(3)]
+    assert made.get(("r", 2), lambda: np.zeros(1)) is arrays[2]  # kept
+    assert made.get(("r", 0), lambda: np.zeros(1)) is not arrays[0]  # left for the later ones
+    large = made.get(("large",), lambda: np.zeros(1000))  # more than the bound: made, not kept
+    assert made.get(("large",), lambda: np.ones(1000)) is not large

@@ -3,7 +3,9 @@ bytes of what has no numpy type (bfloat16, structs)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -18,25 +20,74 @@ RANDOM_INT_LIMIT = 2**15
 
 def host_contents(arg: PlannedBuffer) -> np.ndarray | None:
     """The initial contents of a buffer as the kernel sees them; None for zeros (memset on the device).
-    A bfloat16 buffer's are its bit patterns (uint16), each rounded from the float32 value."""
+    A bfloat16 buffer's are its bit patterns (uint16), each rounded from the float32 value. A fill made
+    from its recipe alone (constant, iota, random) is made once per runner: a case that fills alike
+    later takes the same contents, read-only."""
     dtype = storage_dtype(arg.buffer)
     count, fill = arg.count, arg.fill
     if isinstance(fill, NpyContents):
         return _npy_contents(fill, dtype, count)  # a bfloat16 buffer's file holds its bit patterns
     if fill == "zeros":
         return None
+    recipe = (
+        fill,
+        arg.buffer,  # not its storage: a bfloat16 buffer is stored as uint16, and filled otherwise
+        count,
+        arg.value if fill == "constant" else None,
+        arg.seed if fill == "random" else None,
+    )
+    return MADE.get(recipe, lambda: _made(fill, dtype, count, arg))
+
+
+def _made(fill: str, dtype: np.dtype, count: int, arg: PlannedBuffer) -> np.ndarray:
     if arg.buffer == BFLOAT16:
         return bfloat16_array(_float32_contents(arg))
     if fill == "constant":
         return np.full(count, arg.value, dtype=dtype)
     if fill == "iota":
-        return np.arange(count, dtype=np.int64).astype(dtype)
+        return np.arange(count, dtype=np.int64).astype(dtype, copy=False)
     generator = np.random.default_rng(arg.seed)
     if dtype.kind == "f":
         values = generator.random(count, dtype=np.float32 if dtype.itemsize <= 4 else np.float64)
-        return np.asarray(values).astype(dtype)
+        return np.asarray(values).astype(dtype, copy=False)
     high = min(RANDOM_INT_LIMIT, int(np.iinfo(dtype).max) + 1)
-    return generator.integers(0, high, size=count, dtype=np.int64).astype(dtype)
+    return generator.integers(0, high, size=count, dtype=np.int64).astype(dtype, copy=False)
+
+
+# What a runner keeps of the fills it made: the cases of one ncu process often fill alike (a file's cases
+# share their inputs, and a random fill of some hundred megabytes takes a few tenths of a second to draw).
+MADE_BYTES = 2**31
+
+
+class MadeFills:
+    """Fills by their recipe, the latest used last; the oldest leave once they hold more than limit
+    bytes. Safe from several threads (the runner makes the next case's contents on one of its own):
+    two that make one recipe at once both make it, and one is kept."""
+
+    def __init__(self, limit_bytes: int = MADE_BYTES) -> None:
+        self._limit = limit_bytes
+        self._held: OrderedDict[tuple[object, ...], np.ndarray] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, recipe: tuple[object, ...], make: Callable[[], np.ndarray]) -> np.ndarray:
+        with self._lock:
+            if recipe in self._held:
+                self._held.move_to_end(recipe)
+                return self._held[recipe]
+        made = make()
+        made.flags.writeable = False  # shared by every case that fills alike: none may change it
+        with self._lock:
+            if made.nbytes <= self._limit and recipe not in self._held:
+                self._held[recipe] = made
+                self._bytes += made.nbytes
+                while self._bytes > self._limit:
+                    _, oldest = self._held.popitem(last=False)
+                    self._bytes -= oldest.nbytes
+        return made
+
+
+MADE = MadeFills()
 
 
 SCALAR_DTYPES: dict[str, type[np.generic]] = {
