@@ -10,8 +10,10 @@ its verdicts compared; the model floor, one process start plus every launch with
 for it (repeats, which only time, one pass each), from this run's own pass counts
 (`profiler__replayer_passes`) and the measured costs: a start is what one ncu process around one
 launch takes, a launch-pass what the one-at-a-time run's processes took beyond their starts, per
-launch-pass; one ncu per case (a naive wrapper, timed on a sample and scaled); and the ratios. On a
-machine with two GPUs it also times `--gpus 0,1`. Not a test: timings belong here, not in the test
+launch-pass; one ncu per case (a naive wrapper, timed on a sample and scaled); and the ratios; then each
+process of the one-at-a-time run, its time beside its launch-passes as the pass model predicted them
+and as ncu reported them. On a machine with two GPUs it also times `--gpus 0,1`. Last, on any machine:
+the suite's processes as the scheduler groups them for an H200, with their predicted launch-passes. Not a test: timings belong here, not in the test
 suite.
 """
 
@@ -211,6 +213,7 @@ def gpu_rows(scratch: Path, naive_sample: int) -> list[tuple[str, float]]:
         ("ratio: warm / model floor", warm / floor),
         ("ratio: one ncu per case / warm", naive / warm),
     ]
+    rows += process_rows(saved, runs, seconds, by_launch)
     if _gpu_count() >= 2:
         two = timed(ncuverify("check", "expectations/", "--gpus", "0,1", "--json", str(jsons["two"])), env)
         same_two = _verdicts(jsons["two"]) == _verdicts(jsons["warm"])
@@ -218,6 +221,75 @@ def gpu_rows(scratch: Path, naive_sample: int) -> list[tuple[str, float]]:
             (f"ncuverify check expectations/ on two GPUs (verdicts identical to one GPU: {same_two})", two)
         )
     return rows
+
+
+def process_rows(
+    saved: Path, runs: list[Path], seconds: list[float], by_launch: dict[Path, list[int]]
+) -> list[tuple[str, float]]:
+    """Each ncu process of the one-at-a-time run, its time beside its launch-passes: as the pass model
+    predicted them (its launches times the passes of its metrics) and as ncu reported them."""
+    from ncuverify.profile.passes import model_for
+
+    commands = json.loads((saved / "commands.json").read_text())
+    arch = json.loads((saved / "provenance.json").read_text())["arch"]
+    model = model_for(arch)
+    ordered = sorted(range(len(runs)), key=lambda i: tuple(int(part) for part in runs[i].parts[-2:]))
+    rows = []
+    for command, at in zip(commands, ordered, strict=False):  # the recording's runs are in this order
+        run = runs[at]
+        metrics = command[command.index("--metrics") + 1].split(",")
+        cases = json.loads((run / "plan.json").read_text())["cases"]
+        launches = sum(case["repeat"] for case in cases)
+        predicted = launches * model.passes(metrics)
+        measured = sum(by_launch[run])
+        rows.append(
+            (
+                f"process {'/'.join(run.parts[-2:])}: {len(cases)} cases, {launches} launches, launch-passes"
+                f" predicted {predicted} ({model.source}), measured {measured}",
+                seconds[at],
+            )
+        )
+    return rows
+
+
+def predicted_passes(cache: Path) -> list[str]:
+    """The suite's ncu processes as the scheduler groups them for an H200 (sm_90), with no GPU: each
+    one's launches and predicted launch-passes, and their total; with the stand-in metrics, and without
+    (each claim's metric asked of ncu as written)."""
+    from ncuverify import names
+    from ncuverify.build.cache import CompileCache
+    from ncuverify.environment import Environment
+    from ncuverify.options import CheckOptions
+    from ncuverify.profile import plan, schedule
+    from ncuverify.profile.passes import model_for
+    from ncuverify.results import run_keys
+    from ncuverify.stages import prepare
+    from ncuverify.stages.profiling import file_cases
+    from ncuverify.stages.values import Prepared
+
+    paths = sorted(EXPECTATIONS.glob("*.yaml"))
+    options = CheckOptions(arch="sm_90", cache=CompileCache(cache / "compile"))
+    nowhere = Environment(gpu=None, ncu=None, problem="planned only")
+    prepared = [
+        prepare.prepare_file(p, k, options, nowhere) for p, k in zip(paths, run_keys(paths), strict=True)
+    ]
+    files = file_cases([p for p in prepared if isinstance(p, Prepared) and p.waiting])
+    lines = []
+    stand_ins = dict(names.STAND_INS)
+    for label, table in (("with stand-ins", stand_ins), ("as written", {})):
+        names.STAND_INS.clear()
+        names.STAND_INS.update(table)
+        with tempfile.TemporaryDirectory(prefix="ncuverify-plan-") as work:
+            _, wanted = plan.plan_cases(files, Path(work))
+        passes = schedule.PassCounts(model=model_for("sm_90"))
+        units = schedule.spread(schedule.groups(wanted, passes), wanted, [0], passes)
+        each = [schedule.launch_passes(unit, wanted, passes) for unit in units]
+        lines.append(
+            f"- {label}: {len(units)} processes, {sum(each)} launch-passes ({', '.join(map(str, each))};"
+            f" passes from {passes.model.source})"
+        )
+    names.STAND_INS.update(stand_ins)
+    return lines
 
 
 def _differences(jsons: dict[str, Path]) -> None:
@@ -302,6 +374,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ncuverify-bench-") as scratch:
         cache = Path(scratch) / "cache"
         rows = cpu_rows(cache, arguments.repeat)
+        planned = predicted_passes(cache)
         if arguments.gpu:
             rows += gpu_rows(Path(scratch), arguments.naive_sample)
         if arguments.keep:
@@ -310,6 +383,8 @@ def main() -> None:
     print("| what | seconds |\n| --- | --- |")
     for what, seconds in rows:
         print(f"| {what} | {seconds:.2f} |" if what.startswith("ratio") else f"| {what} | {seconds:.1f} |")
+    print("\nThe suite's ncu processes as scheduled for an H200, predicted with no GPU:\n")
+    print("\n".join(planned))
 
 
 if __name__ == "__main__":
