@@ -253,15 +253,14 @@ def process_rows(
 
 
 def predicted_passes(cache: Path) -> list[str]:
-    """The suite's ncu processes as the scheduler groups them for an H200 (sm_90), with no GPU: each
+    """The suite's ncu processes as the scheduler groups them for an H200 (sm_90) on one GPU: each
     one's launches and predicted launch-passes, and their total; with the stand-in metrics, and without
     (each claim's metric asked of ncu as written)."""
     from ncuverify import names
     from ncuverify.build.cache import CompileCache
     from ncuverify.environment import Environment
     from ncuverify.options import CheckOptions
-    from ncuverify.profile import plan, schedule
-    from ncuverify.profile.passes import model_for
+    from ncuverify.profile import NcuOptions, session
     from ncuverify.results import run_keys
     from ncuverify.stages import prepare
     from ncuverify.stages.profiling import file_cases
@@ -280,13 +279,11 @@ def predicted_passes(cache: Path) -> list[str]:
         names.STAND_INS.clear()
         names.STAND_INS.update(table)
         with tempfile.TemporaryDirectory(prefix="ncuverify-plan-") as work:
-            _, wanted = plan.plan_cases(files, Path(work))
-        passes = schedule.PassCounts(model=model_for("sm_90"))
-        units = schedule.spread(schedule.groups(wanted, passes), wanted, [0], passes)
-        each = [schedule.launch_passes(unit, wanted, passes) for unit in units]
+            scheduled = session.scheduled(files, Path(work), session.Settings(NcuOptions()))
+        each = scheduled.launch_passes()
         lines.append(
-            f"- {label}: {len(units)} processes, {sum(each)} launch-passes ({', '.join(map(str, each))};"
-            f" passes from {passes.model.source})"
+            f"- {label}: {len(scheduled.units)} processes, {sum(each)} launch-passes"
+            f" ({', '.join(map(str, each))}; passes from {scheduled.passes.model.source})"
         )
     names.STAND_INS.update(stand_ins)
     return lines

@@ -7,13 +7,14 @@ from pathlib import Path
 import pytest
 from conftest import COMPILE_CACHE, DATA, NO_GPU
 
+from ncuverify.build import BuildLimits, build_spec
 from ncuverify.environment import Environment, Gpu
 from ncuverify.names import REPEATS, QualifiedCase
 from ncuverify.options import CheckOptions
 from ncuverify.pipeline import check_files
 from ncuverify.processes import group_ended
-from ncuverify.profile import NcuOptions
-from ncuverify.profile.plan import case_metrics
+from ncuverify.profile import NcuOptions, session
+from ncuverify.profile.plan import FileCases, case_metrics
 from ncuverify.profile.schedule import PassCounts
 from ncuverify.results import FileResult, Verdict, exit_code, file_key
 from ncuverify.spec import load
@@ -526,3 +527,19 @@ def test_an_item_due_once_the_one_before_fails_is_not_begun():
     with pytest.raises(ValueError, match="the ncu process failed"):
         session._in_turn(call, ["fails", "next"], [0, 1], stop)
     assert begun == []
+
+
+def test_a_schedule_predicts_each_process_s_launch_passes_with_the_chip_s_model(tmp_path: Path):
+    spec = load(DATA / "sample.yaml")
+    builds = build_spec(spec, "sm_90", COMPILE_CACHE, BuildLimits(sass=True))
+    _, profiler_claims = split_claims(spec.content.claims)
+    files = [FileCases("sample", spec, builds, profiler_claims)]
+    plan = session.scheduled(files, tmp_path, session.Settings(NcuOptions()))
+    assert plan.passes.model.chip == "GH100"
+    launches = [sum(c.launches for c in plan.cases if c.cases[0] in unit.cases) for unit in plan.units]
+    each = [plan.passes.passes(unit.metrics) for unit in plan.units]
+    assert plan.launch_passes() == [n * p for n, p in zip(launches, each, strict=True)]
+    assert sum(launches) == sum(c.launches for c in plan.cases)
+    asked = frozenset().union(*(unit.metrics for unit in plan.units))
+    assert "smsp__inst_executed_op_global_ld.sum" in asked  # the L1 requests' stand-in
+    assert "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum" not in asked

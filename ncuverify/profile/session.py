@@ -53,11 +53,8 @@ def profile_files(
 ) -> tuple[list[Run], Measurements]:
     """Profile every case the files' claims read: the runs of every ncu process, in a fixed order, and
     what they measured (cases under their qualified names)."""
-    planned, wanted = plan_cases(files, work_dir)
-    passes = settings.passes or schedule.PassCounts()
-    passes.model = model_for(_arch(files), settings.ncu.executable)
-    groups = schedule.groups(wanted, passes)
-    units = schedule.spread(groups, wanted, settings.gpus, passes)
+    plan = scheduled(files, work_dir, settings)
+    planned, units, passes = plan.planned, plan.units, plan.passes
     chains = {gpu: _chain([(i, u) for i, u in enumerate(units) if u.gpu == gpu]) for gpu in settings.gpus}
     stop = threading.Event()
     ncu = replace(settings.ncu, cancelled=stop.is_set)
@@ -96,6 +93,31 @@ def profile_files(
         measured = measured.combined(part)
     _learn_passes(passes, measured, units)
     return [run for run, _ in measured_runs], measured
+
+
+@dataclass(frozen=True)
+class Scheduled:
+    """What a run will profile: every planned case (its cubins written), the cases the schedule placed,
+    its units (one ncu process each), and the pass counts it weighed them by (with the pass model of
+    the run's chip and ncu)."""
+
+    planned: dict[str, PlannedCase]
+    cases: list[schedule.ProfiledCase]
+    units: list[schedule.Unit]
+    passes: schedule.PassCounts
+
+    def launch_passes(self) -> list[int]:
+        """Each unit's predicted launch-passes: its launches times the passes of its metrics."""
+        return [schedule.launch_passes(unit, self.cases, self.passes) for unit in self.units]
+
+
+def scheduled(files: Sequence[FileCases], work_dir: Path, settings: Settings) -> Scheduled:
+    """The run's schedule, its cubins written into work_dir."""
+    planned, wanted = plan_cases(files, work_dir)
+    passes = settings.passes or schedule.PassCounts()
+    passes.model = model_for(_arch(files), settings.ncu.executable)
+    units = schedule.spread(schedule.groups(wanted, passes), wanted, settings.gpus, passes)
+    return Scheduled(planned, wanted, units, passes)
 
 
 def _arch(files: Sequence[FileCases]) -> str | None:
