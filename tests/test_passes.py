@@ -121,3 +121,18 @@ def test_a_process_s_launch_passes_are_its_launches_times_its_passes():
     assert launch_passes(unit, cases, PassCounts()) == (3 + 2) * 3
     timing = Unit(0, repeats.metrics, ("f::a (repeats)",))
     assert launch_passes(timing, cases, PassCounts()) == 10
+
+
+def test_a_perfworks_that_fails_unexpectedly_is_asked_no_more():
+    asked = []
+
+    class Broken:
+        def passes(self, hardware):
+            asked.append(hardware)
+            raise TypeError("an answer of another shape")
+
+    model = model_for("sm_90")
+    model._tried, model._perfworks = True, Broken()  # as if loaded
+    assert model.passes([LD_REQUESTS, LD_SECTORS]) == 3  # the table's count
+    assert model.passes([LD_REQUESTS]) == 1 and len(asked) == 1
+    assert model.source == "the table of counter groups"

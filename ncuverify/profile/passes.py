@@ -108,6 +108,8 @@ class PassModel:
                 return perfworks.passes(hardware)
             except PerfworksError:
                 pass  # a counter perfworks does not know on this chip: the table's count
+            except Exception:  # a library that answers otherwise than this module expects: not again
+                self._perfworks = None
         return table_passes(hardware)
 
     def _loaded(self) -> Perfworks | None:
@@ -116,7 +118,7 @@ class PassModel:
             library = find_library(self.ncu)
             try:
                 self._perfworks = Perfworks(library, self.chip) if library is not None else None
-            except (PerfworksError, OSError, ValueError):
+            except Exception:  # any failure to load it leaves the table: the run goes on
                 self._perfworks = None
         return self._perfworks
 
