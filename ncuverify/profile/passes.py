@@ -1,8 +1,9 @@
 """How many replay passes ncu takes for a launch, from the metrics it is asked for: the pass model.
 
-Measured on an H200 with ncu 2025.3.1 (`profiler__replayer_passes`, 17 metric lists: tests/data/passes):
+Measured on an H200 with ncu 2025.3.1 (`profiler__replayer_passes` of 17 metric lists,
+tests/data/passes-h200.tsv):
 - hardware counters alone, which perfworks schedules in k passes: 1 pass if k is 1, else k + 1 (ncu
-  adds a pass of its own to passes that it must join);
+  adds a pass of its own where the counters take several);
 - a SASS-patched metric (`smsp__sass_*`, `sass__*`) beside hardware counters: k + 2 (an instrumented
   pass, and ncu's SASS pre-pass); SASS-patched metrics alone: 1;
 - the launch's time, its configuration (`launch__*`), the device's attributes (`device__*`), ncu's own
