@@ -116,8 +116,8 @@ class PassModel:
     def _loaded(self) -> Perfworks | None:
         if not self._tried and self.chip is not None:
             self._tried = True
-            library = find_library(self.ncu)
             try:
+                library = find_library(self.ncu)
                 self._perfworks = Perfworks(library, self.chip) if library is not None else None
             except Exception:  # any failure to load it leaves the table: the run goes on
                 self._perfworks = None
