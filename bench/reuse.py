@@ -13,6 +13,7 @@ those of the whole run of the changed suite, and whether its own recording repla
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -59,6 +60,7 @@ def reused(document: dict) -> tuple[int, int]:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     with tempfile.TemporaryDirectory(prefix="ncuverify-bench-reuse-") as scratch:
         project = Path(scratch) / "project"
         project.mkdir()

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from ncuverify.names import PASSES_METRIC
 from ncuverify.profile.outcome import ELAPSED_FILE
-from ncuverify.profile.plan import REPEATS
+from ncuverify.names import REPEATS
 
 ROOT = Path(__file__).resolve().parent.parent
 # The two rows the plugin's ratio is of.
