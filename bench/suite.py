@@ -31,9 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from ncuverify.names import PASSES_METRIC
+from ncuverify.names import PASSES_METRIC, REPEATS
 from ncuverify.profile.outcome import ELAPSED_FILE
-from ncuverify.names import REPEATS
 
 ROOT = Path(__file__).resolve().parent.parent
 # The two rows the plugin's ratio is of.
