@@ -6,7 +6,12 @@
 #                            which `make check` replays where there is no GPU and `check --reuse` takes
 #                            unchanged cases' figures from (its provenance keeps their measurement
 #                            keys), and the claims audit made from it, docs/claims-audit-<recording name>.md.
-#     scripts/capture-fixtures.sh [--tests-only] [--sections] [RECORDING]
+#   recordings/h200-examples/  the profile of every example under examples/ but the repository one
+#                            (programs' cases too: needs PyTorch, Triton and CuPy, and `make -C
+#                            examples/programs`), and examples/repository/recording-h200/, the profile
+#                            of that small repository's gate (its library built with CMake first);
+#                            the CPU tests replay both.
+#     scripts/capture-fixtures.sh [--tests-only | --recordings-only] [--sections] [RECORDING]
 # --sections also remakes tests/fixtures/transpose_sections (ncu's Source Counters and Memory Workload
 # Analysis of three launches of transpose_conflict, imported as the details and source pages), and
 # tests/fixtures/program_explain (the same pages of PyTorch's strided copy, a kernel without line
@@ -16,10 +21,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
 tests_only=false
+recordings_only=false
 sections=false
 while [ $# -gt 0 ]; do
     case $1 in
         --tests-only) tests_only=true; shift ;;
+        --recordings-only) recordings_only=true; shift ;;
         --sections) sections=true; shift ;;
         *) break ;;
     esac
@@ -36,11 +43,13 @@ keep_text() {  # a recording's text files, without the plans, cubins and reports
     cp "$from"/explain.* "$to/" 2>/dev/null || true
 }
 
-for name in sample launch_failure static faults explain; do
-    "$python" -m ncuverify check "tests/data/$name.yaml" --case-timeout 30 \
-        --save-profile "$scratch/tests/$name" >/dev/null || true
-    keep_text "$scratch/tests/$name" "tests/fixtures/$name"
-done
+if ! $recordings_only; then
+    for name in sample launch_failure static faults explain; do
+        "$python" -m ncuverify check "tests/data/$name.yaml" --case-timeout 30 \
+            --save-profile "$scratch/tests/$name" >/dev/null || true
+        keep_text "$scratch/tests/$name" "tests/fixtures/$name"
+    done
+fi
 
 if ! $tests_only; then
     "$python" -m ncuverify check expectations/ --save-profile "$scratch/expectations" >/dev/null || true
@@ -51,7 +60,19 @@ if ! $tests_only; then
 sys.exit(None if keys else f"{sys.argv[1]}: no measurement keys")' "$recording/provenance.json"
     "$python" -m ncuverify audit expectations/ --from-profile "$recording" \
         --markdown "docs/claims-audit-$(basename "$recording").md" >/dev/null || true
+    make -C examples/programs vecadd >/dev/null
+    "$python" -m ncuverify check --allow-programs examples/sweep examples/sequence examples/whole-program \
+        examples/programs --save-profile "$scratch/examples" >/dev/null || true
+    keep_text "$scratch/examples" recordings/h200-examples
+    (
+        cd examples/repository
+        cmake -S . -B build >/dev/null && cmake --build build >/dev/null
+        "$python" -m ncuverify check --allow-programs expectations/ --save-profile "$scratch/repository" \
+            >/dev/null || true
+    )
+    keep_text "$scratch/repository" examples/repository/recording-h200
 fi
+$recordings_only && exit 0
 
 # The details page (long format, thousands separators, demangled names) of the sample's launches.
 plan=$(ls "$scratch"/tests/sample/runs/*/0/plan.json | head -1)
