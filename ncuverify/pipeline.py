@@ -70,14 +70,16 @@ def plan_files(
     paths: Iterable[Path], options: CheckOptions, environment: Environment | None = None
 ) -> RunPlan:
     """What check_files would build, reuse and profile (its share, where sharded): every file read and
-    prepared up to its build, and the profile stage's plan of its cases; nothing built or profiled."""
+    prepared up to its build (built, with --reuse, for the measurement keys), and the profile stage's
+    plan of its cases; nothing profiled."""
     paths = list(paths)
     keys = run_keys(paths)
     options = replace(sharding.with_parts(paths, keys, options), dry_run=True)
     environment = environment or Environment.probe(options.ncu.executable)
+    options, recorded = planning.recorded_gpu(options, environment, keys)
     prepared: list[Prepared | FileResult] = []
     _prepare_all(paths, keys, options, environment, prepared)
-    return planning.planned_run(prepared, options)
+    return planning.planned_run(prepared, options, environment, recorded)
 
 
 def check_file(path: Path, options: CheckOptions, environment: Environment | None = None) -> FileResult:

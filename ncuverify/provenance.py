@@ -45,11 +45,18 @@ class Provenance:
     measurement_keys: dict[str, str] = field(default_factory=dict)
 
     def describe(self) -> str:
-        driver = f"driver {self.nvidia_driver}" if self.nvidia_driver else f"CUDA driver {self.cuda_driver}"
         compiled = f"; {toolkits}" if (toolkits := self.compiled_with()) else ""
         return one_line(
-            f"{self.gpu} ({self.arch}, {driver}, ncu {self.ncu_version or '?'}{compiled}) on {self.recorded_at}"
+            f"{self.gpu} ({self.arch}, {self._driver()}, ncu {self.ncu_version or '?'}{compiled})"
+            f" on {self.recorded_at}"
         )
+
+    def machine(self) -> str:
+        """The GPU and the tools alone: `NVIDIA H200 (sm_90, driver 580.159.04, ncu 2025.3.1.0)`."""
+        return one_line(f"{self.gpu} ({self.arch}, {self._driver()}, ncu {self.ncu_version or '?'})")
+
+    def _driver(self) -> str:
+        return f"driver {self.nvidia_driver}" if self.nvidia_driver else f"CUDA driver {self.cuda_driver}"
 
     def compiled_with(self) -> str | None:
         """Which nvcc compiled the kernels nvcc built, each once (`nvcc 13.0.88 at /usr/local/cuda`);

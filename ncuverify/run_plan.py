@@ -1,6 +1,7 @@
 """What a run would do, as `check --dry-run` says it: the kernels it would build, the recorded figures it
 would reuse, the cases it would profile and the ncu processes it would start, with the passes the
-schedule predicts. Nothing is compiled or profiled to know it. As JSON, a versioned document (DRY_RUN,
+schedule predicts. Nothing is profiled to know it, and nothing compiled but with --reuse (whose
+measurement keys hold the kernels' code). As JSON, a versioned document (DRY_RUN,
 the `dry_run` field: a reader refuses a version it does not know); on a terminal, a few lines of at
 most 80 columns."""
 
@@ -25,6 +26,14 @@ class PlannedBuild:
     kernel: str  # the kernel entry's key in the file
     entry: str | None  # what it instantiates; None for a set
     arch: str | None  # None: no architecture to build for (no GPU, no --arch, none in the file)
+
+
+@dataclass(frozen=True)
+class ReusedCase:
+    """A case whose figures the run would take from --reuse's recording (its key unchanged)."""
+
+    file: str
+    case: str
 
 
 @dataclass(frozen=True)
@@ -58,12 +67,13 @@ class RunPlan:
     shard: tuple[int, int]
     files: tuple[str, ...]
     build: tuple[PlannedBuild, ...] = ()
-    # recorded figures a run would judge instead of profiling again: none yet (a later option fills it)
-    reuse: tuple[dict[str, str], ...] = ()
+    reuse: tuple[ReusedCase, ...] = ()  # recorded figures the run would judge instead of profiling again
     profile: tuple[PlannedCase, ...] = ()
     processes: tuple[PlannedProcess, ...] = ()
     claims: tuple[tuple[str, str], ...] = ()  # (file key, claim id): every claim the run would judge
     replayed: bool = False  # --from-profile: judged from a recording, nothing profiled
+    built: bool = False  # --reuse: the kernels were built (through the compile cache) for the keys
+    notes: tuple[str, ...] = ()  # with --reuse: the GPU planned for where none is here; why nothing is reused
     failed: tuple[FileResult, ...] = field(default=(), compare=False)
 
 
@@ -74,7 +84,7 @@ def to_json(plan: RunPlan) -> str:
         "shard": list(plan.shard),
         "files": list(plan.files),
         "build": [{"file": b.file, "kernel": b.kernel, "entry": b.entry, "arch": b.arch} for b in plan.build],
-        "reuse": list(plan.reuse),
+        "reuse": [{"file": r.file, "case": r.case} for r in plan.reuse],
         "profile": [
             {"file": c.file, "case": c.case, "launches": c.launches, "metrics": c.metrics}
             for c in plan.profile
@@ -82,6 +92,7 @@ def to_json(plan: RunPlan) -> str:
         "processes": [_process_record(p) for p in plan.processes],
         "claims": [{"file": file, "claim": claim} for file, claim in plan.claims],
         "replayed": plan.replayed,
+        "notes": list(plan.notes),
         "errors": [{"file": str(r.path), "error": r.input_error or r.internal_error} for r in plan.failed],
     }
     return json.dumps(document, indent=1) + "\n"
@@ -106,7 +117,8 @@ def plan_lines(plan: RunPlan) -> list[str]:
     share = f"shard {k}/{n} of " if n > 1 else ""
     kernels = len(plan.build)
     files_built = len({b.file for b in plan.build})
-    lines = [f"dry run: {share}{len(plan.files)} file{_s(len(plan.files))}, nothing built or profiled"]
+    built = "nothing profiled" if plan.built else "nothing built or profiled"
+    lines = [f"dry run: {share}{len(plan.files)} file{_s(len(plan.files))}, {built}", *plan.notes]
     lines.append(f"build: {kernels} kernel{_s(kernels)} of {files_built} file{_s(files_built)}")
     lines.append(f"reuse: {len(plan.reuse)} recorded case{_s(len(plan.reuse))}")
     if plan.replayed:

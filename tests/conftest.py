@@ -8,7 +8,7 @@ import pytest
 from hypothesis import strategies as st
 
 from ncuverify.build.cache import CompileCache
-from ncuverify.environment import Environment
+from ncuverify.environment import Environment, Gpu
 from ncuverify.processes import group_ended
 
 # build_projects holds the build tests' fixtures; loaded here, before any test module imports it
@@ -52,24 +52,25 @@ NO_GPU = Environment(
     gpu=None, ncu=None, problem="no NVIDIA GPU: the CUDA driver library (libcuda) cannot be loaded"
 )
 
+# The machine the stand-in ncu profiles on: one GPU, said to be an sm_90.
+FAKE_GPU = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(FAKE_NCU), None, gpu_count=1)
+
 
 def fake_profiled(paths: list[Path], save_profile: Path, **options: object) -> list:
     """The files checked with the stand-in ncu (tests/data/fake_ncu/ncu) on a machine said to have one
     GPU, the profile kept in save_profile; more CheckOptions as given (no explanation pass unless
     `explain=True`)."""
-    from ncuverify.environment import Gpu
     from ncuverify.options import CheckOptions
     from ncuverify.pipeline import check_files
     from ncuverify.profile import NcuOptions
 
-    environment = Environment(Gpu(0, "Fake GPU", "sm_90", "13.0"), str(FAKE_NCU), None, gpu_count=1)
     run = CheckOptions(
         cache=COMPILE_CACHE,
         ncu=NcuOptions(executable=str(FAKE_NCU)),
         save_profile=save_profile,
         **{"explain": False, **options},  # type: ignore[arg-type]
     )
-    return check_files(paths, run, environment)
+    return check_files(paths, run, FAKE_GPU)
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,6 @@
 """check --reuse on a real GPU under Nsight Compute: a run after a kernel changed profiles that kernel's
-cases alone and judges as a whole run does; after a comment-only edit it profiles nothing. Skipped,
-with the reason, where there is no GPU."""
+cases alone and judges as a whole run does; after a comment-only edit it profiles nothing; its dry run
+plans what it then profiles. Skipped, with the reason, where there is no GPU."""
 
 import json
 import shutil
@@ -10,7 +10,7 @@ import pytest
 from conftest import COMPILE_CACHE, DATA, NO_GPU
 
 from ncuverify.options import CheckOptions
-from ncuverify.pipeline import check_files
+from ncuverify.pipeline import check_files, plan_files
 from ncuverify.profile.session import RUNS
 from ncuverify.results import FileResult
 
@@ -84,3 +84,16 @@ def test_a_comment_only_edit_profiles_nothing(gpu_environment, tmp_path):
     assert profiled(tmp_path / "again") == []
     assert again.reused_from is not None and list(again.reused_from.cases) == CASES
     assert verdicts(again) == verdicts(base)
+
+
+def test_the_dry_run_plans_on_this_gpu_what_the_reusing_run_then_profiles(gpu_environment, tmp_path):
+    path = project(tmp_path)
+    checked(path, gpu_environment, tmp_path / "base")
+    path.write_text(path.read_text().replace(SCALE, "if (i < n) out[i] = factor * in[i] + 0.0f;"))
+    options = CheckOptions(cache=COMPILE_CACHE, reuse=tmp_path / "base", explain=False)
+    plan = plan_files([path], options, gpu_environment)
+    assert plan.notes == (), "this GPU's identity, the recording read whole"
+    assert sorted(r.case for r in plan.reuse) == ["misaligned", "stride1", "stride32"]
+    assert [c.case for c in plan.profile] == ["scale_2d"]
+    checked(path, gpu_environment, tmp_path / "reusing", reuse=tmp_path / "base")
+    assert profiled(tmp_path / "reusing") == ["scale_2d"]

@@ -1,12 +1,14 @@
 """The dry run's plan as a versioned JSON document and as lines of at most 80 columns."""
 
 import json
+from dataclasses import replace
 
 from ncuverify.run_plan import (
     DRY_RUN,
     PlannedBuild,
     PlannedCase,
     PlannedProcess,
+    ReusedCase,
     RunPlan,
     plan_lines,
     to_json,
@@ -29,10 +31,10 @@ def test_the_document_names_its_version_and_every_field():
     assert document["dry_run"] == DRY_RUN == 1
     assert set(document) == {
         *("dry_run", "shard", "files", "build", "reuse", "profile", "processes", "claims", "replayed"),
-        "errors",
+        *("errors", "notes"),
     }
     assert document["build"][1] == {"file": LONG, "kernel": "set", "entry": None, "arch": "sm_90"}
-    assert document["reuse"] == []
+    assert document["reuse"] == [] and document["notes"] == []
     assert document["processes"][0]["cases"] == [{"file": LONG, "case": "a"}]
     assert document["processes"][0]["passes"] == 4 and document["processes"][0]["launches"] == 3
 
@@ -44,3 +46,14 @@ def test_the_lines_say_the_share_and_never_cut_a_name():
     assert lines[3] == "profile: 1 case in 1 ncu process, about 12 replay passes"
     assert lines[4].startswith("    1. GPU 0: 4 passes x 3 launches: expectations/deeply/")
     assert lines[4].endswith(f"{LONG}::a") and "..." not in "".join(lines)
+
+
+def test_a_plan_that_reuses_names_each_reused_case_and_says_what_it_planned_for():
+    note = "no GPU here: planning for the recording's NVIDIA H200 (sm_90, driver 580.159.04, ncu 2025.3.1.0)"
+    reusing = replace(PLAN, reuse=(ReusedCase(LONG, "b"), ReusedCase(LONG, "c")), built=True, notes=(note,))
+    document = json.loads(to_json(reusing))
+    assert document["reuse"] == [{"file": LONG, "case": "b"}, {"file": LONG, "case": "c"}]
+    assert document["notes"] == [note]
+    lines = plan_lines(reusing)
+    assert lines[:2] == ["dry run: shard 2/4 of 1 file, nothing profiled", note]
+    assert lines[3] == "reuse: 2 recorded cases"

@@ -41,7 +41,7 @@ def prepare_file(
     say(options, f"{path.name}: reading")
     try:
         spec, provenance, arch = _spec_and_arch(path, key, options, environment)
-        if options.dry_run:
+        if options.dry_run and options.reuse is None:  # --reuse: built, for the measurement keys
             return _unbuilt(key, path, spec, arch, options, started)
         say(options, f"{path.name}: compiling")
         builds, sets = _built(spec, arch, options)

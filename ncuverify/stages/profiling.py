@@ -14,10 +14,9 @@ from ncuverify.internal import isolated
 from ncuverify.measurements import Measurements
 from ncuverify.options import CheckOptions
 from ncuverify.profile import kinds, per_file, plan, recording, session
+from ncuverify.profile.command import NcuOptions
 from ncuverify.profile.run import Run
 from ncuverify.profile.schedule import PassCounts
-from ncuverify.provenance import Provenance
-from ncuverify.results import FileKey
 from ncuverify.stages import reuse
 from ncuverify.stages.live_provenance import live_provenance
 from ncuverify.stages.values import Prepared, Profiled
@@ -45,7 +44,7 @@ def profile_waiting(
         settings = profile_settings(options, environment)
         # asked before the run: the measurement keys hold the GPU and ncu's version
         provenance = live_provenance(gpu, settings.ncu, [], files)
-        reused = _reused(options, files, provenance, [p.key for p in waiting])
+        reused = reuse.reused(options.reuse, files, provenance.measurement_keys, [p.key for p in waiting])
         runs, everything = _profiled(reused.files, work_dir, settings, options.allow_programs)
         warnings = _remember_passes(options.passes) + reused.warnings
         first = [*runs, *reused.runs][:1]
@@ -74,16 +73,6 @@ def _profiled(
     if any(file.reused for file in files) and not reuse.anything_to_profile(files):
         return [], Measurements.empty()
     return kinds.profiled(files, work_dir, settings, allow_programs)
-
-
-def _reused(
-    options: CheckOptions, files: list[plan.FileCases], provenance: Provenance, file_keys: list[FileKey]
-) -> reuse.Reused:
-    """What the run takes again from --reuse's recording (nothing without one)."""
-    if options.reuse is None:
-        return reuse.Reused(files)
-    taken = reuse.reusable(options.reuse, files, provenance.measurement_keys, file_keys)
-    return reuse.Reused.of(taken, files)
 
 
 def _per_file(
@@ -147,9 +136,14 @@ def profile_settings(options: CheckOptions, environment: Environment) -> session
     if missing:
         raise InputError(f"--gpus: no GPU {missing[0]} here (the driver reports {environment.gpu_count})")
     return session.Settings(
-        ncu=replace(options.ncu, executable=environment.ncu or options.ncu.executable),
+        ncu=ncu_options(options, environment),
         gpus=tuple(gpus),
         passes=options.passes,
         keep_report=options.keep_report,
         say=options.on_progress,
     )
+
+
+def ncu_options(options: CheckOptions, environment: Environment) -> NcuOptions:
+    """ncu's options as the run profiles with them: the ncu the machine offers, else the one asked for."""
+    return replace(options.ncu, executable=environment.ncu or options.ncu.executable)

@@ -95,6 +95,16 @@ def anything_to_profile(files: Sequence[FileCases]) -> bool:
     )
 
 
+def reused(
+    folder: Path | None, files: Sequence[FileCases], keys: dict[str, str], file_keys: Sequence[FileKey]
+) -> Reused:
+    """What a run of the files, keyed by keys, takes again from --reuse's recording in folder (nothing
+    without one): the one decision, for the run and for its dry run alike."""
+    if folder is None:
+        return Reused(list(files))
+    return Reused.of(reusable(folder, files, keys, file_keys), files)
+
+
 def reusable(
     folder: Path, files: Sequence[FileCases], keys: dict[str, str], file_keys: Sequence[FileKey]
 ) -> Reuse:
