@@ -124,6 +124,9 @@ def plan_lines(plan: RunPlan) -> list[str]:
     if plan.replayed:
         lines.append(f"profile: nothing (judged from the recording), {len(plan.profile)} cases replayed")
         return [one_line(line) for line in lines]
+    if plan.reuse and not plan.profile:
+        lines.append("profile: nothing (every case reused), no ncu process")
+        return [one_line(line) for line in lines]
     passes = sum(p.passes * p.launches for p in plan.processes)
     lines.append(
         f"profile: {len(plan.profile)} case{_s(len(plan.profile))} in {len(plan.processes)} ncu"

@@ -57,3 +57,5 @@ def test_a_plan_that_reuses_names_each_reused_case_and_says_what_it_planned_for(
     lines = plan_lines(reusing)
     assert lines[:2] == ["dry run: shard 2/4 of 1 file, nothing profiled", note]
     assert lines[3] == "reuse: 2 recorded cases"
+    everything = replace(reusing, profile=(), processes=())
+    assert plan_lines(everything)[4] == "profile: nothing (every case reused), no ncu process"

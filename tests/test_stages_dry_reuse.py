@@ -80,7 +80,10 @@ def test_the_suite_as_committed_plans_nothing_to_profile_for_the_recordings_gpu(
     assert {(r["file"], r["case"]) for r in plan["reuse"]} == keyed_cases
     assert plan["notes"] == [ON_THE_H200]
     assert shown.output.splitlines()[:2] == ["dry run: 12 files, nothing profiled", ON_THE_H200]
-    assert f"reuse: {len(keyed_cases)} recorded cases" in shown.output.splitlines()
+    assert shown.output.splitlines()[3:] == [
+        f"reuse: {len(keyed_cases)} recorded cases",
+        "profile: nothing (every case reused), no ncu process",
+    ]
     # what a dry run without --reuse would profile is what this one reuses
     every = json.loads(_plain_plan(tmp_path).read_text())["profile"]
     assert {(c["file"], c["case"]) for c in every} == keyed_cases
