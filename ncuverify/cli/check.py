@@ -115,7 +115,7 @@ def check(
         typer.Option(
             "--dry-run",
             help="say what the run would build, reuse and profile (--json: as a document), and run nothing:"
-            " no GPU, no compiler",
+            " no GPU, no compiler (with --reuse, the kernels built through the compile cache)",
         ),
     ] = False,
     no_cache: NoCache = False,
