@@ -44,6 +44,7 @@ class PlannedCase:
     case: str
     launches: int  # launches profiled: its repeats, or a program case's launch_count
     metrics: int  # the ncu metrics its claims ask of it
+    why: str | None = None  # with --reuse: why the recording does not give it
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def to_json(plan: RunPlan) -> str:
         "build": [{"file": b.file, "kernel": b.kernel, "entry": b.entry, "arch": b.arch} for b in plan.build],
         "reuse": [{"file": r.file, "case": r.case} for r in plan.reuse],
         "profile": [
-            {"file": c.file, "case": c.case, "launches": c.launches, "metrics": c.metrics}
+            {"file": c.file, "case": c.case, "launches": c.launches, "metrics": c.metrics, "why": c.why}
             for c in plan.profile
         ],
         "processes": [_process_record(p) for p in plan.processes],

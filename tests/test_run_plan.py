@@ -35,6 +35,7 @@ def test_the_document_names_its_version_and_every_field():
     }
     assert document["build"][1] == {"file": LONG, "kernel": "set", "entry": None, "arch": "sm_90"}
     assert document["reuse"] == [] and document["notes"] == []
+    assert document["profile"] == [{"file": LONG, "case": "a", "launches": 3, "metrics": 2, "why": None}]
     assert document["processes"][0]["cases"] == [{"file": LONG, "case": "a"}]
     assert document["processes"][0]["passes"] == 4 and document["processes"][0]["launches"] == 3
 

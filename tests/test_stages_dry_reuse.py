@@ -24,6 +24,7 @@ SUITE = sorted(EXPECTATIONS.glob("*.yaml"))
 ON_THE_H200 = (
     "no GPU here: planning for the recording's NVIDIA H200 (sm_90, driver 580.159.04, ncu 2025.3.1.0)"
 )
+CHANGED = "changed since the recording (its code, launch, metrics or the GPU and tools)"
 TEMPLATE_TILE = "__shared__ float tile[TILE][TILE + 1];"  # of transpose<32, 8> in kernels/transpose.cu
 TRANSPOSE_CASES = [
     "incident",
@@ -116,6 +117,7 @@ def test_a_real_edit_plans_only_that_kernels_cases(recorded, tmp_path):
     # the file's kernels are one cubin (one NVRTC program), whose code changed: all of its cases, and
     # nothing of the other eleven files
     assert profiled(plan) == {("expectations/transpose.yaml", case) for case in TRANSPOSE_CASES}
+    assert {case.why for case in plan.profile} == {CHANGED}
     assert {(r.file, r.case) for r in plan.reuse} == keyed_cases - profiled(plan)
     in_processes = {(file, case.removesuffix(" (repeats)")) for p in plan.processes for file, case in p.cases}
     assert in_processes == profiled(plan)
@@ -155,6 +157,7 @@ def test_with_a_gpu_the_plan_is_what_the_reusing_run_profiles(tmp_path, monkeypa
         {str(QualifiedCase.of(c.file, c.case)) for c in changed.profile} == ran == {"sample.yaml::scale_2d"}
     )
     assert {r.case for r in changed.reuse} == {"misaligned", "stride1", "stride32"}
+    assert [case.why for case in changed.profile] == [CHANGED]
 
 
 def test_the_committed_recording_once_it_keeps_keys_plans_nothing_for_the_suite():

@@ -24,6 +24,8 @@ from ncuverify.profile.plan import FileCases
 from ncuverify.report.files import reused_lines
 from ncuverify.stages.reuse import Reused, anything_to_profile, reusable
 
+CHANGED = "changed since the recording (its code, launch, metrics or the GPU and tools)"
+
 
 def replayed(folder: Path, paths: list[Path] = FILES) -> list:
     return check_files(paths, CheckOptions(cache=COMPILE_CACHE, from_profile=folder, explain=False), NO_GPU)
@@ -58,9 +60,21 @@ def test_a_changed_key_profiles_that_case_again_and_the_others_are_taken(tmp_pat
     transpose = taken.cases["expectations/transpose.yaml"]
     assert case not in transpose and transpose == set(file_cases_read(files[1])) - {case}
     assert case not in taken.measured["expectations/transpose.yaml"].cases
+    assert taken.refused == {"expectations/transpose.yaml": {case: CHANGED}}
     left = Reused.of(taken, files).files
     assert anything_to_profile(left)
     assert [file.reused for file in left] == [taken.cases[file.key] for file in files]
+
+
+def test_a_case_the_recording_keeps_no_key_of_is_profiled_again_and_says_why(tmp_path):
+    folder, files, keys, today = keyed(tmp_path)
+    written = json.loads((folder / "provenance.json").read_text())
+    dropped = sorted(written["measurement_keys"])[0]
+    del written["measurement_keys"][dropped]
+    (folder / "provenance.json").write_text(json.dumps(written, indent=1))
+    taken = reusable(folder, files, today, keys)
+    file, _, case = dropped.partition("::")
+    assert case not in taken.cases[file] and taken.refused == {file: {case: "not in the recording"}}
 
 
 def test_another_gpu_or_ncu_reuses_nothing(tmp_path):

@@ -59,7 +59,7 @@ def planned_run(
     reused, notes = _reused(waiting, options, environment, recorded)
     cases = reused.files
     wanted = plan.profiled_cases(cases)
-    profiled = tuple(_profiled_cases(cases, wanted))
+    profiled = tuple(replace(c, why=reused.why_not(c.file, c.case)) for c in _profiled_cases(cases, wanted))
     shard = options.shard or (1, 1)
     claims = tuple((p.key.name, claim.id) for p in ready for claim in p.spec.content.claims)
     taken = tuple(_reused_cases(cases))

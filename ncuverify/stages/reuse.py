@@ -40,6 +40,8 @@ class Reuse:
     measured: dict[str, Measurements] = field(default_factory=dict)  # file key -> their figures
     runs: list[Run] = field(default_factory=list)
     warning: str | None = None
+    # file key -> case -> why the recording does not give it (a case the files' claims read)
+    refused: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def reused_from(self, key: str, read: int) -> ReusedFrom | None:
         """The file's mark of reused figures, read: how many cases its claims read in all."""
@@ -76,6 +78,11 @@ class Reused:
             return {}
         marks = {file.key: self.taken.reused_from(file.key, read_cases(file)) for file in self.files}
         return {key: mark for key, mark in marks.items() if mark is not None}
+
+    def why_not(self, key: str, case: str) -> str | None:
+        """Why the file's case is profiled rather than taken from the recording (None: not known, as
+        where the recording gives nothing at all, which the warning says)."""
+        return self.taken.refused.get(key, {}).get(case) if self.taken is not None else None
 
     def merged(self, measured: dict[str, Measurements]) -> dict[str, Measurements]:
         """Each file's figures: those profiled now with those reused (no case is in both)."""
@@ -127,17 +134,18 @@ def reusable(
         measured = _recorded_measurements(recorded.runs, files)
     except (InputError, EnvironmentProblem) as error:
         return Reuse(folder, warning=f"--reuse: {error}; every case is profiled")
-    cases = {
-        file.key: taken
+    decided = {
+        file.key: _decided(file, keys, recorded_keys, measured.get(file.key, Measurements.empty()))
         for file in files
-        if (taken := _taken(file, keys, recorded_keys, measured.get(file.key, Measurements.empty())))
     }
+    cases = {key: taken for key, (taken, _) in decided.items() if taken}
+    refused = {key: why for key, (_, why) in decided.items() if why}
     figures = {key: _only(measured[key], taken, _programs(files, key)) for key, taken in cases.items()}
     try:
         runs = cut_runs(recorded.runs, files, cases)
     except (InputError, EnvironmentProblem, csv.Error) as error:  # read once already: damage is unlikely
         return Reuse(folder, warning=f"--reuse: {error}; every case is profiled")
-    return Reuse(folder, recorded.provenance, cases, figures, runs)
+    return Reuse(folder, recorded.provenance, cases, figures, runs, refused=refused)
 
 
 def read_cases(file: FileCases) -> int:
@@ -159,31 +167,47 @@ def _recorded_measurements(runs: Sequence[Run], files: Sequence[FileCases]) -> d
     return measured
 
 
-def _taken(
+def _decided(
     file: FileCases, keys: dict[str, str], recorded_keys: dict[str, str], measured: Measurements
-) -> frozenset[str]:
-    """The file's cases whose key is the recorded one and that the recording measured; a sequence's
-    steps only where all of them are."""
+) -> tuple[frozenset[str], dict[str, str]]:
+    """The file's cases whose key is the recorded one and that the recording measured (a sequence's
+    steps only where all of them are), and why each other case is not taken."""
     content = file.spec.content
     runs = [*with_earlier_steps(file.spec, case_metrics(file.spec, file.claims))]
     runs += [name for name in content.programs if str(QualifiedCase.of(file.key, name)) in keys]
     failed = {_case_of(name, content.programs) for name in [*measured.failed_cases, *measured.unmeasured]}
     present = {_case_of(name, content.programs) for name in measured.cases}
-    same = {
-        name
-        for name in runs
-        if (key := keys.get(str(QualifiedCase.of(file.key, name)))) is not None
-        and recorded_keys.get(str(QualifiedCase.of(file.key, name))) == key
-        and name in present
-        and name not in failed
-    }
+    why: dict[str, str] = {}
+    for name in runs:
+        qualified = str(QualifiedCase.of(file.key, name))
+        reason = _why_not(keys.get(qualified), recorded_keys.get(qualified), name in present, name in failed)
+        if reason is not None:
+            why[name] = reason
     by_sequence: dict[str, list[str]] = {}
     for name in runs:
         first = content.sequence_steps(name)[0] if name in content.cases else name
         by_sequence.setdefault(first, []).append(name)
-    return frozenset(
-        name for steps in by_sequence.values() if all(step in same for step in steps) for name in steps
-    )
+    for steps in by_sequence.values():
+        if any(step in why for step in steps):
+            why.update(
+                {step: "another step of its sequence is profiled" for step in steps if step not in why}
+            )
+    return frozenset(name for name in runs if name not in why), why
+
+
+def _why_not(key: str | None, recorded: str | None, present: bool, failed: bool) -> str | None:
+    """Why a case's recorded figures are not taken; None where they are."""
+    if key is None:
+        return "no measurement key (its kernel is not built)"
+    if recorded is None:
+        return "not in the recording"
+    if recorded != key:
+        return "changed since the recording (its code, launch, metrics or the GPU and tools)"
+    if failed:
+        return "failed in the recording, or its report ended before it"
+    if not present:
+        return "not measured in the recording"
+    return None
 
 
 def _only(measured: Measurements, cases: frozenset[str], program_cases: Collection[str]) -> Measurements:
