@@ -6,7 +6,8 @@ is taken from it is what was recorded under the very key computed today: a forge
 what a forged replay gains, nothing more. A case is taken only where it was measured (a case that
 failed or that ncu's report ended before is profiled again), and the steps of a sequence are taken
 all together or not at all (they are profiled as one). A recording that cannot be read, or that keeps
-no keys, gives nothing: every case is profiled, and a warning says why.
+no keys, gives nothing: every case is profiled, and a warning says why. Each case not taken keeps why
+(`Reuse.refused`). `check --dry-run --reuse` asks the same decision (`reused`) what a run would take.
 """
 
 from __future__ import annotations
