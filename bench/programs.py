@@ -36,6 +36,7 @@ WAYS = {"one process per command": "shared", "one process per case (before)": "e
 def checked(path: Path, way: str, scratch: Path) -> tuple[float, int, list[str]]:
     """One check of the file the given way: its wall time, its ncu processes, its verdicts."""
     saved, results = scratch / "saved", scratch / "results.json"
+    scratch.mkdir(parents=True, exist_ok=True)  # --json writes into a folder that exists
     env = {**os.environ, PROCESSES_VARIABLE: way}
     command = [sys.executable, "-m", "ncuverify", "check", "--allow-programs", str(path)]
     command += ["--save-profile", str(saved), "--json", str(results)]
