@@ -253,9 +253,7 @@ def process_rows(
 
 def predicted_passes(cache: Path) -> list[str]:
     """The suite's ncu processes as the scheduler groups them for an H200 (sm_90) on one GPU: each
-    one's launches and predicted launch-passes, and their total; with the stand-in metrics, and without
-    (each claim's metric asked of ncu as written)."""
-    from ncuverify import names
+    one's launches and predicted launch-passes, and their total."""
     from ncuverify.build.cache import CompileCache
     from ncuverify.environment import Environment
     from ncuverify.options import CheckOptions
@@ -272,20 +270,13 @@ def predicted_passes(cache: Path) -> list[str]:
         prepare.prepare_file(p, k, options, nowhere) for p, k in zip(paths, run_keys(paths), strict=True)
     ]
     files = file_cases([p for p in prepared if isinstance(p, Prepared) and p.waiting])
-    lines = []
-    stand_ins = dict(names.STAND_INS)
-    for label, table in (("with stand-ins", stand_ins), ("as written", {})):
-        names.STAND_INS.clear()
-        names.STAND_INS.update(table)
-        with tempfile.TemporaryDirectory(prefix="ncuverify-plan-") as work:
-            scheduled = session.scheduled(files, Path(work), session.Settings(NcuOptions()))
-        each = scheduled.launch_passes()
-        lines.append(
-            f"- {label}: {len(scheduled.units)} processes, {sum(each)} launch-passes"
-            f" ({', '.join(map(str, each))}; passes from {scheduled.passes.model.source})"
-        )
-    names.STAND_INS.update(stand_ins)
-    return lines
+    with tempfile.TemporaryDirectory(prefix="ncuverify-plan-") as work:
+        scheduled = session.scheduled(files, Path(work), session.Settings(NcuOptions()))
+    each = scheduled.launch_passes()
+    return [
+        f"- {len(scheduled.units)} processes, {sum(each)} launch-passes"
+        f" ({', '.join(map(str, each))}; passes from {scheduled.passes.model.source})"
+    ]
 
 
 def _differences(jsons: dict[str, Path]) -> None:

@@ -1,8 +1,7 @@
 """The names that every stage shares, at the bottom of the package: the prefixes that tell a metric's
 kind (a static fact, a SASS count, a buffer read back, what ncu reads without replaying the kernel),
-the static facts' names, the time metric, C++ function names read back from demangled signatures,
-a case's identity (`QualifiedCase`), and the stand-in metrics ncu is asked for in place of others.
-This module imports nothing of ncuverify, so the spec, the build, the profiler and the reports can all
+the static facts' names, the time metric, C++ function names read back from demangled signatures, and
+a case's identity (`QualifiedCase`). This module imports nothing of ncuverify, so the spec, the build, the profiler and the reports can all
 import it.
 """
 
@@ -69,66 +68,6 @@ def is_time(metric: str) -> bool:
 def is_patched(metric: str) -> bool:
     """Whether ncu collects the metric by patching the kernel's SASS (smsp__sass_*, sass__*)."""
     return metric.startswith(NCU_SASS_PREFIX) or "__sass_" in metric
-
-
-# --- Stand-in metrics -------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class StandIn:
-    """A metric that ncu is asked for in place of another because it counts the same events, by how the
-    hardware works, for fewer replay passes: a claim still names the original, and its value is the
-    stand-in's (the measurements carry it under the original's name and unit)."""
-
-    original: str
-    stand_in: str
-    unit: str  # the original's unit as ncu reports it
-    why: str
-
-
-# Measured equal launch by launch on an H200 (ncu 2025.3.1): the global-load and global-store requests on
-# 50 of 50 launches (transpose, coalescing), the shared loads and stores on 32 of 32. The shared-memory
-# wavefronts have a hardware counter too, but it differed by up to 8% on 25 of 32 launches: no stand-in.
-STAND_INS: dict[str, StandIn] = {
-    s.original: s
-    for s in (
-        StandIn(
-            "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
-            "smsp__inst_executed_op_global_ld.sum",
-            "",
-            "L1 takes one request per warp-level global load instruction (Volta and later): counting the "
-            "instructions needs no L1 counter, so beside the L1 sectors it takes no second pass",
-        ),
-        StandIn(
-            "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
-            "smsp__inst_executed_op_global_st.sum",
-            "",
-            "the same for global stores",
-        ),
-        StandIn(
-            "smsp__sass_inst_executed_op_shared_ld.sum",
-            "smsp__inst_executed_op_shared_ld.sum",
-            "inst",
-            "warp-level shared load instructions executed, counted by the hardware rather than by patching "
-            "the kernel's SASS: no instrumented pass, no SASS pre-pass",
-        ),
-        StandIn(
-            "smsp__sass_inst_executed_op_shared_st.sum",
-            "smsp__inst_executed_op_shared_st.sum",
-            "inst",
-            "the same for shared store instructions",
-        ),
-    )
-}
-
-# Each stand-in by its own name: what a measurement of it is also a measurement of.
-STOOD_FOR: dict[str, StandIn] = {s.stand_in: s for s in STAND_INS.values()}
-
-
-def asked_metric(metric: str) -> str:
-    """The metric ncu is asked for to measure this one: its stand-in where it has one, else itself."""
-    found = STAND_INS.get(metric)
-    return found.stand_in if found is not None else metric
 
 
 # --- C++ names --------------------------------------------------------------------------------------------

@@ -9,19 +9,15 @@ from hypothesis import strategies as st
 
 from ncuverify.build.static import STATIC_METRICS
 from ncuverify.names import (
-    STAND_INS,
     STATIC_FACTS,
-    STOOD_FOR,
     TIME_METRIC,
     QualifiedCase,
-    asked_metric,
     function_name,
     is_patched,
     is_static,
     is_time,
     same_name,
 )
-from ncuverify.ncu.metrics import known_bases
 
 
 def test_static_names():
@@ -142,16 +138,3 @@ def _identities(draw: st.DrawFn) -> QualifiedCase | None:
 @given(_identities().filter(lambda identity: identity is not None))
 def test_case_identity_parses_back_what_str_writes(identity: QualifiedCase) -> None:
     assert QualifiedCase.parse(str(identity)) == identity
-
-
-def test_each_stand_in_is_a_hardware_counter_that_ncu_knows_and_stands_for_one_metric():
-    bases = known_bases("gh100")
-    assert bases is not None
-    assert len(STOOD_FOR) == len(STAND_INS)
-    for original, stand_in in STAND_INS.items():
-        assert stand_in.original == original and asked_metric(original) == stand_in.stand_in
-        assert stand_in.stand_in.split(".")[0] in bases and not is_patched(stand_in.stand_in)
-        assert stand_in.stand_in.endswith(".sum") and original.endswith(".sum")  # the total, not a rollup
-    assert asked_metric("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum").startswith("l1tex__t_sectors")
-    # the wavefronts' hardware counter differs from the SASS count: no stand-in
-    assert "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum" not in STAND_INS

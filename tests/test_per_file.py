@@ -4,14 +4,10 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import COMPILE_CACHE, DATA, FIXTURES, NO_GPU, ROOT
+from conftest import COMPILE_CACHE, DATA, FIXTURES, NO_GPU
 
-from ncuverify.measurements import Measurements
-from ncuverify.names import STAND_INS
 from ncuverify.pipeline import CheckOptions, check_files
 from ncuverify.profile import recording
-from ncuverify.profile.per_file import by_file, with_originals
-from ncuverify.profile.table import tidy_rows
 from ncuverify.results import Verdict, run_keys
 
 
@@ -95,42 +91,3 @@ def test_a_recording_that_names_repeats_of_a_case_the_file_lacks_gives_them_to_n
     assert split["f"].value("ghost", time) == 5.0  # named once, for no claim of the file
     assert split["g"].unmeasured == ("nothing",)
     assert split["f"].failed_cases == {}  # repeats of repeats name no case: no file's
-
-
-LD_REQUESTS = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
-LD_INSTRUCTIONS = "smsp__inst_executed_op_global_ld.sum"
-
-
-def test_a_stand_in_is_also_measured_under_the_name_claims_use():
-    measured = Measurements((("c", "k", LD_INSTRUCTIONS, 64.0, "inst"),))
-    [file] = by_file(Measurements(tuple((f"f::{r[0]}", *r[1:]) for r in measured.rows)), ["f"]).values()
-    assert file.value("c", LD_REQUESTS) == 64.0 and file.value("c", LD_INSTRUCTIONS) == 64.0
-    assert ("c", "k", LD_REQUESTS, 64.0, STAND_INS[LD_REQUESTS].unit) in file.rows
-
-
-def test_a_recording_with_the_original_metric_keeps_its_value():
-    """A recording made before stand-ins holds the original: its value, not the stand-in's, is read."""
-    rows = (("c", "k", LD_REQUESTS, 60.0, ""), ("c", "k", LD_INSTRUCTIONS, 64.0, "inst"))
-    kept = with_originals(Measurements(rows))
-    assert kept.rows == rows and kept.value("c", LD_REQUESTS) == 60.0
-    alone = Measurements((("c", "k", LD_REQUESTS, 60.0, ""),))
-    assert with_originals(alone) is alone
-
-
-def test_committed_recordings_agree_with_every_stand_in_on_each_launch_with_both():
-    """Every launch of the committed ncu logs (recordings/h200, the tests' captures) that has both a
-    metric and its stand-in has the same value of each. None has both today: ncu was asked for one of
-    a pair only (tests/test_gpu_stand_ins.py captures both on a GPU); the test counts the launches
-    with either, so that a log that stops being read fails it."""
-    logs = sorted([*(ROOT / "recordings" / "h200").glob("*.log"), *FIXTURES.glob("*/ncu*.log")])
-    either = 0
-    for log in logs:
-        by_launch: dict[int, dict[str, float]] = {}
-        for launch, _, metric, value, _ in tidy_rows(log.read_text()):
-            by_launch.setdefault(launch, {})[metric] = value
-        for values in by_launch.values():
-            for original, stand_in in STAND_INS.items():
-                if original in values and stand_in.stand_in in values:
-                    assert values[original] == values[stand_in.stand_in], (log, original)
-                either += original in values or stand_in.stand_in in values
-    assert either > 100, either

@@ -11,7 +11,6 @@ from test_spec_sequences import TWO_STEPS
 
 from ncuverify.build import BuildLimits, KernelBuild, build_spec
 from ncuverify.build.static import StaticFacts
-from ncuverify.names import STAND_INS
 from ncuverify.profile.plan import FileCases, case_metrics, plan_cases, planned_arguments
 from ncuverify.runner.plan import PlannedBuffer, PlannedScalar, PlannedStruct, PlannedUse, argument_from_json
 from ncuverify.spec import load
@@ -157,12 +156,3 @@ def test_each_argument_is_planned_with_the_model_s_defaults_and_survives_the_pla
     assert planned[5] == PlannedStruct(struct_layout(args[5]))
     assert planned[5].layout.size == 16 and planned[5].layout.offsets == (0, 8)
     assert [argument_from_json(json.loads(json.dumps(arg.to_json())), "arg") for arg in planned] == planned
-
-
-def test_a_metric_with_a_stand_in_is_asked_for_as_its_stand_in():
-    spec = load(DATA / "sample.yaml")
-    needs = case_metrics(spec, spec.content.claims)
-    asked = set().union(*needs.values())
-    # sample.yaml's sectors-per-request claims read the L1 requests: ncu is asked for the instructions
-    assert "smsp__inst_executed_op_global_ld.sum" in asked
-    assert not asked & set(STAND_INS), asked & set(STAND_INS)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from ncuverify.errors import EnvironmentProblem, InputError
 from ncuverify.measurements import Measurements, Row
-from ncuverify.names import STOOD_FOR, QualifiedCase, is_time
+from ncuverify.names import QualifiedCase, is_time
 from ncuverify.profile.plan import FileCases
 from ncuverify.profile.run import Run
 from ncuverify.profile.shown import shown_name
@@ -78,7 +78,7 @@ def _named(run: Run) -> str:
 def by_file(measured: Measurements, keys: Sequence[str]) -> dict[str, Measurements]:
     """A run's measurements split per file, with the file's own case names; a file of which no case
     was measured, failed or left unmeasured is left out."""
-    measured = with_originals(with_repeats(measured))
+    measured = with_repeats(measured)
     wanted = set(keys)
     rows: dict[str, list[Row]] = {}  # each file's rows, in one pass over the run's
     for row in measured.rows:
@@ -130,22 +130,6 @@ def _repeated(name: str) -> str | None:
     """The case whose repeats a run names so (`f::add` of `f::add (repeats)`); None for any other name."""
     identity = _parsed(name)
     return str(identity.without_repeats()) if identity is not None and identity.repeats else None
-
-
-def with_originals(measured: Measurements) -> Measurements:
-    """Each stand-in's value also under the name (and unit) of the metric it stands in for, so that a
-    claim written with that name reads it; where a case has a value of that metric itself (a recording
-    made before stand-ins were asked for), that value is kept and the stand-in adds nothing."""
-    have = {(row[0], row[2]) for row in measured.rows}
-    added: list[Row] = []
-    for case, kernel, metric, value, _ in measured.rows:
-        stand_in = STOOD_FOR.get(metric)
-        if stand_in is not None and (case, stand_in.original) not in have:
-            added.append((case, kernel, stand_in.original, value, stand_in.unit))
-            have.add((case, stand_in.original))
-    if not added:
-        return measured
-    return Measurements((*measured.rows, *added), measured.failed_cases, measured.unmeasured)
 
 
 def symbols_of(files: Sequence[FileCases]) -> dict[str, str]:

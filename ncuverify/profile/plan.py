@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ncuverify.build import KernelBuild
-from ncuverify.names import QualifiedCase, asked_metric, is_ncu_metric, is_time
+from ncuverify.names import QualifiedCase, is_ncu_metric, is_time
 from ncuverify.profile import schedule
 from ncuverify.profile.recording import write_file
 from ncuverify.runner.plan import (
@@ -51,12 +51,11 @@ def case_metrics(spec: Spec, claims: Sequence[Claim]) -> dict[str, set[str]]:
 
 
 def claim_needs(claims: Sequence[Claim]) -> dict[str, set[str]]:
-    """Every case these claims read, each with the ncu metrics it needs (see case_metrics): a metric
-    with a stand-in (names.STAND_INS) needs the stand-in."""
+    """Every case these claims read, each with the ncu metrics it needs (see case_metrics)."""
     needs: dict[str, set[str]] = {}
     for claim in claims:
         for ref in claim.metric_refs():
-            wanted = {asked_metric(ref.name)} if is_ncu_metric(ref.name) else set()
+            wanted = {ref.name} if is_ncu_metric(ref.name) else set()
             needs.setdefault(ref.case, set()).update(wanted)
             if claim.control is not None and ref.case == claim.case:
                 needs.setdefault(claim.control, set()).update(wanted)
