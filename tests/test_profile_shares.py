@@ -41,12 +41,13 @@ def test_the_split_does_not_depend_on_the_order_of_the_files():
     assert forward == backward
 
 
-def test_a_group_costs_its_launches_times_the_guessed_passes():
+def test_a_group_costs_its_launches_times_the_pass_model_s_table():
     spec = load(DATA / "sample.yaml")
     costs = {group.cases: group_cost(spec, group) for group in case_groups(spec.content)}
-    # scale_2d: one launch, one counter (1 + ceil(1 / 3) = 2 passes)
-    assert costs[("scale_2d",)] == 2.0
-    assert costs[("stride1", "stride32", "misaligned")] == 10.0
+    # scale_2d: one launch; L1 store sectors and requests take two hardware passes, and ncu one more. The
+    # table alone (never perfworks, which one machine has and another not): every shard splits alike.
+    assert costs[("scale_2d",)] == 3.0
+    assert costs[("stride1", "stride32", "misaligned")] == 15.0  # five launches, 3 passes each
 
 
 def test_a_file_alone_is_split_as_a_suite_of_one():
