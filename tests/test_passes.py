@@ -136,3 +136,21 @@ def test_a_perfworks_that_fails_unexpectedly_is_asked_no_more():
     assert model.passes([LD_REQUESTS, LD_SECTORS]) == 3  # the table's count
     assert model.passes([LD_REQUESTS]) == 1 and len(asked) == 1
     assert model.source == "the table of counter groups"
+
+
+def test_the_time_beside_sass_patched_counts_alone_takes_a_hardware_pass():
+    """On an H200 (2026-12-03) a process asked for the time and four SASS-patched shared-memory counts
+    took 3 passes: the time rides along in another counter's pass, but takes one where there is none."""
+    model = PassModel()
+    sass = [
+        "smsp__sass_inst_executed_op_shared_ld.sum",
+        "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    ]
+    assert model.passes(["gpu__time_duration.sum", *sass]) == 3
+    assert model.passes(sass) == 1 and model.passes(["gpu__time_duration.sum"]) == 1
+    assert (
+        model.passes(
+            ["gpu__time_duration.sum", "launch__grid_size", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"]
+        )
+        == 1
+    )

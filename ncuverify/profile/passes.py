@@ -6,10 +6,11 @@ tests/data/passes-h200.tsv):
   adds a pass of its own where the counters take several);
 - a SASS-patched metric (`smsp__sass_*`, `sass__*`) beside hardware counters: k + 2 (an instrumented
   pass, and ncu's SASS pre-pass); SASS-patched metrics alone: 1;
-- the launch's time, its configuration (`launch__*`), the device's attributes (`device__*`) and ncu's
-  own counts add none; the theoretical occupancy (`sm__maximum_warps_*`) rides along in any hardware
-  pass, but beside SASS-patched metrics alone it is a hardware counter of its own: 1 + 2 passes (the
-  suite's recording on the H200, 2026-12-03).
+- the launch's configuration (`launch__*`), the device's attributes (`device__*`) and ncu's own counts
+  add none; the launch's time (`gpu__time_duration`) and the theoretical occupancy
+  (`sm__maximum_warps_*`) ride along in any hardware pass, but beside SASS-patched metrics alone they
+  are a hardware pass of their own: 1 + 2 passes (measured on the H200, 2026-12-03: the time with four
+  SASS-patched shared-memory counts took 3 passes, as did the occupancy with SASS counts).
 
 k comes from perfworks (ncuverify.profile.perfworks) where its library is installed, else from a table
 of the counters that can share a pass (PASS_GROUPS below). What ncu reported in an earlier run
@@ -27,9 +28,9 @@ from ncuverify.ncu.metrics import CHIPS
 from ncuverify.profile.perfworks import Perfworks, PerfworksError, find_library
 
 # Metrics ncu reads without a replay pass of their own.
-FREE_PREFIXES = (TIME_PREFIX, LAUNCH_PREFIX, DEVICE_PREFIX, PROFILER_PREFIX)
+FREE_PREFIXES = (LAUNCH_PREFIX, DEVICE_PREFIX, PROFILER_PREFIX)
 # Hardware counters that share any other hardware counter's pass, and take one where there is none.
-RIDER_PREFIXES = ("sm__maximum_warps_",)
+RIDER_PREFIXES = (TIME_PREFIX, "sm__maximum_warps_")
 
 _BANK = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_"
 _WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_"
@@ -57,8 +58,11 @@ _GROUPED_UNIT = "l1tex__"
 
 
 def counters(metrics: Iterable[str]) -> frozenset[str]:
-    """The metrics that take replay passes: all but those ncu reads without replaying the launch."""
-    return frozenset(metric for metric in metrics if not metric.startswith(FREE_PREFIXES))
+    """The metrics that decide the replay passes: all but those ncu reads without replaying the launch,
+    and but the riders where another hardware counter takes the pass they share."""
+    measured = frozenset(metric for metric in metrics if not metric.startswith(FREE_PREFIXES))
+    others = frozenset(metric for metric in measured if not metric.startswith(RIDER_PREFIXES))
+    return others if any(not is_patched(metric) for metric in others) else measured
 
 
 def ncu_passes(hardware: int, patched: bool) -> int:
@@ -134,13 +138,10 @@ class PassModel:
 
 
 def _split(metrics: Iterable[str]) -> tuple[frozenset[str], bool]:
-    """The hardware counters among the metrics that decide the passes, and whether any metric is
-    SASS-patched: the riders count only where no other hardware counter is asked for."""
+    """The hardware counters that decide the passes (counters), and whether any metric is SASS-patched."""
     measured = counters(metrics)
-    patched = any(is_patched(metric) for metric in measured)
-    hardware = frozenset(m for m in measured if not is_patched(m) and not m.startswith(RIDER_PREFIXES))
-    riders = frozenset(m for m in measured if m.startswith(RIDER_PREFIXES))
-    return hardware or riders, patched
+    hardware = frozenset(metric for metric in measured if not is_patched(metric))
+    return hardware, len(hardware) < len(measured)
 
 
 def model_for(arch: str | None, ncu: str | None = None) -> PassModel:
