@@ -43,7 +43,12 @@ def test_an_example_replays_with_every_claim_holding(example, tmp_path, monkeypa
 def test_the_strided_example_fails_its_one_claim_as_on_the_h200(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     result = invoke_command(
-        "check", "--from-profile", str(RECORDING), "examples/programs/strided.yaml", "--json", str(tmp_path / "r.json")
+        "check",
+        "--from-profile",
+        str(RECORDING),
+        "examples/programs/strided.yaml",
+        "--json",
+        str(tmp_path / "r.json"),
     )
     assert result.exit_code == ExitCode.CLAIM_FAILED, result.output
     assert _verdicts(tmp_path / "r.json") == {"strided_copy_coalesced": "failed"}
