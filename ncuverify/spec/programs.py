@@ -104,11 +104,6 @@ def is_program_case(value: object) -> bool:
     return isinstance(value, dict) and "program" in value
 
 
-def case_of_program(case: str | None, programs: dict[str, ProgramCase]) -> bool:
-    """Whether a case (`add`, or with `combine: each` a launch of it, `add#2`) is a program's."""
-    return case is not None and launch_of(case)[0] in programs
-
-
 def split_programs(data: dict[Any, Any], none: object) -> dict[Any, Any]:
     """The file's data with its program cases moved from `cases` to PROGRAMS_FIELD. Where every case
     runs a program, `cases` (and `kernels`, if left out) become none: the file needs no other."""
