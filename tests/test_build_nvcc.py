@@ -389,3 +389,20 @@ def test_a_kernel_including_cublas_compiles_with_a_toolkit_that_has_it(tmp_path,
     (tmp_path / "k.cu").write_text("#include <cublas_v2.h>\n__global__ void k(float* p) { *p = 1.f; }\n")
     spec = spec_with(tmp_path, {"k": {"file": "k.cu", "entry": "k", "compiler": "nvcc"}})
     assert build_spec(spec, "sm_90", limits=BuildLimits(cuda_home=CUBLAS_TOOLKIT))["k"].symbol == "_Z1kPf"
+
+
+WHEEL_HEADERS = [Path(folder) / "cublas_v2.h" for folder in cuda_include_dirs()]
+
+
+@pytest.mark.skipif(
+    not any(header.is_file() for header in WHEEL_HEADERS),
+    reason="needs the CUDA wheels' nvcc and the cuda-toolkit[cublas] wheel (the dev extra installs both)",
+)
+def test_a_kernel_including_cublas_compiles_with_the_cublas_wheel_as_the_toolkit(tmp_path, monkeypatch):
+    """The cuda-toolkit[cublas] wheel puts cuBLAS's headers beside the wheels' own, where their nvcc
+    looks: a kernel source that includes <cublas_v2.h> (a library's, say) builds with no toolkit."""
+    for name in ("CUDA_HOME", "CUDA_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "k.cu").write_text("#include <cublas_v2.h>\n__global__ void k(float* p) { *p = 1.f; }\n")
+    spec = spec_with(tmp_path, {"k": {"file": "k.cu", "entry": "k", "compiler": "nvcc"}})
+    assert build_spec(spec, "sm_90")["k"].symbol == "_Z1kPf"

@@ -57,11 +57,11 @@ def test_nvrtc_missing_a_library_header_names_the_extra(tmp_path):
 
 
 @pytest.mark.skipif(
-    not cuda_include_dirs() or any((Path(d) / "cublas_v2.h").is_file() for d in cuda_include_dirs()),
-    reason="needs the CUDA wheels, without cuBLAS's headers",
+    not cuda_include_dirs() or any((Path(d) / "cudnn.h").is_file() for d in cuda_include_dirs()),
+    reason="needs the CUDA wheels, without cuDNN's headers",
 )
-def test_an_nvrtc_build_that_includes_cublas_ends_with_the_hint(tmp_path):
-    kernels = {"k": {"source": '#include <cublas_v2.h>\nextern "C" __global__ void k() {}\n', "entry": "k"}}
+def test_an_nvrtc_build_that_includes_a_missing_library_header_ends_with_the_hint(tmp_path):
+    kernels = {"k": {"source": '#include <cudnn.h>\nextern "C" __global__ void k() {}\n', "entry": "k"}}
     message = refused(spec_with(tmp_path, kernels))
-    assert 'cannot open source file "cublas_v2.h"' in message
-    assert message.rstrip().splitlines()[-1].endswith("pip install 'cuda-toolkit[cublas]'")
+    assert 'cannot open source file "cudnn.h"' in message
+    assert message.rstrip().splitlines()[-1].endswith("pip install nvidia-cudnn-cu13")
