@@ -149,7 +149,8 @@ RECORDED = sorted(p for p in EXPECTATIONS.glob("*.yaml") if file_key(p) in recor
 
 
 # Each file's claims in the JSON of `ncuverify check expectations/ --from-profile recordings/h200 --json F`
-# as ncuverify wrote it at f479f24, before its stages were restructured: a replay must not change a byte.
+# for the recording re-made on 2026-12-03 (every claim as the one before, but for its measured figures):
+# a replay must not change a byte.
 REPLAYED_CLAIMS = json.loads((DATA / "h200-replay-claims.json").read_text())
 
 

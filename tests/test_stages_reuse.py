@@ -110,9 +110,14 @@ def test_the_cut_recording_of_a_reusing_run_replays_to_the_same_verdicts_and_hol
 
 
 def test_a_recording_without_keys_or_unreadable_reuses_nothing_and_says_why(tmp_path):
-    files, keys = prepared(FILES, RECORDINGS)
-    today = measurement_keys(files, gpu_identity(recording.load_provenance(RECORDINGS, keys[0])))
-    without = reusable(RECORDINGS, files, today, keys)
+    unkeyed = tmp_path / "unkeyed"
+    shutil.copytree(RECORDINGS, unkeyed)
+    provenance = json.loads((unkeyed / "provenance.json").read_text())
+    provenance.pop("measurement_keys", None)  # as recordings made before ncuverify kept keys
+    (unkeyed / "provenance.json").write_text(json.dumps(provenance))
+    files, keys = prepared(FILES, unkeyed)
+    today = measurement_keys(files, gpu_identity(recording.load_provenance(unkeyed, keys[0])))
+    without = reusable(unkeyed, files, today, keys)
     assert without.cases == {} and "keeps no measurement keys" in (without.warning or "")
     folder, files, keys, today = keyed(tmp_path)
     (folder / "status.json").write_text("[{")
