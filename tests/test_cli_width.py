@@ -68,6 +68,11 @@ def test_check_replay_fits_80_columns_every_level():
     assert summary and "passed" in summary[0]
 
 
+def test_a_check_with_nothing_to_measure_says_why_within_80_columns(no_gpu):
+    lines = _readable(_run("check", str(FILES[1])))
+    assert any(line.startswith("skipped ") for line in lines)
+
+
 def test_static_only_summary_wraps_at_spaces():
     lines = _readable(_run("check", "--static-only", str(FILES[0])))
     said = " ".join(line.strip() for line in lines if line.startswith(str(FILES[0])) or line.startswith("  "))

@@ -14,6 +14,7 @@ from rich.text import Text
 from ncuverify.errors import ExitCode
 from ncuverify.internal import internal_error_line
 from ncuverify.report.claims import (
+    VERDICT_STYLE,
     claim_block,
     claims_table,
     explanation_lines,
@@ -182,7 +183,8 @@ def print_run(
         status = print_files(console, results, verbose)
     if not quiet and not verbose:
         said_alone = [r for r in results if not _skipped_alike(r)]  # their one line said why already
-        _print_lines(console, skipped_lines([c for r in said_alone for c in r.claims]))
+        for skipped in skipped_lines([c for r in said_alone for c in r.claims]):
+            print_prose(console, skipped.plain, VERDICT_STYLE[Verdict.SKIPPED])
         recordings = {r.provenance.describe() for r in results if r.replayed and r.provenance is not None}
         for described in sorted(recordings):
             print_prose(console, f"replayed from a recording made on {described}")
