@@ -21,7 +21,8 @@ $(STAMP): pyproject.toml
 check: setup
 	@$(BIN)/ncuverify check expectations/; status=$$?; \
 	if [ $$status -eq 3 ]; then \
-		echo "make check: nothing can be profiled here (reason above): judging the recording in $(RECORDING)"; \
+		echo "make check: nothing can be profiled here (reason above):"; \
+		echo "  judging the recording in $(RECORDING)"; \
 		$(BIN)/ncuverify check expectations/ --from-profile $(RECORDING); status=$$?; \
 	fi; exit $$status
 
