@@ -13,7 +13,7 @@ from typing import Any
 
 from ncuverify.names import QualifiedCase
 from ncuverify.results import FileResult
-from ncuverify.text import one_line
+from ncuverify.text import counted, one_line
 
 DRY_RUN = 1  # the version of the JSON document; a change that drops or renames a field makes it 2
 
@@ -119,9 +119,9 @@ def plan_lines(plan: RunPlan) -> list[str]:
     kernels = len(plan.build)
     files_built = len({b.file for b in plan.build})
     built = "nothing profiled" if plan.built else "nothing built or profiled"
-    lines = [f"dry run: {share}{len(plan.files)} file{_s(len(plan.files))}, {built}", *plan.notes]
-    lines.append(f"build: {kernels} kernel{_s(kernels)} of {files_built} file{_s(files_built)}")
-    lines.append(f"reuse: {len(plan.reuse)} recorded case{_s(len(plan.reuse))}")
+    lines = [f"dry run: {share}{counted(len(plan.files), 'file')}, {built}", *plan.notes]
+    lines.append(f"build: {counted(kernels, 'kernel')} of {counted(files_built, 'file')}")
+    lines.append(f"reuse: {counted(len(plan.reuse), 'recorded case')}")
     if plan.replayed:
         lines.append(f"profile: nothing (judged from the recording), {len(plan.profile)} cases replayed")
         return [one_line(line) for line in lines]
@@ -130,20 +130,16 @@ def plan_lines(plan: RunPlan) -> list[str]:
         return [one_line(line) for line in lines]
     passes = sum(p.passes * p.launches for p in plan.processes)
     lines.append(
-        f"profile: {len(plan.profile)} case{_s(len(plan.profile))} in {len(plan.processes)} ncu"
-        f" process{'es' if len(plan.processes) != 1 else ''}, about {passes} replay passes"
+        f"profile: {counted(len(plan.profile), 'case')} in"
+        f" {counted(len(plan.processes), 'ncu process', 'ncu processes')}, about {passes} replay passes"
     )
     for number, process in enumerate(plan.processes, 1):
         kind = "program" if process.program else ("alone" if process.alone else "")
         first = str(QualifiedCase.of(*process.cases[0])) if process.cases else ""
         more = f" and {len(process.cases) - 1} more" if len(process.cases) > 1 else ""
         lines.append(
-            f"  {number:>3}. GPU {process.gpu}: {process.passes} pass{'es' if process.passes != 1 else ''}"
-            f" x {process.launches} launch{'es' if process.launches != 1 else ''}"
+            f"  {number:>3}. GPU {process.gpu}: {counted(process.passes, 'pass', 'passes')}"
+            f" x {counted(process.launches, 'launch', 'launches')}"
             f"{f' ({kind})' if kind else ''}: {first}{more}"
         )
     return [one_line(line) for line in lines]
-
-
-def _s(count: int) -> str:
-    return "" if count == 1 else "s"

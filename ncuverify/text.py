@@ -34,6 +34,7 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-def counted(count: int, noun: str) -> str:
-    """`1 kernel`, `2 kernels`: a count with its noun (a regular plural)."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """`1 kernel`, `2 kernels`: a count with its noun (plural where it is not the noun and an s:
+    `counted(2, "pass", "passes")`)."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"

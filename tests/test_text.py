@@ -20,3 +20,10 @@ def test_unicode_line_and_paragraph_separators_cannot_split_a_line():
 
 def test_lone_surrogates_and_xml_noncharacters_are_escaped():
     assert printable("\ud800\ufffe\uffff") == "\\ud800\\ufffe\\uffff"
+
+
+def test_a_count_says_its_noun_in_the_singular_for_one_alone():
+    from ncuverify.text import counted
+
+    assert [counted(n, "kernel") for n in (0, 1, 2)] == ["0 kernels", "1 kernel", "2 kernels"]
+    assert counted(1, "pass", "passes") == "1 pass" and counted(3, "pass", "passes") == "3 passes"
