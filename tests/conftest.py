@@ -1,4 +1,6 @@
 import os
+import shutil
+import stat
 import sys
 import tempfile
 import time
@@ -39,6 +41,29 @@ def import_path() -> str:
     """This checkout's package first, then the PYTHONPATH the tests run with (where packages such as
     google-re2 may be installed beside the interpreter's own): for a script that runs ncuverify."""
     return os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+
+
+def ncuverify_script(folder: Path, calls: Path | None = None) -> Path:
+    """An `ncuverify` executable in folder that runs this checkout's package with this interpreter (for
+    tests that put ncuverify on a PATH); with calls, it writes each call's arguments there, a line each."""
+    script = folder / "ncuverify"
+    noted = f'echo "$@" >> "{calls}"\n' if calls is not None else ""
+    run = f'PYTHONPATH="{import_path()}" exec "{sys.executable}" -m ncuverify "$@"\n'
+    script.write_text(f"#!/bin/sh\n{noted}{run}")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return script
+
+
+def cmake_tools() -> tuple[str, str] | None:
+    """cmake and ctest: the machine's, else the `cmake` wheel's (the dev extra's); None without."""
+    cmake, ctest = shutil.which("cmake"), shutil.which("ctest")
+    if cmake is None:
+        try:
+            import cmake as wheel  # type: ignore[import-not-found]
+        except ImportError:
+            return None
+        cmake, ctest = (str(Path(wheel.CMAKE_BIN_DIR) / name) for name in ("cmake", "ctest"))
+    return (cmake, ctest) if ctest is not None else None
 
 
 DATA = ROOT / "tests" / "data"

@@ -4,14 +4,12 @@ on the static claims of a small expectation file: the results are written, the e
 and an input that looks like shell code stays a path."""
 
 import re
-import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import import_path
+from conftest import ncuverify_script
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -68,9 +66,7 @@ def _run_step(step_id: str, folder: Path, inputs: dict[str, str]) -> subprocess.
     # ncuverify on the PATH: this checkout's package, run by this interpreter
     bin_folder = folder / "bin"
     bin_folder.mkdir(exist_ok=True)
-    script = bin_folder / "ncuverify"
-    script.write_text(f'#!/bin/sh\nPYTHONPATH="{import_path()}" exec "{sys.executable}" -m ncuverify "$@"\n')
-    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    ncuverify_script(bin_folder)
     env = {name: _filled(str(value), inputs) for name, value in step.get("env", {}).items()}
     path = f"{bin_folder}:/usr/bin:/bin"
     return subprocess.run(

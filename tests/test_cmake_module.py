@@ -7,15 +7,13 @@ file whose claims all need a GPU, under --static-only) as skipped. No GPU is nee
 import json
 import os
 import shutil
-import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 from artifact_builds import _nvcc
-from conftest import import_path
+from conftest import cmake_tools, ncuverify_script
 from junitparser import JUnitXml
 
 pytestmark = pytest.mark.slow
@@ -43,18 +41,6 @@ ncuverify_add_test(NAME timed FILES gate/profiled.yaml ARGS --static-only)
 ncuverify_add_test(NAME gpu FILES gate/profiled.yaml)
 """
 CITE = {"document": "d", "section": "1", "figure": "f"}
-
-
-def _cmake() -> tuple[str, str] | None:
-    """cmake and ctest: the machine's, else the `cmake` wheel's (the dev extra's)."""
-    cmake, ctest = shutil.which("cmake"), shutil.which("ctest")
-    if cmake is None:
-        try:
-            import cmake as wheel  # type: ignore[import-not-found]
-        except ImportError:
-            return None
-        cmake, ctest = (str(Path(wheel.CMAKE_BIN_DIR) / name) for name in ("cmake", "ctest"))
-    return (cmake, ctest) if ctest is not None else None
 
 
 def _static_claim(expected: int) -> dict:
@@ -90,21 +76,10 @@ PROFILED = {
 }
 
 
-def _ncuverify(folder: Path) -> Path:
-    """An ncuverify executable that runs this checkout's package with this interpreter."""
-    script = folder / "ncuverify"
-    calls = folder / "calls.log"  # the arguments of each call, a line each
-    script.write_text(
-        f'#!/bin/sh\necho "$@" >> "{calls}"\nPYTHONPATH="{import_path()}" exec "{sys.executable}" -m ncuverify "$@"\n'
-    )
-    script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    return script
-
-
 @pytest.fixture(scope="module")
 def configured(tmp_path_factory) -> tuple[Path, str]:
     """The project configured in build/ (not built: ctest builds it), and the ctest executable."""
-    tools, nvcc = _cmake(), _nvcc()
+    tools, nvcc = cmake_tools(), _nvcc()
     if tools is None or nvcc is None or shutil.which("g++") is None:
         pytest.skip("needs cmake and ctest (the machine's or the cmake wheel's), nvcc and g++")
     cmake, ctest = tools
@@ -116,7 +91,7 @@ def configured(tmp_path_factory) -> tuple[Path, str]:
     (project / "gate" / "holds.yaml").write_text(yaml.safe_dump(_static_claim(0)))
     (project / "gate" / "fails.yaml").write_text(yaml.safe_dump(_static_claim(8)))
     (project / "gate" / "profiled.yaml").write_text(yaml.safe_dump(PROFILED))
-    executable = _ncuverify(project.parent)
+    executable = ncuverify_script(project.parent, project.parent / "calls.log")
     build = project / "build"
     subprocess.run(
         [cmake, "-S", str(project), "-B", str(build), f"-DCMAKE_CUDA_COMPILER={nvcc}",

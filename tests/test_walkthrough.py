@@ -10,12 +10,11 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from artifact_builds import _nvcc
-from conftest import ROOT, import_path
+from conftest import ROOT, cmake_tools, ncuverify_script
 
 pytestmark = pytest.mark.slow
 
@@ -40,26 +39,14 @@ def walkthrough() -> list[tuple[str, list[str]]]:
     return steps
 
 
-def _cmake_folder() -> str | None:
-    found = shutil.which("cmake")
-    if found is not None:
-        return str(Path(found).parent)
-    try:
-        import cmake as wheel  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    return str(wheel.CMAKE_BIN_DIR)
-
-
 def _tools(folder: Path) -> str:
     """A PATH with this checkout's ncuverify, cmake and nvcc first."""
-    script = folder / "ncuverify"
-    script.write_text(f'#!/bin/sh\nPYTHONPATH="{import_path()}" exec "{sys.executable}" -m ncuverify "$@"\n')
-    script.chmod(0o755)
-    nvcc, cmake = _nvcc(), _cmake_folder()
+    ncuverify_script(folder)
+    nvcc, cmake = _nvcc(), cmake_tools()
     if nvcc is None or cmake is None or shutil.which("g++") is None:
         pytest.skip("the walkthrough needs cmake, nvcc and g++")
-    return os.pathsep.join([str(folder), str(Path(nvcc).parent), cmake, os.environ.get("PATH", "")])
+    folders = [folder, Path(nvcc).parent, Path(cmake[0]).parent]
+    return os.pathsep.join([*map(str, folders), os.environ.get("PATH", "")])
 
 
 def _said(output: str) -> list[str]:
