@@ -42,3 +42,14 @@ def keyed(
     written["measurement_keys"] = computed
     (folder / "provenance.json").write_text(json.dumps(written, indent=1))
     return folder, files, keys, measurement_keys(files, gpu_identity(provenance))
+
+
+def unkeyed(tmp_path: Path) -> Path:
+    """A copy of the H200 recording without its measurement keys, as recordings made before ncuverify
+    kept them are."""
+    folder = tmp_path / "unkeyed"
+    shutil.copytree(RECORDINGS, folder)
+    written = json.loads((folder / "provenance.json").read_text())
+    written.pop("measurement_keys", None)
+    (folder / "provenance.json").write_text(json.dumps(written, indent=1))
+    return folder

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import COMPILE_CACHE, DATA, EXPECTATIONS, FAKE_GPU, FAKE_NCU, NO_GPU, ROOT, fake_profiled
-from keyed_recordings import keyed
+from keyed_recordings import keyed, unkeyed
 from typer.testing import CliRunner
 
 from ncuverify.build import nvrtc_version
@@ -125,12 +125,7 @@ def test_a_real_edit_plans_only_that_kernels_cases(recorded, tmp_path):
 
 
 def test_a_recording_without_keys_plans_every_case_and_says_why(tmp_path):
-    recording = tmp_path / "h200"
-    shutil.copytree(ROOT / "recordings" / "h200", recording)
-    provenance = json.loads((recording / "provenance.json").read_text())
-    provenance.pop("measurement_keys", None)  # as recordings made before ncuverify kept keys
-    (recording / "provenance.json").write_text(json.dumps(provenance))
-    without = planned([EXPECTATIONS / "transpose.yaml"], recording)
+    without = planned([EXPECTATIONS / "transpose.yaml"], unkeyed(tmp_path))
     assert without.reuse == () and len(without.profile) > 0 and without.processes
     assert without.notes[0] == ON_THE_H200
     assert "keeps no measurement keys" in without.notes[1] and without.notes[1].endswith(

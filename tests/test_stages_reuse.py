@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import COMPILE_CACHE, DATA, NO_GPU, RECORDINGS, fake_profiled
-from keyed_recordings import FILES, keyed, prepared
+from keyed_recordings import FILES, keyed, prepared, unkeyed
 
 from ncuverify.export.html_report import to_html
 from ncuverify.export.markdown import to_markdown
@@ -110,14 +110,10 @@ def test_the_cut_recording_of_a_reusing_run_replays_to_the_same_verdicts_and_hol
 
 
 def test_a_recording_without_keys_or_unreadable_reuses_nothing_and_says_why(tmp_path):
-    unkeyed = tmp_path / "unkeyed"
-    shutil.copytree(RECORDINGS, unkeyed)
-    provenance = json.loads((unkeyed / "provenance.json").read_text())
-    provenance.pop("measurement_keys", None)  # as recordings made before ncuverify kept keys
-    (unkeyed / "provenance.json").write_text(json.dumps(provenance))
-    files, keys = prepared(FILES, unkeyed)
-    today = measurement_keys(files, gpu_identity(recording.load_provenance(unkeyed, keys[0])))
-    without = reusable(unkeyed, files, today, keys)
+    old = unkeyed(tmp_path)
+    files, keys = prepared(FILES, old)
+    today = measurement_keys(files, gpu_identity(recording.load_provenance(old, keys[0])))
+    without = reusable(old, files, today, keys)
     assert without.cases == {} and "keeps no measurement keys" in (without.warning or "")
     folder, files, keys, today = keyed(tmp_path)
     (folder / "status.json").write_text("[{")
