@@ -59,16 +59,25 @@ def _parsed(name: str) -> QualifiedCase | None:
         return None
 
 
+class _Names(dict[str, tuple[str | None, str, str | None]]):
+    """Each name a run gives, read once: (file key, the case as the file names it, the case whose
+    repeats it names or None). A run's rows name a few hundred cases some tens of thousands of times."""
+
+    def __missing__(self, name: str) -> tuple[str | None, str, str | None]:
+        identity = _parsed(name)
+        if identity is None:
+            read: tuple[str | None, str, str | None] = (None, name, None)
+        else:
+            repeated = str(identity.without_repeats()) if identity.repeats else None
+            read = (identity.file, str(identity.in_file(None)), repeated)
+        self[name] = read
+        return read
+
+
 def _file_of(name: str) -> str | None:
     """The key of the file whose case a run names so (None: none)."""
     identity = _parsed(name)
     return identity.file if identity is not None else None
-
-
-def _in_file(name: str) -> tuple[str | None, str]:
-    """(file key, the case as the file names it) of a case a run names so; (None, name) for no case's."""
-    identity = _parsed(name)
-    return (identity.file, str(identity.in_file(None))) if identity is not None else (None, name)
 
 
 def _named(run: Run) -> str:
@@ -78,20 +87,21 @@ def _named(run: Run) -> str:
 def by_file(measured: Measurements, keys: Sequence[str]) -> dict[str, Measurements]:
     """A run's measurements split per file, with the file's own case names; a file of which no case
     was measured, failed or left unmeasured is left out."""
-    measured = with_repeats(measured)
+    names = _Names()
+    measured = with_repeats(measured, names)
     wanted = set(keys)
     rows: dict[str, list[Row]] = {}  # each file's rows, in one pass over the run's
     for row in measured.rows:
-        key, case = _in_file(row[0])
+        key, case, _ = names[row[0]]
         if key in wanted:
             rows.setdefault(key, []).append((case, *row[1:]))
     failed: dict[str, dict[str, str]] = {}
     for name, why in measured.failed_cases.items():
-        key, case = _in_file(name)
+        key, case, _ = names[name]
         failed.setdefault(key or "", {})[case] = why
     unmeasured: dict[str, list[str]] = {}
     for name in measured.unmeasured:
-        key, case = _in_file(name)
+        key, case, _ = names[name]
         unmeasured.setdefault(key or "", []).append(case)
     found = {}
     for key in keys:
@@ -102,11 +112,16 @@ def by_file(measured: Measurements, keys: Sequence[str]) -> dict[str, Measuremen
     return found
 
 
-def with_repeats(measured: Measurements) -> Measurements:
+def with_repeats(measured: Measurements, names: _Names | None = None) -> Measurements:
     """Each repeated case with the time of its repeats (`<case> (repeats)`, the median of its launches)
     in place of what its one launch with the other metrics gave; the repeats' other values (buffers
     read back) are left out. Where the repeats failed or ncu's report ended before them, so did the
     case's time."""
+    names = _Names() if names is None else names
+
+    def _repeated(name: str) -> str | None:
+        return names[name][2]
+
     named = [row[0] for row in measured.rows] + [*measured.failed_cases, *measured.unmeasured]
     split = {case for name in named if (case := _repeated(name)) is not None}
     if not split:
@@ -124,12 +139,6 @@ def with_repeats(measured: Measurements) -> Measurements:
     failed = {_repeated(case) or case: why for case, why in measured.failed_cases.items()}
     unmeasured = tuple(dict.fromkeys(_repeated(case) or case for case in measured.unmeasured))
     return Measurements((*kept, *times), failed, unmeasured)
-
-
-def _repeated(name: str) -> str | None:
-    """The case whose repeats a run names so (`f::add` of `f::add (repeats)`); None for any other name."""
-    identity = _parsed(name)
-    return str(identity.without_repeats()) if identity is not None and identity.repeats else None
 
 
 def symbols_of(files: Sequence[FileCases]) -> dict[str, str]:
