@@ -13,7 +13,7 @@ from ncuverify.names import REPEATS, QualifiedCase
 from ncuverify.options import CheckOptions
 from ncuverify.pipeline import check_files
 from ncuverify.processes import group_ended
-from ncuverify.profile import NcuOptions, session
+from ncuverify.profile import NcuOptions, schedule, session
 from ncuverify.profile.plan import FileCases, case_metrics
 from ncuverify.profile.schedule import PassCounts
 from ncuverify.results import FileResult, Verdict, exit_code, file_key
@@ -400,9 +400,11 @@ def test_two_ncu_processes_start_at_once_on_a_gpu_but_launch_one_after_the_other
     assert [p["says_ready"] for p in order] == [False, False, False, True], "only where one waits for it"
     assert second_timed["started"] < order[1]["ended"], "the second timed one started with the first"
     for timed in (first_timed, second_timed):
-        assert order[0]["cases_done"] <= timed["started"] < order[0]["ended"], (
-            "the timed ones started once the first process had run its cases, not once it had ended"
+        assert timed["started"] < order[0]["cases_done"], (
+            "the timed ones started with the last process before them (here the first two), not once"
+            " the first had run its cases"
         )
+        assert timed["profiled"] >= order[1]["cases_done"], "but launched only once the others had run"
     assert first_timed["profiled"] >= second_timed["ready"], (
         "the first timed one launched only once the second one's CUDA had started"
     )
@@ -544,3 +546,16 @@ def test_a_schedule_predicts_each_process_s_launch_passes_with_the_chip_s_model(
     # ncu is asked for the metric the claims name (no stand-in: see docs/internals.md)
     assert "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum" in asked
     assert "smsp__inst_executed_op_global_ld.sum" not in asked
+
+
+def test_units_that_must_be_alone_start_with_the_last_unit_before_them():
+    def unit(alone: bool) -> tuple[int, schedule.Unit]:
+        return (0, schedule.Unit(0, frozenset(), (), alone))
+
+    chain = [unit(False)] * 4 + [unit(True)] * 3
+    # two at once: each unit starts once all but one before it have run their cases; the three alone
+    # start with the fourth, so that their starts hide behind the third's and fourth's launches
+    assert session._starts_after(chain, 2) == [0, 0, 1, 2, 2, 2, 2]
+    assert session._starts_after(chain, 3) == [0, 0, 0, 1, 1, 1, 1]
+    assert session._starts_after(chain, 1) == list(range(7))  # one after another
+    assert session._starts_after([unit(True)] * 2, 2) == [0, 0]

@@ -137,12 +137,18 @@ def _chain(units: list[tuple[int, schedule.Unit]]) -> list[tuple[int, schedule.U
 def _starts_after(chain: Sequence[tuple[int, schedule.Unit]], processes_per_gpu: int) -> list[int]:
     """For each unit of a chain, how many units before it must have ended, or run their cases, before
     its process starts: processes_per_gpu at once (one: one after another, each once the one before
-    has ended). With several, the units after the first one that must be alone start with it, so
-    that their CUDA has started before it launches (its gate waits for them)."""
+    has ended). With several, the units that must be alone all start with the last unit before them:
+    their CUDA must have started before the first of them launches (its gate waits for them), and
+    their starts (ncu, Python, CUDA: some seconds) hide behind the launches of the last two units
+    before them, where behind the last one alone the GPU would wait for them. Until their turn their
+    contexts stay idle, which is no work on the GPU."""
     if processes_per_gpu <= 1:
         return list(range(len(chain)))  # one after another: no gates
     first_alone = _first_alone(chain)
-    return [max(0, min(at, first_alone) - processes_per_gpu + 1) for at in range(len(chain))]
+    alone_start = max(0, first_alone - processes_per_gpu)
+    return [
+        max(0, at - processes_per_gpu + 1) if at < first_alone else alone_start for at in range(len(chain))
+    ]
 
 
 def _first_alone(chain: Sequence[tuple[int, schedule.Unit]]) -> int:
