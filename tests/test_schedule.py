@@ -2,6 +2,7 @@
 
 import json
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 from ncuverify.build.cache import MARKER
 from ncuverify.names import is_patched
 from ncuverify.profile import schedule
+from ncuverify.profile.passes import PassModel
 from ncuverify.profile.schedule import Group, PassCounts, ProfiledCase, groups, spread
 
 
@@ -376,3 +378,55 @@ def test_the_grouping_is_that_of_working_every_saving_out_again_after_each_merge
     ]
     passes = known(counts)
     assert groups(cases, passes) == merged_by_rescanning(cases, passes)
+
+
+@dataclass
+class AskedModel(PassModel):
+    """A pass model that says what it was asked, answering as perfworks would."""
+
+    asked: list[frozenset[str]] = field(default_factory=list)
+
+    def passes(self, metrics) -> int:
+        self.asked.append(frozenset(metrics))
+        return 4
+
+    @property
+    def source(self) -> str:
+        return "perfworks"
+
+
+def test_what_perfworks_predicted_is_asked_once_over_runs_of_one_chip(tmp_path: Path):
+    path = tmp_path / "profile" / "passes.json"
+    metrics = frozenset({"l1tex__t_sectors.sum", "l1tex__t_requests.sum", "gpu__time_duration.sum"})
+    first = PassCounts.load(path)
+    first.model = AskedModel("GH100")
+    assert first.passes(metrics) == 4 and first.passes(metrics) == 4
+    assert first.model.asked == [metrics]
+    assert first.save() is None
+    assert sorted(p.name for p in path.parent.iterdir()) == [MARKER, "passes.json", "predicted-passes.json"]
+    again = PassCounts.load(path)
+    again.model = AskedModel("GH100")
+    # the time takes no pass: a set of the same counters is the same question
+    assert again.passes(metrics) == 4 and again.passes(metrics - {"gpu__time_duration.sum"}) == 4
+    assert again.model.asked == [] and again.warnings == ()
+    other_chip = PassCounts.load(path)
+    other_chip.model = AskedModel("GB100")
+    assert other_chip.passes(metrics) == 4 and other_chip.model.asked == [metrics]
+
+
+def test_a_damaged_file_of_predictions_is_a_warning_and_asked_again(tmp_path: Path):
+    path = tmp_path / "passes.json"
+    (tmp_path / "predicted-passes.json").write_text('{"GH100:l1tex__a.sum": "many"}')
+    passes = PassCounts.load(path)
+    assert passes.predicted == {} and len(passes.warnings) == 1
+    assert passes.warnings[0].startswith(f"{tmp_path}/predicted-passes.json: ignored (")
+    passes.model = AskedModel("GH100")
+    assert passes.passes(frozenset({"l1tex__a.sum"})) == 4 and passes.model.asked
+
+
+def test_a_table_s_answer_is_not_kept(monkeypatch):
+    monkeypatch.setenv("NCUVERIFY_NVPERF_HOST", "none")  # no perfworks: the table answers
+    passes = PassCounts()
+    passes.model = PassModel("GH100")
+    assert passes.model.source == "the table of counter groups"
+    assert passes.passes(frozenset({"l1tex__a.sum"})) >= 1 and passes.predicted == {}

@@ -72,36 +72,39 @@ MAX_PASSES = 1000
 MAX_METRIC_SETS = 512
 MAX_KEY_CHARS = 16384
 MAX_PASSES_FILE_BYTES = 16 * 2**20  # more than MAX_METRIC_SETS keys of MAX_KEY_CHARS
+# The model's predictions kept beside them: the schedule weighs every pair of groups it may merge, some
+# hundreds of unions for a suite of a hundred cases, each a question to perfworks (about 2.5 ms, and
+# loading it about 0.8 s) that the next run would ask again.
+MAX_PREDICTED_SETS = 4096
+MAX_PREDICTED_FILE_BYTES = 64 * 2**20
 
 
 @dataclass
 class PassCounts:
     """Replay passes per metric set, as ncu reported them, kept in a JSON file between runs; the model
-    predicts those of other sets. A damaged or implausible file is ignored as a whole, which only costs
-    predictions; warnings says so."""
+    predicts those of other sets, and what perfworks predicted is kept too (in `predicted-<name>`
+    beside it, by chip and counters), so that a run asks perfworks only about sets no run asked about
+    before. A damaged or implausible file is ignored as a whole, which only costs predictions;
+    warnings says so."""
 
     known: dict[str, int] = field(default_factory=dict)
     path: Path | None = None
     warnings: tuple[str, ...] = ()
     model: PassModel = field(default_factory=PassModel, compare=False)
+    predicted: dict[str, int] = field(default_factory=dict, compare=False)
     _counter_sets: dict[frozenset[str], int] | None = field(
         default=None, init=False, repr=False, compare=False
     )
 
     @classmethod
     def load(cls, path: Path | None) -> PassCounts:
-        """The counts remembered in path; never raises: an absent file is a first run, anything
-        else that is not a file of pass counts is ignored with a warning."""
+        """The counts remembered in path, and the predictions beside it; never raises: an absent file
+        is a first run, anything else that is not a file of pass counts is ignored with a warning."""
         if path is None:
             return cls()
-        try:
-            return cls(_read_counts(path), path)
-        except FileNotFoundError:
-            return cls(path=path)
-        except (OSError, ValueError) as error:
-            problem = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-            warning = f"{one_line(str(path))}: ignored ({one_line(problem)}); the replay passes are guessed"
-            return cls(path=path, warnings=(warning,))
+        known, warnings = _load_counts(path, MAX_METRIC_SETS, MAX_PASSES_FILE_BYTES)
+        predicted, more = _load_counts(_predicted_file(path), MAX_PREDICTED_SETS, MAX_PREDICTED_FILE_BYTES)
+        return cls(known, path, warnings + more, predicted=predicted)
 
     def remember(self, metrics: frozenset[str], passes: int) -> None:
         """Keep what ncu reported for a set, the latest last; counts ncu could not have meant, and sets
@@ -122,20 +125,10 @@ class PassCounts:
         half a file) into a folder marked as ncuverify's cache. A warning line where that fails."""
         if self.path is None:
             return None
-        text = json.dumps(self.known, indent=1)
         try:
-            folder = prepare_folder(self.path.parent)
-            descriptor, partial = tempfile.mkstemp(
-                dir=folder, prefix=f".{self.path.name}.", suffix=".partial"
-            )
-            try:
-                with os.fdopen(descriptor, "w") as stream:
-                    stream.write(text)
-                os.replace(partial, self.path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(partial)
-                raise
+            _write_counts(self.path, self.known)
+            if self.predicted:
+                _write_counts(_predicted_file(self.path), self.predicted)
         except OSError as error:
             return f"{one_line(str(self.path))}: the replay passes could not be remembered ({error.strerror or error})"
         return None
@@ -147,7 +140,22 @@ class PassCounts:
         if _key(metrics) in self.known:
             return self.known[_key(metrics)]
         same = self._by_counters().get(counters(metrics))
-        return same if same is not None else self.model.passes(metrics)
+        return same if same is not None else self._predicted(metrics)
+
+    def _predicted(self, metrics: frozenset[str]) -> int:
+        """The model's passes for a set: as predicted before for this chip and these counters, or now
+        (kept where perfworks answered: the table needs no keeping)."""
+        if self.model.chip is None:
+            return self.model.passes(metrics)
+        key = f"{self.model.chip}:{_key(counters(metrics))}"
+        if key in self.predicted:
+            return self.predicted[key]
+        passes = self.model.passes(metrics)
+        if self.model.source == "perfworks" and len(key) <= MAX_KEY_CHARS:
+            self.predicted[key] = passes
+            while len(self.predicted) > MAX_PREDICTED_SETS:
+                del self.predicted[next(iter(self.predicted))]
+        return passes
 
     def _by_counters(self) -> dict[frozenset[str], int]:
         """The known sets by their counters (the latest report of each): made again after remember."""
@@ -156,14 +164,46 @@ class PassCounts:
         return self._counter_sets
 
 
-def _read_counts(path: Path) -> dict[str, int]:
-    """The counts in a file written by PassCounts.save; OSError where it cannot be read, ValueError
-    saying what is wrong with it otherwise."""
-    known = read_json(path, MAX_PASSES_FILE_BYTES)
+def _predicted_file(path: Path) -> Path:
+    return path.with_name(f"predicted-{path.name}")
+
+
+def _load_counts(path: Path, most: int, most_bytes: int) -> tuple[dict[str, int], tuple[str, ...]]:
+    """The counts in path and no warning; none for an absent file, none and a warning for a damaged one."""
+    try:
+        return _read_counts(path, most, most_bytes), ()
+    except FileNotFoundError:
+        return {}, ()
+    except (OSError, ValueError) as error:
+        problem = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        return {}, (f"{one_line(str(path))}: ignored ({one_line(problem)}); the replay passes are guessed",)
+
+
+def _write_counts(path: Path, counts: dict[str, int]) -> None:
+    """Write counts to a new file, then rename it over path (a run reading them never sees half a
+    file), in a folder marked as ncuverify's cache."""
+    folder = prepare_folder(path.parent)
+    descriptor, partial = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".partial")
+    try:
+        with os.fdopen(descriptor, "w") as stream:
+            stream.write(json.dumps(counts, indent=1))
+        os.replace(partial, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
+        raise
+
+
+def _read_counts(
+    path: Path, most: int = MAX_METRIC_SETS, most_bytes: int = MAX_PASSES_FILE_BYTES
+) -> dict[str, int]:
+    """The counts in a file written by PassCounts.save (at most `most` sets); OSError where it cannot
+    be read, ValueError saying what is wrong with it otherwise."""
+    known = read_json(path, most_bytes)
     if not isinstance(known, dict):
         raise ValueError("not an object of metric sets and their passes")
-    if len(known) > MAX_METRIC_SETS:
-        raise ValueError(f"{len(known)} metric sets; at most {MAX_METRIC_SETS} are kept")
+    if len(known) > most:
+        raise ValueError(f"{len(known)} metric sets; at most {most} are kept")
     for key, passes in known.items():
         shown = repr(key) if len(key) <= 60 else repr(key[:57]) + "..."
         if len(key) > MAX_KEY_CHARS:
