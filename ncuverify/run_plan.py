@@ -59,6 +59,12 @@ class PlannedProcess:
     alone: bool = False  # times itself: runs with no other process on its GPU
     program: bool = False  # a program case's command under ncu, not the runner
 
+    @property
+    def launch_passes(self) -> int:
+        """Every launch times the passes it takes: ncu asks each launch of a process for all its
+        metrics (a case's timing repeats are a process of the time alone: one pass each)."""
+        return self.launches * self.passes
+
 
 @dataclass(frozen=True)
 class RunPlan:
@@ -106,6 +112,7 @@ def _process_record(process: PlannedProcess) -> dict[str, Any]:
         "metrics": process.metrics,
         "passes": process.passes,
         "launches": process.launches,
+        "launch_passes": process.launch_passes,
         "alone": process.alone,
         "program": process.program,
     }
@@ -128,7 +135,7 @@ def plan_lines(plan: RunPlan) -> list[str]:
     if plan.reuse and not plan.profile:
         lines.append("profile: nothing (every case reused), no ncu process")
         return [one_line(line) for line in lines]
-    passes = sum(p.passes * p.launches for p in plan.processes)
+    passes = sum(p.launch_passes for p in plan.processes)
     lines.append(
         f"profile: {counted(len(plan.profile), 'case')} in"
         f" {counted(len(plan.processes), 'ncu process', 'ncu processes')}, about {passes} replay passes"

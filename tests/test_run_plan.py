@@ -38,6 +38,7 @@ def test_the_document_names_its_version_and_every_field():
     assert document["profile"] == [{"file": LONG, "case": "a", "launches": 3, "metrics": 2, "why": None}]
     assert document["processes"][0]["cases"] == [{"file": LONG, "case": "a"}]
     assert document["processes"][0]["passes"] == 4 and document["processes"][0]["launches"] == 3
+    assert document["processes"][0]["launch_passes"] == 12
 
 
 def test_the_lines_say_the_share_and_never_cut_a_name():
