@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ncuverify.runner.case import Allocation, Argument, BufferView, ParameterBytes
+from ncuverify.runner.occupancy import DRIVER_DEVICE_ATTRIBUTES, FunctionAttributes
 from ncuverify.runner.plan import PlannedCase
 
 # Launches may use this much dynamic shared memory without opting in.
@@ -76,8 +77,7 @@ class CudaLauncher:
         pass a struct by value."""
         from cuda.bindings import driver
 
-        loaded: Any = kernel  # a cuda.core Kernel, from kernel(): its handle is a CUkernel
-        function = _value(driver.cuKernelGetFunction(loaded.handle))
+        function = _function(kernel)  # a cuda.core Kernel, from kernel(): its handle is a CUkernel
         held = [ctypes.create_string_buffer(data, len(data)) for data in map(parameter_bytes, args)]
         pointers = (ctypes.c_void_p * max(1, len(held)))(*(ctypes.addressof(h) for h in held))
         grid, block = case.grid, case.block
@@ -100,6 +100,44 @@ class CudaLauncher:
     def free(self, allocation: Allocation) -> None:
         buffer: Any = allocation.owner  # a cuda.core Buffer, from allocate
         buffer.close(self.stream)
+
+    def device_attributes(self) -> dict[str, int]:
+        """The attributes the launch facts are worked out from, as the driver gives them."""
+        from cuda.bindings import driver
+
+        device = _value(driver.cuDeviceGet(self.device.device_id))
+        named = driver.CUdevice_attribute
+        return {
+            name: int(
+                _value(
+                    driver.cuDeviceGetAttribute(getattr(named, f"CU_DEVICE_ATTRIBUTE_{name.upper()}"), device)
+                )
+            )
+            for name in DRIVER_DEVICE_ATTRIBUTES
+        }
+
+    def function_attributes(self, kernel: object) -> FunctionAttributes:
+        from cuda.bindings import driver
+
+        function = _function(kernel)
+        named = driver.CUfunction_attribute
+        registers = _value(driver.cuFuncGetAttribute(named.CU_FUNC_ATTRIBUTE_NUM_REGS, function))
+        static = _value(driver.cuFuncGetAttribute(named.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function))
+        return FunctionAttributes(int(registers), int(static))
+
+    def active_blocks(self, kernel: object, block_threads: int, dynamic_shared: int) -> int:
+        from cuda.bindings import driver
+
+        occupancy = driver.cuOccupancyMaxActiveBlocksPerMultiprocessor
+        return int(_value(occupancy(_function(kernel), block_threads, dynamic_shared)))
+
+
+def _function(kernel: object) -> Any:
+    """The CUfunction of a cuda.core Kernel (from CudaLauncher.kernel), in the current context."""
+    from cuda.bindings import driver
+
+    loaded: Any = kernel
+    return _value(driver.cuKernelGetFunction(loaded.handle))
 
 
 def parameter_bytes(arg: Argument) -> bytes:

@@ -291,6 +291,10 @@ class Plan:
     # The file the runner creates once every case has run with CUDA still usable: the next process on
     # the GPU may launch while this one ends (its ncu writes the report; "" for none).
     opens: str = ""
+    # Where no ncu runs the plan (runner/facts.py): the file its report goes to, as ncu's raw page,
+    # with these launch facts of each launch ("" where ncu profiles it).
+    report: str = ""
+    facts: list[str] = field(default_factory=list)
 
     def write(self, path: Path) -> None:
         data = {
@@ -301,6 +305,8 @@ class Plan:
             "ready": self.ready,
             "wait_ready": self.wait_ready,
             "opens": self.opens,
+            "report": self.report,
+            "facts": self.facts,
         }
         path.write_text(json.dumps(data, indent=1))
 
@@ -316,4 +322,6 @@ class Plan:
             ready=data.get("ready", ""),
             wait_ready=list(data.get("wait_ready", [])),
             opens=data.get("opens", ""),
+            report=data.get("report", ""),
+            facts=list(data.get("facts", [])),
         )

@@ -11,10 +11,17 @@ from pathlib import Path
 
 from ncuverify.runner.ahead import ContentsAhead
 from ncuverify.runner.case import Launcher, SequenceBuffers, run_case
+from ncuverify.runner.facts import NeedsNcu, driver_facts
 from ncuverify.runner.launch import CudaLauncher
 from ncuverify.runner.plan import Plan
 from ncuverify.runner.progress import PROGRESS_FILE, ProgressWriter, write_atomically
-from ncuverify.runner.status import AFTER_FAILED_STEP, CUDA_DID_NOT_START, CaseStatus, statuses_json
+from ncuverify.runner.status import (
+    AFTER_FAILED_STEP,
+    CUDA_DID_NOT_START,
+    NEEDS_NCU,
+    CaseStatus,
+    statuses_json,
+)
 
 
 def run_plan(plan: Plan, start: Callable[[int], Launcher] = CudaLauncher) -> list[CaseStatus]:
@@ -59,6 +66,7 @@ def _run_cases(
         if gate:
             wait_for_gate(Path(gate), progress)
     shared = SequenceBuffers()
+    facts = driver_facts(launcher, plan.report, plan.facts)
     for index, case in enumerate(plan.cases):
         contents = ahead.contents(index)
         if case.sequence != shared.sequence or not case.sequence:
@@ -69,8 +77,13 @@ def _run_cases(
             status.append(CaseStatus(case.name, False, AFTER_FAILED_STEP, kernel=case.symbol))
         else:
             try:
+                measured = facts.of(case) if facts is not None else None
                 values = run_case(launcher, case, shared, contents)
                 status.append(CaseStatus(case.name, True, None, case.symbol, case.repeat, values))
+                if facts is not None and measured is not None:
+                    facts.launched(case, measured)
+            except NeedsNcu as refusal:  # not launched: ncu measures it, in a process after this one
+                status.append(CaseStatus(case.name, False, str(refusal), kernel=case.symbol))
             except Exception as error:
                 status.append(CaseStatus(case.name, False, _one_line(error), kernel=case.symbol))
                 shared.failed = True
@@ -83,7 +96,8 @@ def _run_cases(
         progress.write(case.name, running=False)
     else:
         _release(shared, launcher)
-        if plan.opens:
+        # a case left to ncu runs before the next process launches (the profile stage opens the gate)
+        if plan.opens and not any(str(s.error).startswith(NEEDS_NCU) for s in status):
             _open(Path(plan.opens))
     progress.write(status[-1].case if status else None, running=False, done=True)
     return status

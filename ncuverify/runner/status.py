@@ -14,6 +14,9 @@ from ncuverify.names import BUFFER_PREFIX
 CUDA_DID_NOT_START = "CUDA could not start"
 # Why a step of a sequence did not run: one before it failed, and it would read what that one left.
 AFTER_FAILED_STEP = "not run: an earlier step of its sequence failed"
+# How the error begins of a case that the runner, run without ncu, would not measure (runner/facts.py):
+# ncu profiles it instead.
+NEEDS_NCU = "needs ncu"
 # Far above any case's repeat: a bound on what a damaged status can make its reader expect.
 MAX_LAUNCHES = 10_000
 
