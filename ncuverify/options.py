@@ -56,6 +56,9 @@ class CheckOptions:
     allow_programs: bool = False  # run the commands of program cases (code the expectation file names)
     # artifacts given for `binary:` kernels, by kernel key (check --binary KERNEL=PATH), absolute
     binaries: Mapping[str, Path] = field(default_factory=dict)
+    # False: ncu profiles every case, also one whose claims read only launch facts the driver gives
+    # (not an option of the command line: what tests compare the runner's facts with)
+    driver_facts: bool = True
 
 
 def for_run(

@@ -430,3 +430,40 @@ def test_a_table_s_answer_is_not_kept(monkeypatch):
     passes.model = PassModel("GH100")
     assert passes.model.source == "the table of counter groups"
     assert passes.passes(frozenset({"l1tex__a.sum"})) >= 1 and passes.predicted == {}
+
+
+LIMIT = "launch__occupancy_limit_registers"
+SECTORS = "lts__t_sectors.sum"
+
+
+def test_cases_that_need_no_ncu_share_one_process_without_it_on_the_least_busy_gpu():
+    cases = [
+        case("facts", {LIMIT, "launch__block_size"}),
+        case("buffers", set(), launches=3),
+        case("counters", {SECTORS, LIMIT}),
+        ProfiledCase("timed", 1, frozenset(), pinned=True),
+    ]
+    placed = schedule.units(cases, (0, 1), PassCounts())
+    with_ncu = [unit for unit in placed if unit.ncu]
+    assert [(unit.gpu, unit.cases) for unit in with_ncu] == [(0, ("counters",))]
+    without = [unit for unit in placed if not unit.ncu]
+    assert len(without) == 1
+    assert without[0].cases == ("facts", "buffers", "timed") and without[0].gpu == 1
+    assert without[0].metrics == {LIMIT, "launch__block_size"}
+    assert without[0].alone, "its kernel times itself: no other process on its GPU meanwhile"
+    assert schedule.launch_passes(without[0], cases, PassCounts()) == 0
+
+
+def test_a_sequence_or_any_metric_beyond_the_driver_s_keeps_a_case_with_ncu():
+    steps = ProfiledCase("first", 2, frozenset({LIMIT}), steps=("first", "second"))
+    shared_limit = case("shared", {"launch__occupancy_limit_shared_mem"})
+    time = case("time", {"gpu__time_duration.sum"})
+    assert all(schedule.needs_ncu(each) for each in (steps, shared_limit, time))
+    assert not schedule.needs_ncu(case("facts", {LIMIT, "device__attribute_multiprocessor_count"}))
+    assert all(unit.ncu for unit in schedule.units([steps, shared_limit, time], (0,), PassCounts()))
+
+
+def test_without_the_driver_s_facts_ncu_profiles_every_case():
+    cases = [case("facts", {LIMIT}), case("buffers", set())]
+    placed = schedule.units(cases, (0,), PassCounts(), driver=False)
+    assert [(unit.ncu, unit.cases) for unit in placed] == [(True, ("facts", "buffers"))]

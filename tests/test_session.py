@@ -16,6 +16,7 @@ from ncuverify.processes import group_ended
 from ncuverify.profile import NcuOptions, schedule, session
 from ncuverify.profile.plan import FileCases, case_metrics
 from ncuverify.profile.schedule import PassCounts
+from ncuverify.profile.work import is_driver_command
 from ncuverify.results import FileResult, Verdict, exit_code, file_key
 from ncuverify.spec import load
 from ncuverify.stages.prepare import split_claims
@@ -559,3 +560,50 @@ def test_units_that_must_be_alone_start_with_the_last_unit_before_them():
     assert session._starts_after(chain, 3) == [0, 0, 0, 1, 1, 1, 1]
     assert session._starts_after(chain, 1) == list(range(7))  # one after another
     assert session._starts_after([unit(True)] * 2, 2) == [0, 0]
+
+
+FACTS_FILE = """kernels:
+  copy: {file: copy.cu, entry: copy}
+cases:
+  counted: &launch
+    kernel: copy
+    grid: 1
+    block: 32
+    args: [{buffer: float32, count: 32}, {buffer: float32, count: 32, name: out}, {int32: 32}]
+  limited: *launch
+claims:
+"""
+
+
+def test_a_case_that_needs_no_ncu_runs_in_the_runner_alone_and_is_recorded_so(tmp_path: Path, monkeypatch):
+    from sweep_files import claim
+
+    claims = claim("c", "counted", "dram__bytes_read.sum") + claim(
+        "l", "limited", "launch__occupancy_limit_warps"
+    )
+    # No GPU for the runner, here or on a machine with one: CUDA cannot start in the process without ncu.
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-00000000-0000-0000-0000-000000000000")
+    saved = tmp_path / "saved"
+    result, notes = checked_with_fake_ncu(
+        tmp_path, FACTS_FILE + claims, monkeypatch, save_profile=saved, explain=False
+    )
+    assert [[c.rsplit("::", 1)[1] for c in note["cases"]] for note in notes] == [["counted"]], "ncu's alone"
+    verdicts = {c.claim.id: c for c in result.claims}
+    assert verdicts["c"].verdict is not Verdict.ERROR
+    assert verdicts["l"].verdict is Verdict.ERROR and "CUDA could not start" in str(verdicts["l"].reason)
+    commands = json.loads((saved / "commands.json").read_text())
+    assert [is_driver_command(command) for command in commands] == [False, True]
+    assert commands[1][1:] == ["-m", "ncuverify.runner", str(saved / "runs" / "1" / "0" / "plan.json")]
+    plan = json.loads((saved / "runs" / "1" / "0" / "plan.json").read_text())
+    assert plan["facts"] == ["launch__occupancy_limit_warps"] and plan["report"].endswith("ncu.log")
+    provenance = json.loads((saved / "provenance.json").read_text())
+    assert provenance["ncu_command"] == commands[0], "ncu's own command"
+    _, notes = checked_with_fake_ncu(
+        tmp_path,
+        FACTS_FILE + claims,
+        monkeypatch,
+        save_profile=tmp_path / "again",
+        driver_facts=False,
+        explain=False,
+    )
+    assert [[c.rsplit("::", 1)[1] for c in note["cases"]] for note in notes][-1] == ["counted", "limited"]

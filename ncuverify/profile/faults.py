@@ -3,7 +3,6 @@ runs again without the profiler to learn the CUDA error it raises."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -12,6 +11,7 @@ from ncuverify.errors import EnvironmentProblem
 from ncuverify.profile.command import NcuOptions
 from ncuverify.profile.outcome import clear_outcomes, read_status
 from ncuverify.profile.process import start, wait
+from ncuverify.profile.work import runner_command
 from ncuverify.runner import CUDA_DID_NOT_START, PROGRESS_FILE, CaseStatus, Plan, PlannedCase, steps_up_to
 
 
@@ -27,7 +27,7 @@ def name_the_fault(
     plan_file = work_dir / "plan.json"
     clear_outcomes(work_dir)
     Plan(device=0, status_path=str(status_file), cases=list(cases)).write(plan_file)
-    runner = [sys.executable, "-m", "ncuverify.runner", str(plan_file)]
+    runner = runner_command(plan_file)
     names = [case.name for case in cases]
     try:
         process = start(runner, work_dir / "output.txt", device)

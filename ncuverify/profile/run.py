@@ -1,4 +1,5 @@
-"""One ncu process over a plan of cases on one GPU, and what it left behind."""
+"""One ncu process over a plan of cases on one GPU (or the runner alone, where the cases need no ncu),
+and what it left behind."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from ncuverify.profile.outcome import (
 )
 from ncuverify.profile.process import start, wait
 from ncuverify.profile.saved_report import REPORT_FILE
-from ncuverify.profile.work import KernelWork
+from ncuverify.profile.work import DriverWork, KernelWork
 from ncuverify.runner import PROGRESS_FILE, CaseStatus, Plan, PlannedCase
 
 
@@ -65,11 +66,13 @@ def run_ncu(
     keep_report: bool = False,
     sections: Sequence[str] = (),
     gate: Gate | None = None,
+    driver: bool = False,
 ) -> Run:
     """Profile the cases in one ncu process on one GPU (device: its index; None: CUDA's default).
     With keep_report, ncu also saves its report as REPORT_FILE in work_dir; with sections, it collects
     them instead of metrics (see ncu_command). With a gate, the runner starts (Python and CUDA)
-    but launches nothing until the gate file exists, and those of after_ready.
+    but launches nothing until the gate file exists, and those of after_ready. With driver, the runner
+    runs alone, and writes the metrics (launch facts) of each launch where ncu would write its report.
 
     The process is stopped when it makes no progress for the case timeout: ncu not starting the
     runner, a case that never ends, ncu not ending after the runner's last case. The cases it kept
@@ -91,9 +94,14 @@ def run_ncu(
             wait_ready=[str(path) for path in gate.after_ready],
             opens=str(gate.opens or ""),
         )
-    plan.write(plan_file)
     report_file = work_dir / REPORT_FILE.removesuffix(".ncu-rep") if keep_report else None
-    work = KernelWork.of(cases, metrics, plan_file, report_file, sections)
+    work: DriverWork | KernelWork
+    if driver:
+        work = DriverWork.of(cases, metrics, plan_file)
+        plan = replace(plan, report=str(log_file), facts=sorted(work.metrics))
+    else:
+        work = KernelWork.of(cases, metrics, plan_file, report_file, sections)
+    plan.write(plan_file)
     command = work.command(options, log_file)
     names = list(work.names)
     started = time.monotonic()

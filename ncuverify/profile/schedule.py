@@ -18,6 +18,10 @@ process whose metrics beyond its own are hardware counters, read without changin
 How many passes a set of metrics takes is what ncu reported for it in an earlier run (the raw page's
 `profiler__replayer_passes`), which `PassCounts` remembers, else what the pass model predicts
 (ncuverify.profile.passes), from the first run on.
+
+A case whose claims read only launch facts that the driver gives (`runner.occupancy.DRIVER_METRICS`), or
+only buffers the runner reads back, needs no ncu: such cases share one process of the runner alone, on
+one GPU (`units`), which costs no replay pass.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from ncuverify.build.cache import prepare_folder
 from ncuverify.files import read_json
 from ncuverify.names import is_patched
 from ncuverify.profile.passes import PassModel, counters
+from ncuverify.runner.occupancy import DRIVER_METRICS
 from ncuverify.text import one_line
 
 START_S = 1.0  # what one more ncu process adds to a run whose processes start while others profile
@@ -320,6 +325,8 @@ class Unit:
     cases: tuple[str, ...]
     # reads results back from its kernels (in-kernel clocks): profiled with no other process on its GPU
     alone: bool = False
+    # False: the runner without ncu, its cases' launch facts from the driver (runner/facts.py)
+    ncu: bool = True
 
 
 def spread(
@@ -352,10 +359,35 @@ def spread(
     ]
 
 
+def needs_ncu(case: ProfiledCase) -> bool:
+    """Whether ncu must profile the case: it asks for a metric the driver does not give, or it is a
+    launch sequence (its steps stay together, in the process of any step that needs ncu)."""
+    return bool(case.steps) or not case.metrics <= DRIVER_METRICS
+
+
+def units(
+    cases: Sequence[ProfiledCase], gpus: Sequence[int], passes: PassCounts, driver: bool = True
+) -> list[Unit]:
+    """Every process of a run: the cases that need ncu grouped and spread over the GPUs, then, with
+    driver, one process of the runner alone for the cases that need no ncu, on the GPU with the fewest
+    ncu processes (it needs but a start). Without driver, ncu profiles every case."""
+    profiled = [case for case in cases if not driver or needs_ncu(case)]
+    placed = spread(groups(profiled, passes), profiled, gpus, passes)
+    unprofiled = [case for case in cases if driver and not needs_ncu(case)]
+    if not unprofiled:
+        return placed
+    gpu = min(gpus, key=lambda g: sum(unit.gpu == g for unit in placed))
+    metrics = frozenset().union(*(case.metrics for case in unprofiled))
+    pinned = any(case.pinned for case in unprofiled)
+    return [*placed, Unit(gpu, metrics, tuple(case.name for case in unprofiled), pinned, ncu=False)]
+
+
 def launch_passes(unit: Unit, cases: Sequence[ProfiledCase], passes: PassCounts) -> int:
     """The launch-passes a unit's ncu process is predicted to take: each of its launches times the
     passes of the unit's metrics (ncu asks every launch of a process for all of them; the repeats of a
-    case timed in a process of the time alone take one each)."""
+    case timed in a process of the time alone take one each). A process without ncu takes none."""
+    if not unit.ncu:
+        return 0
     held = set(unit.cases)
     launches = sum(case.launches for case in cases if case.cases[0] in held)
     return launches * passes.passes(unit.metrics)

@@ -5,7 +5,9 @@ over the GPUs given, each GPU's processes in a chain: the next one starts while 
 profiles, and launches once that one's cases have all run (`_gates`). A case is named `<file key>::<case>`
 in the runner's plans and statuses, so that one process can hold the cases of many files and the
 results split back per file (`per_file`). A case that faults or hangs ends its process; the cases
-after it run again in a fresh one.
+after it run again in a fresh one. Cases that need no ncu (their claims read only launch facts, or
+buffers) run in a process of the runner alone, which follows the same chain and gates; a case that its
+runner leaves to ncu runs in an ncu process after it, before the next process launches.
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ from ncuverify.profile.passes import model_for
 from ncuverify.profile.plan import FileCases, plan_cases
 from ncuverify.profile.run import Gate, Run, run_ncu
 from ncuverify.profile.shown import shown_output
-from ncuverify.profile.work import KernelWork
-from ncuverify.runner import AFTER_FAILED_STEP, CaseStatus, PlannedCase
+from ncuverify.profile.work import DriverWork, KernelWork, run_measurements
+from ncuverify.runner import AFTER_FAILED_STEP, NEEDS_NCU, CaseStatus, PlannedCase
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -46,6 +48,7 @@ class Settings:
     passes: schedule.PassCounts | None = None
     keep_report: bool = False  # also keep ncu's .ncu-rep of every process
     say: Callable[[str], None] | None = None
+    driver_facts: bool = True  # False: ncu profiles every case, even one that needs no ncu
 
 
 def profile_files(
@@ -116,7 +119,7 @@ def scheduled(files: Sequence[FileCases], work_dir: Path, settings: Settings) ->
     planned, wanted = plan_cases(files, work_dir)
     passes = settings.passes or schedule.PassCounts()
     passes.model = model_for(_arch(files), settings.ncu.executable)
-    units = schedule.spread(schedule.groups(wanted, passes), wanted, settings.gpus, passes)
+    units = schedule.units(wanted, settings.gpus, passes, settings.driver_facts)
     return Scheduled(planned, wanted, units, passes)
 
 
@@ -260,7 +263,8 @@ def _run_unit(
     gate: Gate | None = None,
 ) -> list[_Measured]:
     """One unit's ncu process, and one more for the cases after each case that faulted or hung; each
-    launches once the gate is open."""
+    launches once the gate is open. A unit without ncu: the runner's processes, then an ncu process for
+    the cases it left to ncu (its runner kept the next gate shut for them)."""
     runs: list[_Measured] = []
     remaining = list(unit.cases)
     if settings.say is not None:
@@ -270,13 +274,20 @@ def _run_unit(
         cases = [planned[name] for name in remaining]
         run_dir = folder / str(len(runs))
         run = run_ncu(
-            run_dir, cases, unit.metrics, ncu, device=unit.gpu, keep_report=settings.keep_report, gate=gate
+            run_dir,
+            cases,
+            unit.metrics,
+            ncu,
+            device=unit.gpu,
+            keep_report=settings.keep_report,
+            gate=gate,
+            driver=not unit.ncu,
         )
         diagnose(run)
         status = faults_named(list(run.cases), cases, run_dir, ncu, unit.gpu) or _runner_failure(
             run, remaining
         )
-        work = KernelWork.of(cases, unit.metrics, run_dir / "plan.json")
+        work = _work(unit, cases, run_dir / "plan.json")
         recorded = replace(run, cases=tuple(status))
         measured = work.measurements(recorded)
         if run.stopped is not None and measured.unmeasured:
@@ -287,7 +298,36 @@ def _run_unit(
             recorded = replace(recorded, cases=(*recorded.cases, *held))
             measured = work.measurements(recorded)
         runs.append((recorded, measured))
-    return runs
+    if unit.ncu:
+        return runs
+    runs, left = _left_to_ncu(runs, planned)
+    if not left:
+        return runs
+    under_ncu = replace(unit, cases=tuple(left), ncu=True)
+    return runs + _run_unit(under_ncu, planned, folder / "ncu", ncu, settings)
+
+
+def _work(unit: schedule.Unit, cases: Sequence[PlannedCase], plan_file: Path) -> KernelWork | DriverWork:
+    if unit.ncu:
+        return KernelWork.of(cases, unit.metrics, plan_file)
+    return DriverWork.of(cases, unit.metrics, plan_file)
+
+
+def _left_to_ncu(runs: list[_Measured], planned: dict[str, PlannedCase]) -> tuple[list[_Measured], list[str]]:
+    """The runs of a process without ncu less the cases its runner left to ncu (they launched nothing
+    there, and ncu's process records them), and those cases, in order."""
+    kept: list[_Measured] = []
+    left: list[str] = []
+    for run, measured in runs:
+        ours = [s for s in run.cases if not str(s.error).startswith(NEEDS_NCU)]
+        left += [s.case for s in run.cases if str(s.error).startswith(NEEDS_NCU)]
+        if len(ours) < len(run.cases):
+            run = replace(run, cases=tuple(ours))
+            measured = run_measurements(
+                run, {s.case: planned[s.case].symbol for s in ours if s.case in planned}
+            )
+        kept.append((run, measured))
+    return kept, left
 
 
 def _shown(case: str) -> str:

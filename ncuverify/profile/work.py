@@ -1,10 +1,12 @@
-"""What one ncu process profiles, whatever its kind: the runner with a plan of kernel cases, or a
-program's command with its program cases. Either way the same four things: the cases it reports on
-(what progress names, what a fault fails), its metrics, ncu's command line, and how ncu's report
-splits back into each case's measurements."""
+"""What one process profiles, whatever its kind: the runner with a plan of kernel cases under ncu, a
+program's command with its program cases under ncu, or the runner alone with a plan of cases that need
+no ncu (their launch facts from the driver). Each the same four things: the cases it reports on (what
+progress names, what a fault fails), its metrics, its command line, and how its report splits back
+into each case's measurements."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +17,7 @@ from ncuverify.profile.cases import measurements
 from ncuverify.profile.command import NcuOptions, ncu_command
 from ncuverify.profile.table import tidy_rows
 from ncuverify.runner import PlannedCase
+from ncuverify.runner.occupancy import DEFAULT_FACT
 
 if TYPE_CHECKING:  # run imports this module: a Run is only named here
     from ncuverify.profile.run import Run
@@ -86,6 +89,42 @@ class KernelWork:
 
     def measurements(self, run: Run) -> Measurements:
         return run_measurements(run, self.symbols)
+
+
+@dataclass(frozen=True)
+class DriverWork:
+    """Kernel cases whose claims read only launch facts (or only buffers), launched by the runner with no
+    ncu: the runner writes each launch's facts, computed from the driver's attributes, into its report
+    as ncu's raw page would give them (runner/facts.py), so that the report splits back as ncu's does."""
+
+    cases: tuple[PlannedCase, ...]
+    metrics: frozenset[str]
+    plan_file: Path
+
+    @classmethod
+    def of(cls, cases: Sequence[PlannedCase], metrics: Iterable[str], plan_file: Path) -> DriverWork:
+        # a case that reads only buffers still gets a row per launch, as ncu is asked for the time
+        return cls(tuple(cases), frozenset(metrics) or frozenset([DEFAULT_FACT]), plan_file)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(case.name for case in self.cases)
+
+    def command(self, options: NcuOptions, log_file: Path) -> list[str]:
+        """The runner itself (the plan names log_file as its report)."""
+        return runner_command(self.plan_file)
+
+    def measurements(self, run: Run) -> Measurements:
+        return run_measurements(run, {case.name: case.symbol for case in self.cases})
+
+
+def runner_command(plan_file: Path) -> list[str]:
+    return [sys.executable, "-m", "ncuverify.runner", str(plan_file)]
+
+
+def is_driver_command(command: Sequence[str]) -> bool:
+    """Whether a run's command (as a recording keeps it) started the runner with no ncu."""
+    return list(command[1:3]) == ["-m", "ncuverify.runner"]
 
 
 def run_measurements(run: Run, symbols: dict[str, str]) -> Measurements:

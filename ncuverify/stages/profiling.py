@@ -17,6 +17,7 @@ from ncuverify.profile import kinds, per_file, plan, recording, session
 from ncuverify.profile.command import NcuOptions
 from ncuverify.profile.run import Run
 from ncuverify.profile.schedule import PassCounts
+from ncuverify.profile.work import is_driver_command
 from ncuverify.stages import reuse
 from ncuverify.stages.live_provenance import live_provenance
 from ncuverify.stages.values import Prepared, Profiled
@@ -47,7 +48,8 @@ def profile_waiting(
         reused = reuse.reused(options.reuse, files, provenance.measurement_keys, [p.key for p in waiting])
         runs, everything = _profiled(reused.files, work_dir, settings, options.allow_programs)
         warnings = _remember_passes(options.passes) + reused.warnings
-        first = [*runs, *reused.runs][:1]
+        # ncu's command as its first process ran it (a process without ncu is the runner's alone)
+        first = [run for run in [*runs, *reused.runs] if not is_driver_command(run.command)][:1]
         provenance = replace(provenance, ncu_command=first[0].command if first else [])
         if options.save_profile is not None:
             recording.save(work_dir, [*reused.runs, *runs], provenance)
@@ -140,6 +142,7 @@ def profile_settings(options: CheckOptions, environment: Environment) -> session
         gpus=tuple(gpus),
         passes=options.passes,
         keep_report=options.keep_report,
+        driver_facts=options.driver_facts,
         say=options.on_progress,
     )
 
