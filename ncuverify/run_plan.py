@@ -49,7 +49,8 @@ class PlannedCase:
 
 @dataclass(frozen=True)
 class PlannedProcess:
-    """An ncu process the scheduler would start, on its GPU, with its cases in order."""
+    """A process the scheduler would start, on its GPU, with its cases in order: ncu's, or the runner's
+    alone for cases that need no ncu (their launch facts from the driver; no replay pass)."""
 
     gpu: int
     cases: tuple[tuple[str, str], ...]  # (file key, case): a case's repeats as "<case> (repeats)"
@@ -58,6 +59,7 @@ class PlannedProcess:
     launches: int
     alone: bool = False  # times itself: runs with no other process on its GPU
     program: bool = False  # a program case's command under ncu, not the runner
+    ncu: bool = True  # False: the runner alone, no ncu (passes 0)
 
     @property
     def launch_passes(self) -> int:
@@ -115,6 +117,7 @@ def _process_record(process: PlannedProcess) -> dict[str, Any]:
         "launch_passes": process.launch_passes,
         "alone": process.alone,
         "program": process.program,
+        "ncu": process.ncu,
     }
 
 
@@ -136,16 +139,20 @@ def plan_lines(plan: RunPlan) -> list[str]:
         lines.append("profile: nothing (every case reused), no ncu process")
         return [one_line(line) for line in lines]
     passes = sum(p.launch_passes for p in plan.processes)
+    profiled = sum(p.ncu for p in plan.processes)
+    without = len(plan.processes) - profiled
     lines.append(
         f"profile: {counted(len(plan.profile), 'case')} in"
-        f" {counted(len(plan.processes), 'ncu process', 'ncu processes')}, about {passes} replay passes"
+        f" {counted(profiled, 'ncu process', 'ncu processes')}"
+        f"{f' and {without} without ncu' if without else ''}, about {passes} replay passes"
     )
     for number, process in enumerate(plan.processes, 1):
         kind = "program" if process.program else ("alone" if process.alone else "")
         first = str(QualifiedCase.of(*process.cases[0])) if process.cases else ""
         more = f" and {len(process.cases) - 1} more" if len(process.cases) > 1 else ""
+        passes_shown = counted(process.passes, "pass", "passes") if process.ncu else "no ncu"
         lines.append(
-            f"  {number:>3}. GPU {process.gpu}: {counted(process.passes, 'pass', 'passes')}"
+            f"  {number:>3}. GPU {process.gpu}: {passes_shown}"
             f" x {counted(process.launches, 'launch', 'launches')}"
             f"{f' ({kind})' if kind else ''}: {first}{more}"
         )

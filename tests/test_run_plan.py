@@ -61,3 +61,15 @@ def test_a_plan_that_reuses_names_each_reused_case_and_says_what_it_planned_for(
     assert lines[3] == "reuse: 2 recorded cases"
     everything = replace(reusing, profile=(), processes=())
     assert plan_lines(everything)[4] == "profile: nothing (every case reused), no ncu process"
+
+
+def test_a_process_without_ncu_says_so_with_no_pass():
+    without = PlannedProcess(0, ((LONG, "b"),), 1, 0, 2, ncu=False)
+    plan = replace(
+        PLAN, profile=(*PLAN.profile, PlannedCase(LONG, "b", 2, 1)), processes=(*PLAN.processes, without)
+    )
+    records = json.loads(to_json(plan))["processes"]
+    assert [(p["ncu"], p["passes"]) for p in records] == [(True, 4), (False, 0)]
+    lines = plan_lines(plan)
+    assert lines[3] == "profile: 2 cases in 1 ncu process and 1 without ncu, about 12 replay passes"
+    assert lines[5].startswith("    2. GPU 0: no ncu x 2 launches: expectations/deeply/")

@@ -38,8 +38,35 @@ def test_the_plan_lists_every_kernel_every_profiled_case_and_the_schedules_proce
         (c["file"], c["case"].removesuffix(" (repeats)")) for p in plan["processes"] for c in p["cases"]
     )
     assert set(in_processes) == set(profiled)
-    assert all(p["passes"] >= 1 and p["launches"] >= 1 for p in plan["processes"])
+    assert all(p["passes"] >= p["ncu"] and p["launches"] >= 1 for p in plan["processes"])
     assert len(plan["claims"]) == sum(len(spec.content.claims) for spec in SPECS.values())
+
+
+# The suite's cases whose claims read only launch facts the driver gives, or only buffers read back.
+WITHOUT_NCU = {
+    "async_copy.yaml": {"bulk"},
+    "device.yaml": {"smem4", "smem132"},
+    "latency.yaml": {"fadd_full_gpu", "shared_chase", "l2_chase"},
+    "occupancy.yaml": {
+        *("probe_b64", "probe_b128", "probe_b512", "probe_b1024", "launch_2d"),
+        *("regs32", "regs33", "regs40_b64", "f4_w8", "f4_w16", "f4_w48"),
+    },
+    "vector_add.yaml": {"v1_verify", "v2_verify"},
+}
+
+
+def test_the_cases_that_need_no_ncu_share_one_process_without_it(no_gpu, tmp_path):
+    plan = planned(tmp_path, str(EXPECTATIONS))
+    without = [p for p in plan["processes"] if not p["ncu"]]
+    assert len(without) == 1 and without[0]["passes"] == 0 and not without[0]["program"]
+    cases: dict[str, set[str]] = {}
+    for case in without[0]["cases"]:
+        cases.setdefault(Path(case["file"]).name, set()).add(case["case"])
+    assert cases == WITHOUT_NCU
+    assert without[0]["alone"], "shared_chase times itself and reads its clocks back"
+    # a case with one hardware counter, or the time, stays with ncu
+    with_ncu = {(Path(c["file"]).name, c["case"]) for p in plan["processes"] if p["ncu"] for c in p["cases"]}
+    assert {("occupancy.yaml", "probe_b256"), ("occupancy.yaml", "f4_w8 (repeats)")} <= with_ncu
 
 
 def test_two_gpus_spread_the_processes_as_the_run_would(no_gpu, tmp_path):

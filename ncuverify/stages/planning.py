@@ -79,7 +79,7 @@ def planned_run(
         return replace(planned, replayed=True)
     passes = options.passes or schedule.PassCounts()
     gpus = options.gpus or (0,)
-    units = schedule.spread(schedule.groups(wanted, passes), wanted, gpus, passes)
+    units = schedule.units(wanted, gpus, passes, options.driver_facts)
     processes = [_process(unit, wanted, passes) for unit in units]
     processes += [_program_process(each, gpus[0], passes) for each in programs.planned_programs(cases)]
     return replace(planned, processes=tuple(processes))
@@ -169,15 +169,17 @@ def _profiled_cases(
 def _process(
     unit: schedule.Unit, wanted: list[schedule.ProfiledCase], passes: schedule.PassCounts
 ) -> PlannedProcess:
-    """An ncu process of the schedule: its cases, and the launches and passes it would profile."""
+    """A process of the schedule: its cases, and the launches and passes it would profile (none
+    without ncu)."""
     launches = sum(each.launches for each in wanted if set(each.cases) & set(unit.cases))
     return PlannedProcess(
         unit.gpu,
         tuple(_split(case) for case in unit.cases),
         len(unit.metrics),
-        passes.passes(unit.metrics),
+        passes.passes(unit.metrics) if unit.ncu else 0,
         launches,
         unit.alone,
+        ncu=unit.ncu,
     )
 
 
