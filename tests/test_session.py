@@ -2,6 +2,7 @@
 
 import itertools
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -607,3 +608,30 @@ def test_a_case_that_needs_no_ncu_runs_in_the_runner_alone_and_is_recorded_so(tm
         explain=False,
     )
     assert [[c.rsplit("::", 1)[1] for c in note["cases"]] for note in notes][-1] == ["counted", "limited"]
+
+
+def test_a_recorded_process_without_ncu_replays_its_facts(tmp_path: Path, monkeypatch):
+    from sweep_files import claim
+    from test_runner_facts import FactsFake
+
+    from ncuverify.runner.plan import Plan
+    from ncuverify.runner.run import run_plan
+
+    claims = claim("c", "counted", "dram__bytes_read.sum") + claim(
+        "l", "limited", "launch__occupancy_limit_warps"
+    )
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-00000000-0000-0000-0000-000000000000")
+    saved = tmp_path / "saved"
+    checked_with_fake_ncu(tmp_path, FACTS_FILE + claims, monkeypatch, save_profile=saved, explain=False)
+    # The process without ncu run again as on a GPU, on a stand-in for one, into the recording's files.
+    plan = Plan.read(saved / "runs" / "1" / "0" / "plan.json")
+    run_plan(
+        replace(plan, status_path=str(saved / "status.1.json"), report=str(saved / "ncu.1.log")),
+        lambda device: FactsFake(device),
+    )
+    options = CheckOptions(cache=COMPILE_CACHE, from_profile=saved, explain=False)
+    [replayed] = check_files([tmp_path / "checked.yaml"], options, NO_GPU)
+    verdicts = {c.claim.id: c for c in replayed.claims}
+    # 32 threads a block: the warps allow 64 blocks an SM (the claim expects 4)
+    assert (verdicts["l"].verdict, verdicts["l"].measured) == (Verdict.FAILED, 64)
+    assert verdicts["c"].verdict is not Verdict.ERROR

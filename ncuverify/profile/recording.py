@@ -2,8 +2,10 @@
 again without a GPU (`check --from-profile DIR`), and where it came from (provenance).
 
 A recording is a folder holding each ncu process's log (`ncu.log`, `ncu.1.log`, ...: the CSV) and the
-runner's status per case (`status.json`, `status.1.json`, ...), with cases named `<file>::<case>`,
-and `provenance.json` (with digests of each kernel's source, each case's inputs and each program
+runner's status per case (`status.json`, `status.1.json`, ...), with cases named `<file>::<case>`
+(a process without ncu, for cases that need none, leaves the same two: the runner's report of their
+launch facts, as ncu's raw page gives them, and its status; `commands.json` names the runner alone as
+its command), and `provenance.json` (with digests of each kernel's source, each case's inputs and each program
 case's files, which a replay compares with today's: ncuverify.stages.staleness). `runs/` keeps
 each process's plan, output and, when asked, its `.ncu-rep` report; `cubins/` the kernels;
 `explain.*` the second pass over failed claims (`explain-programs/` that of program cases).
