@@ -1,5 +1,7 @@
-"""What an ncu process profiles, whatever its kind: kernel cases for the runner, a program's cases."""
+"""What a process profiles, whatever its kind: kernel cases for the runner under ncu, a program's cases,
+kernel cases for the runner alone."""
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,8 +13,9 @@ from ncuverify.profile.outcome import read_status
 from ncuverify.profile.program_command import program_ncu_command
 from ncuverify.profile.program_work import PlannedProgram, ProgramWork, program_works
 from ncuverify.profile.run import Run
-from ncuverify.profile.work import KernelWork, refused
+from ncuverify.profile.work import DriverWork, KernelWork, is_driver_command, refused
 from ncuverify.runner import CaseStatus, PlannedCase
+from ncuverify.runner.occupancy import DEFAULT_FACT
 from ncuverify.spec.programs import ProgramCase
 
 SAMPLE = FIXTURES / "sample"  # a real H200 run of tests/data/sample.yaml
@@ -92,3 +95,15 @@ def test_a_recorded_run_whose_cases_could_not_share_a_process_is_refused(tmp_pat
     run = Run("", (CaseStatus("f::a", True, launches=1), CaseStatus("f::c", True, launches=1)))
     with pytest.raises(EnvironmentProblem, match="share no process"):
         work.measurements(run)
+
+
+def test_driver_work_s_command_is_the_runner_alone_and_says_so(tmp_path):
+    cases = [_case("f::a", "_Z1av")]
+    work = DriverWork.of(cases, ["launch__block_size"], tmp_path / "plan.json")
+    command = work.command(NcuOptions(executable="/opt/ncu/ncu"), tmp_path / "ncu.log")
+    assert command == [sys.executable, "-m", "ncuverify.runner", str(tmp_path / "plan.json")]
+    assert is_driver_command(command)
+    kernel = KernelWork.of(cases, ["launch__block_size"], tmp_path / "plan.json")
+    assert not is_driver_command(kernel.command(NcuOptions(), tmp_path / "ncu.log"))
+    # cases that read only buffers still get a row per launch
+    assert DriverWork.of(cases, [], tmp_path / "plan.json").metrics == {DEFAULT_FACT}
