@@ -124,3 +124,12 @@ def test_values_print_as_ncu_prints_them(value: float, text: str):
 
 def test_the_default_fact_is_one_of_the_set():
     assert DEFAULT_FACT in DRIVER_METRICS
+
+
+def test_the_driver_s_registers_are_no_fewer_than_ncu_allocates():
+    # device.yaml's smem4 on an H200: its cubin says 8 registers; ncu says 16, and a limit of 128
+    # blocks of 32 threads
+    smem4 = FunctionAttributes.of_driver(8, 4)
+    assert smem4.registers == 16
+    assert occupancy(H200, smem4, 32, 0).registers == 128
+    assert FunctionAttributes.of_driver(40, 0).registers == 40

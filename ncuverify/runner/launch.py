@@ -123,7 +123,7 @@ class CudaLauncher:
         named = driver.CUfunction_attribute
         registers = _value(driver.cuFuncGetAttribute(named.CU_FUNC_ATTRIBUTE_NUM_REGS, function))
         static = _value(driver.cuFuncGetAttribute(named.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function))
-        return FunctionAttributes(int(registers), int(static))
+        return FunctionAttributes.of_driver(int(registers), int(static))
 
     def active_blocks(self, kernel: object, block_threads: int, dynamic_shared: int) -> int:
         from cuda.bindings import driver

@@ -89,12 +89,24 @@ def unit_of(metric: str) -> str:
     return FACT_UNITS.get(metric, "")
 
 
+# The fewest registers a thread is given. A kernel whose cubin says 8 (device.yaml's smem4 on an H200)
+# has 16 per thread in ncu's `launch__registers_per_thread` and a register limit of 128 blocks of 32
+# threads, not the 256 that 8 would allow; every kernel of the suite's recordings reads 16 or more.
+MIN_REGISTERS_PER_THREAD = 16
+
+
 @dataclass(frozen=True)
 class FunctionAttributes:
     """What the driver tells of a kernel: its registers per thread and its static shared memory."""
 
     registers: int
     static_shared: int
+
+    @classmethod
+    def of_driver(cls, registers: int, static_shared: int) -> FunctionAttributes:
+        """As the driver's NUM_REGS and SHARED_SIZE_BYTES give them: its registers as allocated (no
+        fewer than MIN_REGISTERS_PER_THREAD; a kernel of none keeps none)."""
+        return cls(max(registers, MIN_REGISTERS_PER_THREAD) if registers else 0, static_shared)
 
 
 @dataclass(frozen=True)
