@@ -11,6 +11,7 @@ once rather than read for minutes.
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ncuverify.build.limits import Deadline
@@ -23,6 +24,9 @@ _SHT_NOBITS = 8  # a section that takes no bytes of the file (.bss, .nv.shared.*
 _STT_FUNC = 2
 _STB_GLOBAL, _STB_WEAK = 1, 2
 _STO_CUDA_ENTRY = 0x10  # st_other's bit that marks a kernel
+# The formats of a .nv.info record (EIFMT_*): no value, a value of one or two bytes (each in two), or a
+# 16-bit size and that many bytes.
+INFO_NONE, INFO_BYTE, INFO_HALF, INFO_SIZED = 0x01, 0x02, 0x03, 0x04
 _DEADLINE_EVERY = 4096  # symbols read between two looks at the clock
 # Bounds on what one cubin's tables may make ncuverify read, each far above the largest measured: a
 # cubin of 4000 kernels (nvcc -cubin, one template instantiated 4000 times: 22 s to build), a kernel
@@ -52,7 +56,8 @@ class CubinHeader:
 @dataclass(frozen=True)
 class Section:
     """One section's header: where its name lies in the section names' table, its type, its bytes in the
-    file, the section it links to and the size of its entries."""
+    file, the section it links to and the size of its entries; its flags, its info word (a section's or
+    a symbol's index, or a count, by its type) and its alignment."""
 
     name_at: int
     kind: int
@@ -60,6 +65,33 @@ class Section:
     size: int
     link: int
     entry_size: int
+    flags: int
+    info: int
+    align: int
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """One entry of a symbol table: where its name lies in the table's string table (`names`), its type
+    and binding (`info`), `other` (a kernel's bit), its section's index, its value and its size."""
+
+    name_at: int
+    names: Section
+    info: int
+    other: int
+    section: int
+    value: int
+    size: int
+
+    @property
+    def is_entry(self) -> bool:
+        """Whether it is a kernel: a global or weak function marked as an entry."""
+        binding = self.info >> 4
+        return (
+            self.info & 0xF == _STT_FUNC
+            and binding in (_STB_GLOBAL, _STB_WEAK)
+            and bool(self.other & _STO_CUDA_ENTRY)
+        )
 
 
 def read_cubin(data: bytes, label: str, deadline: Deadline | None = None) -> CubinHeader:
@@ -104,15 +136,14 @@ def sections(data: bytes) -> list[Section]:
     total = 0
     for index in range(count):
         base = table + index * entry_size
-        name_at, kind = struct.unpack_from("<II", data, base)
+        name_at, kind, flags = struct.unpack_from("<IIQ", data, base)
         offset, size = struct.unpack_from("<QQ", data, base + 24)
-        (link,) = struct.unpack_from("<I", data, base + 40)
-        (symbol_size,) = struct.unpack_from("<Q", data, base + 56)
+        link, info, align, symbol_size = struct.unpack_from("<IIQQ", data, base + 40)
         if kind != _SHT_NOBITS:
             if offset + size > len(data):
                 raise ValueError(f"its section {index} lies past its end")
             total += size
-        found.append(Section(name_at, kind, offset, size, link, symbol_size))
+        found.append(Section(name_at, kind, offset, size, link, symbol_size, flags, info, align))
     if total > MAX_SECTION_BYTES_PER_FILE_BYTE * len(data):
         raise TooLarge(
             f"its {count} sections add up to {total} bytes, more than {MAX_SECTION_BYTES_PER_FILE_BYTE}"
@@ -126,41 +157,77 @@ def section_name(data: bytes, names: Section, section: Section) -> bytes | None:
     return _string(data, names, section.name_at)
 
 
-def _kernels(data: bytes, deadline: Deadline) -> list[str]:
-    every = sections(data)
+def symbols(data: bytes, every: list[Section], deadline: Deadline | None = None) -> list[Symbol]:
+    """Every symbol of the cubin's symbol tables, in order, each table checked to lie in the file;
+    ValueError where one does not, TooLarge where they are more than the bounds or reading them outlasts
+    deadline. Their names are read by symbol_name, only where asked for."""
+    deadline = deadline or Deadline()
     tables = [section for section in every if section.kind == _SHT_SYMTAB]
     if len(tables) > MAX_SYMBOL_TABLES:
         raise TooLarge(f"it has {len(tables)} symbol tables, more than the {MAX_SYMBOL_TABLES} a cubin may")
-    symbols = 0
+    count = 0
     for table in tables:
         if table.entry_size < 24:
             raise ValueError("its symbol table does not fit in it")
-        symbols += table.size // table.entry_size
-    if symbols > MAX_SYMBOLS:
-        raise TooLarge(f"it has {symbols} symbols, more than the {MAX_SYMBOLS} a cubin may")
-    found: list[str] = []
-    name_bytes = 0
+        count += table.size // table.entry_size
+    if count > MAX_SYMBOLS:
+        raise TooLarge(f"it has {count} symbols, more than the {MAX_SYMBOLS} a cubin may")
+    found: list[Symbol] = []
     for table in tables:
         if table.link >= len(every):
             raise ValueError("its symbol table names no string table")
         names = every[table.link]
         end = table.offset + table.size - table.entry_size + 1
-        for count, base in enumerate(range(table.offset, end, table.entry_size)):
-            if count % _DEADLINE_EVERY == 0 and deadline.passed():
+        for base in range(table.offset, end, table.entry_size):
+            if len(found) % _DEADLINE_EVERY == 0 and deadline.passed():
                 raise TooLarge(f"reading its tables took longer than {deadline.seconds:g} s")
-            name_at, info, other = struct.unpack_from("<IBB", data, base)
-            if info & 0xF == _STT_FUNC and info >> 4 in (_STB_GLOBAL, _STB_WEAK) and other & _STO_CUDA_ENTRY:
-                name = _string(data, names, name_at)
-                if name is None:
-                    raise ValueError(
-                        f"a symbol's name is not in its string table or longer than {MAX_NAME_BYTES} bytes"
-                    )
-                # A real cubin stores each kernel's name once: its names cannot add up to more than it.
-                name_bytes += len(name)
-                if name_bytes > len(data):
-                    raise TooLarge(f"its kernels' names add up to more than its own {len(data)} bytes")
-                found.append(name.decode("ascii", errors="replace"))
+            name_at, info, other, section = struct.unpack_from("<IBBH", data, base)
+            value, size = struct.unpack_from("<QQ", data, base + 8)
+            found.append(Symbol(name_at, names, info, other, section, value, size))
     return found
+
+
+def symbol_name(data: bytes, symbol: Symbol) -> bytes | None:
+    """The symbol's name, read from its table's string table; None where it is not in it."""
+    return _string(data, symbol.names, symbol.name_at)
+
+
+def _kernels(data: bytes, deadline: Deadline) -> list[str]:
+    found: list[str] = []
+    name_bytes = 0
+    for symbol in symbols(data, sections(data), deadline):
+        if symbol.is_entry:
+            name = symbol_name(data, symbol)
+            if name is None:
+                raise ValueError(
+                    f"a symbol's name is not in its string table or longer than {MAX_NAME_BYTES} bytes"
+                )
+            # A real cubin stores each kernel's name once: its names cannot add up to more than it.
+            name_bytes += len(name)
+            if name_bytes > len(data):
+                raise TooLarge(f"its kernels' names add up to more than its own {len(data)} bytes")
+            found.append(name.decode("ascii", errors="replace"))
+    return found
+
+
+def info_records(section: bytes) -> Iterator[tuple[int, int, bytes]]:
+    """The (format, attribute, value) records of an .nv.info section (a format byte, an attribute byte,
+    then two bytes of value, or a 16-bit size and that many bytes), in order. A record of a format not
+    known ends them: its value is the rest of the section, where nothing more can be found."""
+    at = 0
+    while at + 2 <= len(section):
+        form, attribute = section[at], section[at + 1]
+        at += 2
+        if form == INFO_SIZED:
+            (size,) = struct.unpack_from("<H", section, at)
+            yield form, attribute, section[at + 2 : at + 2 + size]
+            at += 2 + size
+        elif form in (INFO_NONE, INFO_BYTE, INFO_HALF):
+            yield form, attribute, section[at : at + 2]
+            at += 2
+        else:
+            yield form, attribute, section[at:]
+            return
 
 
 def _string(data: bytes, table: Section, at: int) -> bytes | None:

@@ -10,7 +10,17 @@ import struct
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from ncuverify.build.artifacts_elf import Section, TooLarge, section_name, sections
+from ncuverify.build.artifacts_elf import (
+    INFO_BYTE,
+    INFO_HALF,
+    INFO_NONE,
+    INFO_SIZED,
+    Section,
+    TooLarge,
+    info_records,
+    section_name,
+    sections,
+)
 from ncuverify.errors import InputError
 from ncuverify.layout import POINTER_BYTES, SCALAR_BYTES
 
@@ -22,10 +32,6 @@ _ELF_MAGIC = b"\x7fELF"
 _ELFCLASS64 = 2
 _LITTLE_ENDIAN = 1
 _INFO_PREFIX = b".nv.info."  # and the kernel's symbol: the section of its attributes
-_FORMAT_SIZED = 0x04  # EIFMT_SVAL: a 16-bit size, then that many bytes
-_FORMAT_HALF = 0x03  # EIFMT_HVAL: a 16-bit value
-_FORMAT_BYTE = 0x02  # EIFMT_BVAL: an 8-bit value
-_FORMAT_NONE = 0x01  # EIFMT_NVAL: none
 _KPARAM_INFO = 0x17  # EIATTR_KPARAM_INFO: index (32 bits), ordinal (16), offset (16), flags (32)
 _SIZE_SHIFT, _SIZE_MASK = 18, 0x3FFF  # a parameter's size in bytes, in the flags' top 14 bits
 # EIATTR_KPARAM_INFO_V2, in place of the above in a kernel of more than 4 KiB of parameters: the same
@@ -184,20 +190,8 @@ def _sizes(section: bytes, most: int) -> tuple[tuple[int, ...] | None, int]:
 
 
 def _records(section: bytes) -> Iterator[tuple[int, bytes]]:
-    """The (attribute, value) records of an .nv.info section, in order."""
-    at = 0
-    while at + 2 <= len(section):
-        form, attribute = section[at], section[at + 1]
-        at += 2
-        if form == _FORMAT_SIZED:
-            (size,) = struct.unpack_from("<H", section, at)
-            yield attribute, section[at + 2 : at + 2 + size]
-            at += 2 + size
-        elif form in (_FORMAT_HALF, _FORMAT_BYTE):  # a value of one or two bytes, in two
-            yield attribute, section[at : at + 2]
-            at += 2
-        elif form == _FORMAT_NONE:
-            yield attribute, b""
-            at += 2
-        else:
-            return  # a format this reader does not know: what follows cannot be found
+    """The (attribute, value) records of an .nv.info section, in order, up to one of a format not known."""
+    for form, attribute, value in info_records(section):
+        if form not in (INFO_NONE, INFO_BYTE, INFO_HALF, INFO_SIZED):
+            return  # what follows cannot be found
+        yield attribute, value
