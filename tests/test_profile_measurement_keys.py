@@ -1,14 +1,17 @@
 """Measurement keys: each case's key changes with everything that can change its figures (its kernel's
 code, its launch, the steps before it, its metrics, the GPU and tools, a program's files), and not with
-a comment that only moves the kernel's lines."""
+a comment that only moves the kernel's lines. A kernel's code is its own part of its cubin: an edit of
+another kernel of the same .cu file, or a new kernel beside it, leaves its key alone."""
 
+import struct
 from dataclasses import replace
 from pathlib import Path
 
 import yaml
-from conftest import COMPILE_CACHE
+from conftest import COMPILE_CACHE, ROOT
 
 from ncuverify.build import build_spec
+from ncuverify.build.artifacts_elf import section_name, sections
 from ncuverify.profile.measurement_keys import IDENTITY_FIELDS, code_digest, gpu_identity, measurement_keys
 from ncuverify.profile.plan import FileCases
 from ncuverify.provenance import Provenance
@@ -108,7 +111,7 @@ def test_a_comment_that_moves_the_lines_changes_the_cubin_but_not_the_key(tmp_pa
     plain, commented = project(tmp_path / "a"), project(tmp_path / "b", COMMENTED)
     plain_cubin, commented_cubin = plain.builds["scale"].cubin, commented.builds["scale"].cubin
     assert plain_cubin != commented_cubin, "NVRTC's line table (-lineinfo) follows the lines"
-    assert code_digest(plain_cubin) == code_digest(commented_cubin)
+    assert code_digest(plain_cubin, "scale") == code_digest(commented_cubin, "scale")
     assert keys_of(plain) == keys_of(commented)
 
 
@@ -160,5 +163,145 @@ def test_no_keys_where_ncu_s_version_is_unknown(tmp_path):
 
 
 def test_a_cubin_that_is_no_elf_is_digested_whole():
-    assert code_digest(b"not an elf") != code_digest(b"not an elf either")
-    assert code_digest(b"not an elf").startswith("bytes:")
+    assert code_digest(b"not an elf", "scale") != code_digest(b"not an elf either", "scale")
+    assert code_digest(b"not an elf", "scale").startswith("bytes:")
+
+
+# The kernels of kernels/vector_add.cu: one NVRTC program, one cubin.
+VECTOR_ADD = (ROOT / "kernels" / "vector_add.cu").read_text()
+VECTOR_ADD_KERNELS = [
+    "vecAddKernel",
+    "vecAddKernelGridStride",
+    "vecScaleKernel",
+    "vecAddScaleKernel",
+    "aiHalfKernel",
+]
+ADDED = "C[i] = A[i] + B[i];"  # vecAddKernel's, then vecAddKernelGridStride's
+NEW_KERNEL = 'extern "C" __global__ void newKernel(float* x) { x[threadIdx.x] = 1.0f; }\n'
+TWICE = """__noinline__ __device__ float twice(float x) { return x * 2.0f; }
+extern "C" __global__ void one(float* x) { x[threadIdx.x] = twice(x[threadIdx.x]); }
+extern "C" __global__ void two(float* x) { x[threadIdx.x] = twice(x[threadIdx.x]) + 1.0f; }
+extern "C" __global__ void three(float* x) { x[threadIdx.x] = 3.0f; }
+"""
+SHARED = """extern "C" __global__ void first(float* x) {
+    __shared__ float a[32];
+    a[threadIdx.x] = x[threadIdx.x];
+    __syncthreads();
+    x[threadIdx.x] = a[31 - threadIdx.x];
+}
+extern "C" __global__ void second(float* x) {
+    __shared__ float b[64];
+    b[threadIdx.x] = x[threadIdx.x];
+    __syncthreads();
+    x[threadIdx.x] = b[63 - threadIdx.x];
+}
+"""
+
+
+def built(folder: Path, source: str, entries: list[str], options: dict | None = None) -> dict:
+    """The builds of the entries of one .cu file (each a kernel of the spec, named as its entry, with its
+    options), for sm_90."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / ".ncuverify-root").write_text("")
+    (folder / "k.cu").write_text(source)
+    (folder / "run.py").write_text("")
+    kernels = {entry: {"file": "k.cu", "entry": entry, **(options or {}).get(entry, {})} for entry in entries}
+    content = {
+        "arch": "sm_90",
+        "kernels": kernels,
+        "cases": {"run": {"program": {"command": ["python3", "run.py"]}, "kernel": "k"}},
+        "claims": [claim("run")],
+    }
+    (folder / "e.yaml").write_text(yaml.safe_dump(content))
+    return build_spec(load(folder / "e.yaml"), "sm_90", COMPILE_CACHE)
+
+
+def digests(folder: Path, source: str, entries: list[str], options: dict | None = None) -> dict[str, str]:
+    return {
+        name: code_digest(b.cubin, b.symbol) for name, b in built(folder, source, entries, options).items()
+    }
+
+
+def changed(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    return sorted(name for name in before if before[name] != after[name])
+
+
+def test_an_edit_of_one_kernel_changes_its_digest_alone(tmp_path):
+    before = digests(tmp_path / "a", VECTOR_ADD, VECTOR_ADD_KERNELS)
+    assert len(set(before.values())) == len(VECTOR_ADD_KERNELS)
+    edited = VECTOR_ADD.replace(ADDED, ADDED.replace(";", " + 0.0f;"), 1)
+    after = built(tmp_path / "b", edited, VECTOR_ADD_KERNELS)
+    assert len({b.cubin for b in after.values()}) == 1, "one cubin of every kernel of the file"
+    assert changed(before, {name: code_digest(b.cubin, b.symbol) for name, b in after.items()}) == [
+        "vecAddKernel"
+    ]
+
+
+def test_a_comment_changes_no_kernel_s_digest(tmp_path):
+    before = digests(tmp_path / "a", VECTOR_ADD, VECTOR_ADD_KERNELS)
+    commented = "// a comment that moves every line\n//\n" + VECTOR_ADD.replace(ADDED, ADDED + "  // summed")
+    assert changed(before, digests(tmp_path / "b", commented, VECTOR_ADD_KERNELS)) == []
+
+
+def test_a_new_kernel_beside_them_changes_no_kernel_s_digest(tmp_path):
+    before = digests(tmp_path / "a", VECTOR_ADD, VECTOR_ADD_KERNELS)
+    assert changed(before, digests(tmp_path / "after", VECTOR_ADD + NEW_KERNEL, VECTOR_ADD_KERNELS)) == []
+    assert changed(before, digests(tmp_path / "before", NEW_KERNEL + VECTOR_ADD, VECTOR_ADD_KERNELS)) == []
+
+
+def test_a_kernel_s_launch_bounds_and_registers_change_its_digest_alone(tmp_path):
+    before = digests(tmp_path / "a", VECTOR_ADD, VECTOR_ADD_KERNELS)
+    for kernel in ("vecAddKernel", "vecScaleKernel"):
+        bounded = VECTOR_ADD.replace(f"void {kernel}(", f"void __launch_bounds__(64) {kernel}(")
+        assert changed(before, digests(tmp_path / f"bounded_{kernel}", bounded, VECTOR_ADD_KERNELS)) == [
+            kernel
+        ]
+        capped = digests(
+            tmp_path / f"capped_{kernel}", VECTOR_ADD, VECTOR_ADD_KERNELS, {kernel: {"max_registers": 16}}
+        )
+        assert changed(before, capped) == [kernel], "-maxrregcount"
+
+
+def test_a_bigger_shared_array_changes_its_kernel_s_digest_alone(tmp_path):
+    before = digests(tmp_path / "a", SHARED, ["first", "second"])
+    assert changed(
+        before, digests(tmp_path / "b", SHARED.replace("b[64]", "b[128]"), ["first", "second"])
+    ) == ["second"]
+    assert changed(
+        before, digests(tmp_path / "c", SHARED.replace("a[32]", "a[128]"), ["first", "second"])
+    ) == ["first"]
+
+
+def test_an_edit_of_a_device_function_changes_the_digest_of_every_kernel_that_calls_it(tmp_path):
+    before = digests(tmp_path / "a", TWICE, ["one", "two", "three"])
+    after = digests(tmp_path / "b", TWICE.replace("x * 2.0f", "x * 3.0f"), ["one", "two", "three"])
+    assert {"one", "two"} <= set(changed(before, after))
+
+
+def test_a_damaged_cubin_or_a_kernel_it_lacks_is_digested_whole(tmp_path):
+    cubin = built(tmp_path, VECTOR_ADD, ["vecAddKernel"])["vecAddKernel"].cubin
+    whole = code_digest(cubin, "vecAddKernel")
+    assert not whole.startswith("bytes:")
+    (table,) = struct.unpack_from("<Q", cubin, 40)
+    past_the_end = bytearray(cubin)
+    struct.pack_into("<Q", past_the_end, table + 64 + 24, len(cubin))  # section 1's offset
+    for damaged in (cubin[: len(cubin) // 2], bytes(past_the_end)):
+        assert code_digest(damaged, "vecAddKernel").startswith("bytes:")
+    assert code_digest(cubin, "noSuchKernel").startswith("bytes:")
+
+
+def test_a_kernel_whose_code_lies_in_another_kernel_s_section_is_digested_whole(tmp_path):
+    """A crafted cubin cannot hide a kernel's code from its digest by naming its section after another."""
+    cubin = built(tmp_path, VECTOR_ADD, ["vecAddKernel"])["vecAddKernel"].cubin
+    every = sections(cubin)
+    names = [section_name(cubin, every[struct.unpack_from("<H", cubin, 62)[0]], s) for s in every]
+    table = next(s for s in every if s.kind == 2)
+    moved = bytearray(cubin)
+    for base in range(table.offset, table.offset + table.size, table.entry_size):
+        name = section_name(
+            cubin, every[table.link], replace(every[0], name_at=struct.unpack_from("<I", cubin, base)[0])
+        )
+        if name == b"vecAddKernel":  # its symbol's section, made vecScaleKernel's
+            struct.pack_into("<H", moved, base + 6, names.index(b".text.vecScaleKernel"))
+    assert bytes(moved) != cubin
+    assert code_digest(bytes(moved), "vecAddKernel").startswith("bytes:")

@@ -27,15 +27,9 @@ ON_THE_H200 = (
 )
 CHANGED = "changed since the recording (its code, launch, metrics or the GPU and tools)"
 TEMPLATE_TILE = "__shared__ float tile[TILE][TILE + 1];"  # of transpose<32, 8> in kernels/transpose.cu
-TRANSPOSE_CASES = [
-    "incident",
-    "incident_fixed",
-    "lab3_conflict",
-    "lab3_padded",
-    "template_padded",
-    "naive",
-    "naive_coalesced_write",
-]
+ADDED = "C[i] = A[i] + B[i];"  # of vecAddKernel, then of vecAddKernelGridStride, in kernels/vector_add.cu
+# the cases that launch vecAddKernel of kernels/vector_add.cu (coalescing.yaml's is coalescing.cu's own)
+VECADD_CASES = ["v1_verify", "v1", "v1_odd", "v1_big"]
 
 
 @pytest.fixture(scope="module")
@@ -108,20 +102,31 @@ def test_a_comment_only_edit_of_a_kernel_plans_nothing(recorded, tmp_path):
     assert {(r.file, r.case) for r in plan.reuse} == keyed_cases
 
 
-def test_a_real_edit_plans_only_that_kernels_cases(recorded, tmp_path):
-    folder, keyed_cases = recorded
+def edited_plan(recorded: Path, tmp_path: Path, kernels: str, old: str, new: str) -> RunPlan:
+    """The plan of the suite with one edit of one kernel file (its first `old`, made `new`)."""
     project = copied_suite(tmp_path)
-    source = project / "kernels" / "transpose.cu"
-    assert TEMPLATE_TILE in source.read_text()
-    source.write_text(source.read_text().replace(TEMPLATE_TILE, TEMPLATE_TILE.replace("+ 1", "+ 2")))
-    plan = planned(sorted((project / "expectations").glob("*.yaml")), folder)
-    # the file's kernels are one cubin (one NVRTC program), whose code changed: all of its cases, and
-    # nothing of the other eleven files
-    assert profiled(plan) == {("expectations/transpose.yaml", case) for case in TRANSPOSE_CASES}
+    source = project / "kernels" / kernels
+    assert old in source.read_text()
+    source.write_text(source.read_text().replace(old, new, 1))
+    return planned(sorted((project / "expectations").glob("*.yaml")), recorded)
+
+
+def test_a_real_edit_of_one_kernel_plans_only_the_cases_that_launch_it(recorded, tmp_path):
+    folder, keyed_cases = recorded
+    plan = edited_plan(folder, tmp_path, "vector_add.cu", ADDED, ADDED.replace(";", " + 0.0f;"))
+    # every kernel of the file is one cubin (one NVRTC program): its four other kernels are reused
+    assert profiled(plan) == {("expectations/vector_add.yaml", case) for case in VECADD_CASES}
     assert {case.why for case in plan.profile} == {CHANGED}
     assert {(r.file, r.case) for r in plan.reuse} == keyed_cases - profiled(plan)
     in_processes = {(file, case.removesuffix(" (repeats)")) for p in plan.processes for file, case in p.cases}
     assert in_processes == profiled(plan)
+
+
+def test_a_bigger_shared_array_of_a_template_plans_only_its_case(recorded, tmp_path):
+    folder, keyed_cases = recorded
+    plan = edited_plan(folder, tmp_path, "transpose.cu", TEMPLATE_TILE, TEMPLATE_TILE.replace("+ 1", "+ 2"))
+    assert profiled(plan) == {("expectations/transpose.yaml", "template_padded")}
+    assert {(r.file, r.case) for r in plan.reuse} == keyed_cases - profiled(plan)
 
 
 def test_a_recording_without_keys_plans_every_case_and_says_why(tmp_path):
