@@ -7,11 +7,12 @@ import struct
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 import yaml
 from conftest import COMPILE_CACHE, ROOT
 
 from ncuverify.build import build_spec
-from ncuverify.build.artifacts_elf import section_name, sections
+from ncuverify.build.artifacts_elf import Section, section_name, sections, symbol_name, symbols
 from ncuverify.profile.measurement_keys import IDENTITY_FIELDS, code_digest, gpu_identity, measurement_keys
 from ncuverify.profile.plan import FileCases
 from ncuverify.provenance import Provenance
@@ -198,49 +199,56 @@ extern "C" __global__ void second(float* x) {
 """
 
 
-def built(folder: Path, source: str, entries: list[str], options: dict | None = None) -> dict:
+def built(
+    folder: Path, source: str, entries: list[str], options: dict | None = None, arch: str = "sm_90"
+) -> dict:
     """The builds of the entries of one .cu file (each a kernel of the spec, named as its entry, with its
-    options), for sm_90."""
+    options), for arch."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / ".ncuverify-root").write_text("")
     (folder / "k.cu").write_text(source)
     (folder / "run.py").write_text("")
     kernels = {entry: {"file": "k.cu", "entry": entry, **(options or {}).get(entry, {})} for entry in entries}
     content = {
-        "arch": "sm_90",
+        "arch": arch,
         "kernels": kernels,
         "cases": {"run": {"program": {"command": ["python3", "run.py"]}, "kernel": "k"}},
         "claims": [claim("run")],
     }
     (folder / "e.yaml").write_text(yaml.safe_dump(content))
-    return build_spec(load(folder / "e.yaml"), "sm_90", COMPILE_CACHE)
+    return build_spec(load(folder / "e.yaml"), arch, COMPILE_CACHE)
 
 
-def digests(folder: Path, source: str, entries: list[str], options: dict | None = None) -> dict[str, str]:
-    return {
-        name: code_digest(b.cubin, b.symbol) for name, b in built(folder, source, entries, options).items()
-    }
+def digests(
+    folder: Path, source: str, entries: list[str], options: dict | None = None, arch: str = "sm_90"
+) -> dict[str, str]:
+    builds = built(folder, source, entries, options, arch)
+    return {name: code_digest(b.cubin, b.symbol) for name, b in builds.items()}
 
 
 def changed(before: dict[str, str], after: dict[str, str]) -> list[str]:
     return sorted(name for name in before if before[name] != after[name])
 
 
-def test_an_edit_of_one_kernel_changes_its_digest_alone(tmp_path):
-    before = digests(tmp_path / "a", VECTOR_ADD, VECTOR_ADD_KERNELS)
+# sm_100 and later cubins carry a mercury copy of their code and tables (.nv.merc.*, .nv.capmerc.text.*)
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100"])
+def test_an_edit_of_one_kernel_changes_its_digest_alone(tmp_path, arch):
+    before = digests(tmp_path / "a", VECTOR_ADD, VECTOR_ADD_KERNELS, arch=arch)
     assert len(set(before.values())) == len(VECTOR_ADD_KERNELS)
+    assert not any(digest.startswith("bytes:") for digest in before.values())
     edited = VECTOR_ADD.replace(ADDED, ADDED.replace(";", " + 0.0f;"), 1)
-    after = built(tmp_path / "b", edited, VECTOR_ADD_KERNELS)
+    after = built(tmp_path / "b", edited, VECTOR_ADD_KERNELS, arch=arch)
     assert len({b.cubin for b in after.values()}) == 1, "one cubin of every kernel of the file"
     assert changed(before, {name: code_digest(b.cubin, b.symbol) for name, b in after.items()}) == [
         "vecAddKernel"
     ]
 
 
-def test_a_comment_changes_no_kernel_s_digest(tmp_path):
-    before = digests(tmp_path / "a", VECTOR_ADD, VECTOR_ADD_KERNELS)
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100"])
+def test_a_comment_changes_no_kernel_s_digest(tmp_path, arch):
+    before = digests(tmp_path / "a", VECTOR_ADD, VECTOR_ADD_KERNELS, arch=arch)
     commented = "// a comment that moves every line\n//\n" + VECTOR_ADD.replace(ADDED, ADDED + "  // summed")
-    assert changed(before, digests(tmp_path / "b", commented, VECTOR_ADD_KERNELS)) == []
+    assert changed(before, digests(tmp_path / "b", commented, VECTOR_ADD_KERNELS, arch=arch)) == []
 
 
 def test_a_new_kernel_beside_them_changes_no_kernel_s_digest(tmp_path):
@@ -290,18 +298,40 @@ def test_a_damaged_cubin_or_a_kernel_it_lacks_is_digested_whole(tmp_path):
     assert code_digest(cubin, "noSuchKernel").startswith("bytes:")
 
 
+def symbol_indexes(cubin: bytes) -> dict[bytes, int]:
+    every = sections(cubin)
+    return {
+        symbol_name(cubin, symbol) or b"": index
+        for index, symbol in enumerate(symbols(cubin, every))
+        if symbol.is_entry
+    }
+
+
+def section_named(cubin: bytes, name: bytes) -> Section:
+    every = sections(cubin)
+    (names_at,) = struct.unpack_from("<H", cubin, 62)
+    return next(section for section in every if section_name(cubin, every[names_at], section) == name)
+
+
 def test_a_kernel_whose_code_lies_in_another_kernel_s_section_is_digested_whole(tmp_path):
     """A crafted cubin cannot hide a kernel's code from its digest by naming its section after another."""
     cubin = built(tmp_path, VECTOR_ADD, ["vecAddKernel"])["vecAddKernel"].cubin
+    table = section_named(cubin, b".symtab")
+    base = table.offset + table.entry_size * symbol_indexes(cubin)[b"vecAddKernel"]
     every = sections(cubin)
-    names = [section_name(cubin, every[struct.unpack_from("<H", cubin, 62)[0]], s) for s in every]
-    table = next(s for s in every if s.kind == 2)
+    other_code = every.index(section_named(cubin, b".text.vecScaleKernel"))
     moved = bytearray(cubin)
-    for base in range(table.offset, table.offset + table.size, table.entry_size):
-        name = section_name(
-            cubin, every[table.link], replace(every[0], name_at=struct.unpack_from("<I", cubin, base)[0])
-        )
-        if name == b"vecAddKernel":  # its symbol's section, made vecScaleKernel's
-            struct.pack_into("<H", moved, base + 6, names.index(b".text.vecScaleKernel"))
-    assert bytes(moved) != cubin
+    struct.pack_into("<H", moved, base + 6, other_code)  # its symbol's section
     assert code_digest(bytes(moved), "vecAddKernel").startswith("bytes:")
+
+
+def test_a_kernel_that_calls_another_kernel_is_digested_whole(tmp_path):
+    """Its call graph naming another kernel (dynamic parallelism): that kernel's code runs too."""
+    cubin = built(tmp_path, VECTOR_ADD, ["vecAddKernel"])["vecAddKernel"].cubin
+    kernels = symbol_indexes(cubin)
+    calls = bytearray(cubin)
+    graph = section_named(cubin, b".nv.callgraph")
+    struct.pack_into("<II", calls, graph.offset, kernels[b"vecAddKernel"], kernels[b"vecScaleKernel"])
+    assert code_digest(bytes(calls), "vecAddKernel").startswith("bytes:")
+    assert code_digest(bytes(calls), "vecScaleKernel").startswith("bytes:")
+    assert not code_digest(bytes(calls), "aiHalfKernel").startswith("bytes:"), "a call of no concern to it"

@@ -20,6 +20,9 @@ from ncuverify.errors import InputError
 ELF_MAGIC = b"\x7fELF"
 EM_CUDA = 190
 _SHT_SYMTAB = 2
+# The symbol table of the mercury copy of a cubin's code that sm_100 and later cubins carry
+# (`.nv.merc.symtab`, beside `.nv.capmerc.text.<fn>`): laid out as an ELF symbol table.
+SHT_MERC_SYMTAB = 0x70000085
 _SHT_NOBITS = 8  # a section that takes no bytes of the file (.bss, .nv.shared.*)
 _STT_FUNC = 2
 _STB_GLOBAL, _STB_WEAK = 1, 2
@@ -72,9 +75,11 @@ class Section:
 
 @dataclass(frozen=True)
 class Symbol:
-    """One entry of a symbol table: where its name lies in the table's string table (`names`), its type
-    and binding (`info`), `other` (a kernel's bit), its section's index, its value and its size."""
+    """One entry of a symbol table: the table's section index, where its name lies in the table's string
+    table (`names`), its type and binding (`info`), `other` (a kernel's bit), its section's index, its
+    value and its size."""
 
+    table: int
     name_at: int
     names: Section
     info: int
@@ -157,23 +162,28 @@ def section_name(data: bytes, names: Section, section: Section) -> bytes | None:
     return _string(data, names, section.name_at)
 
 
-def symbols(data: bytes, every: list[Section], deadline: Deadline | None = None) -> list[Symbol]:
-    """Every symbol of the cubin's symbol tables, in order, each table checked to lie in the file;
-    ValueError where one does not, TooLarge where they are more than the bounds or reading them outlasts
-    deadline. Their names are read by symbol_name, only where asked for."""
+def symbols(
+    data: bytes,
+    every: list[Section],
+    deadline: Deadline | None = None,
+    kinds: frozenset[int] = frozenset({_SHT_SYMTAB}),
+) -> list[Symbol]:
+    """Every symbol of the cubin's symbol tables (its sections of those kinds), in order, each table
+    checked to lie in the file; ValueError where one does not, TooLarge where they are more than the
+    bounds or reading them outlasts deadline. Their names are read by symbol_name, only where asked for."""
     deadline = deadline or Deadline()
-    tables = [section for section in every if section.kind == _SHT_SYMTAB]
+    tables = [(index, section) for index, section in enumerate(every) if section.kind in kinds]
     if len(tables) > MAX_SYMBOL_TABLES:
         raise TooLarge(f"it has {len(tables)} symbol tables, more than the {MAX_SYMBOL_TABLES} a cubin may")
     count = 0
-    for table in tables:
+    for _, table in tables:
         if table.entry_size < 24:
             raise ValueError("its symbol table does not fit in it")
         count += table.size // table.entry_size
     if count > MAX_SYMBOLS:
         raise TooLarge(f"it has {count} symbols, more than the {MAX_SYMBOLS} a cubin may")
     found: list[Symbol] = []
-    for table in tables:
+    for at, table in tables:
         if table.link >= len(every):
             raise ValueError("its symbol table names no string table")
         names = every[table.link]
@@ -183,7 +193,7 @@ def symbols(data: bytes, every: list[Section], deadline: Deadline | None = None)
                 raise TooLarge(f"reading its tables took longer than {deadline.seconds:g} s")
             name_at, info, other, section = struct.unpack_from("<IBBH", data, base)
             value, size = struct.unpack_from("<QQ", data, base + 8)
-            found.append(Symbol(name_at, names, info, other, section, value, size))
+            found.append(Symbol(at, name_at, names, info, other, section, value, size))
     return found
 
 

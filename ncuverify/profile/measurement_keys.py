@@ -17,11 +17,17 @@ info, the register count and the symbol of a code section). The tables that mix 
 to them by index (the symbols, the relocations, `.nv.info`'s per-function records such as the register
 count and stack sizes, the call graph) are re-read: each index named by its symbol or section (indexes
 shift where a kernel comes or goes), another kernel's records left out. A section of any other kind is
-digested whole (another kernel's edit may then change the key: more profiling, never a stale figure);
-a cubin that cannot be read, or that lacks the kernel, is digested by all its bytes. Left out: the debug
-information (the line tables, which a comment that moves lines changes, `.debug_frame`,
-`.nv_debug_line_sass`, the PTX text `.nv_debug_ptx_txt`, and their relocations), which no launch runs,
-and the string tables, whose names are digested where they are used.
+digested whole (another kernel's edit may then change the key: more profiling, never a stale figure).
+A cubin that cannot be read, that lacks the kernel, whose kernel's code lies in a section named after
+another, or whose kernel refers to another kernel (launches it: dynamic parallelism, whose child's code
+then runs too) is digested by all its bytes.
+
+Left out: the debug information, which no launch runs (the line tables, which a comment that moves
+lines changes, `.debug_frame`, `.nv_debug_line_sass`, the PTX text `.nv_debug_ptx_txt`, and their
+relocations), and the string tables, whose names are digested where they are used. sm_100 and later
+cubins carry a mercury copy of their code and tables (`.nv.merc.*`, `.nv.capmerc.text.<fn>`, with a
+symbol table of their own), split the same way; the copy of a kernel's code holds section indexes, so
+there a kernel added beside it changes its key (an edit of another kernel does not).
 
 So a key never stays the same where the kernel's machine code, its resources (registers, shared, local
 and constant memory, stack, launch bounds) or what it calls changed: they are its own sections, its
@@ -39,6 +45,7 @@ from dataclasses import dataclass
 
 from ncuverify.build.artifacts_elf import (
     INFO_SIZED,
+    SHT_MERC_SYMTAB,
     Section,
     Symbol,
     TooLarge,
@@ -67,10 +74,18 @@ IDENTITY_FIELDS = (
 )
 _SHSTRNDX_AT = 62  # e_shstrndx in a 64-bit ELF header
 _SHT_SYMTAB, _SHT_STRTAB, _SHT_NOBITS = 2, 3, 8
-_RELOCATION_ENTRY = {4: 24, 9: 16}  # SHT_RELA, SHT_REL: the bytes of one record
-_CUDA_INFO, _CUDA_CALLGRAPH = 0x70000000, 0x70000001  # .nv.info and .nv.info.<fn>; .nv.callgraph
 _SHF_ALLOC, _SHF_EXECINSTR, _SHF_INFO_LINK = 0x2, 0x4, 0x40
 _STT_SECTION = 3
+# The kinds of the tables that refer to symbols by index, each with its mercury copy's (sm_100 and later
+# cubins carry a copy of their code and tables, `.nv.merc.*` and `.nv.capmerc.text.<fn>`, each referring
+# to `.nv.merc.symtab`): the symbols; the relocations (SHT_RELA, SHT_REL) with the bytes of a record;
+# .nv.info and .nv.info.<fn>; .nv.callgraph.
+_SYMBOL_TABLES = frozenset({_SHT_SYMTAB, SHT_MERC_SYMTAB})
+_RELOCATION_ENTRY = {4: 24, 9: 16, 0x70000082: 24}
+_CUDA_INFO = frozenset({0x70000000, 0x70000083})
+_CALL_GRAPH = frozenset({0x70000001, 0x7000008A})
+# A mercury copy's prefix: what follows it is named as the section it copies.
+_MERCURY = re.compile(rb"\.nv\.(?:cap)?merc(?=\.)")
 # The sections that belong to one function, named after it (`.text.<fn>`, `.nv.info.<fn>`, ...), with
 # their relocations. A kernel named like a section (`info`) is told apart by the dot after the prefix.
 _PER_FUNCTION = re.compile(
@@ -83,6 +98,9 @@ _DEBUG_PREFIXES = (b".debug_", b".nv_debug_")
 # _MIN_STACK_SIZE, _MAX_STACK_SIZE, _REGCOUNT; and EIATTR_EXTERNS, a list of them.
 _SYMBOL_FIRST = frozenset({0x0A, 0x11, 0x12, 0x23, 0x2F})
 _SYMBOL_LIST = 0x0F
+# A real cubin stores each name once, and names it in its symbol table and its mercury copy's: the
+# names its symbols read cannot add up to more than twice its bytes.
+_NAME_BYTES_PER_FILE_BYTE = 2
 
 
 def gpu_identity(provenance: Provenance) -> dict[str, str | None] | None:
@@ -97,29 +115,45 @@ def code_digest(cubin: bytes, symbol: str) -> str:
     (mangled): of all its bytes where it is no ELF that can be read or `symbol` is none of its kernels."""
     try:
         return hashlib.sha256(repr(_kernel_parts(cubin, symbol.encode())).encode()).hexdigest()
-    except (struct.error, ValueError, IndexError, TooLarge):
+    except (struct.error, ValueError, IndexError, KeyError, TooLarge):
         return "bytes:" + hashlib.sha256(cubin).hexdigest()
 
 
 @dataclass(frozen=True)
+class _Table:
+    """A symbol table read for one kernel: the label each symbol is named by in the digest (its name,
+    and how many before it had that name; a section's symbol by its section), and the kernel, if any,
+    each belongs to."""
+
+    labels: list[tuple[bytes, int]]
+    kernels: list[bytes | None]
+    symbols: list[Symbol]
+
+
+@dataclass(frozen=True)
 class _Cubin:
-    """A cubin read for one kernel: its sections and their names, its symbols and the label each is
-    named by in the digest (its name, and how many before it had that name; a section's symbol by its
-    section), and the kernel, if any, each section and each symbol belongs to."""
+    """A cubin read for one kernel: its sections, their names and the kernel, if any, each belongs to;
+    its symbol tables by their sections' indexes."""
 
     data: bytes
     sections: list[Section]
     names: list[bytes]
-    symbols: list[Symbol]
-    labels: list[tuple[bytes, int]]
     section_kernels: list[bytes | None]
-    symbol_kernels: list[bytes | None]
+    tables: dict[int, _Table]
     kernel: bytes
 
-    def of_another_kernel(self, symbols: Sequence[int]) -> bool:
+    def table(self, section: Section) -> _Table:
+        """The symbol table a section's records refer to (its link); KeyError where it links to none."""
+        return self.tables[section.link]
+
+    def of_another_kernel(self, table: _Table, symbols: Sequence[int], own: bool = False) -> bool:
         """Whether these symbols make a record another kernel's: one of them is of another kernel, and
-        none of this one."""
-        kernels = {self.symbol_kernels[index] for index in symbols} - {None}
+        none of this one. ValueError where the record is the kernel's own (`own`: of its own section, or
+        naming it) and names another kernel too: a kernel that launches another (dynamic parallelism)
+        runs its code, which its digest would leave out, so its cubin is digested whole."""
+        kernels = {table.kernels[index] for index in symbols} - {None}
+        if (own or self.kernel in kernels) and kernels - {self.kernel}:
+            raise ValueError("the kernel refers to another kernel")
         return bool(kernels) and self.kernel not in kernels
 
     def section_label(self, index: int) -> bytes | int:
@@ -133,7 +167,7 @@ def _kernel_parts(data: bytes, kernel: bytes) -> tuple[object, ...]:
     shift where another kernel's sections or symbols come or go) named, another kernel's left out."""
     cubin = _read(data, kernel)
     (names_at,) = struct.unpack_from("<H", data, _SHSTRNDX_AT)
-    string_tables = {names_at} | {s.link for s in cubin.sections if s.kind == _SHT_SYMTAB}
+    string_tables = {names_at} | {cubin.sections[index].link for index in cubin.tables}
     parts: list[object] = [
         data[:16],
         struct.unpack_from("<HHI", data, 16),
@@ -147,9 +181,9 @@ def _kernel_parts(data: bytes, kernel: bytes) -> tuple[object, ...]:
         if index in string_tables and section.kind == _SHT_STRTAB:
             continue  # every name of them is digested where it is used
         parts.append(
-            (name, section.kind, section.flags, cubin.section_label(section.link), _info(cubin, section))
+            (name, section.kind, section.flags, cubin.section_label(section.link), _info(cubin, index))
         )
-        parts.append((section.entry_size, section.align, _content(cubin, section, keep_all=owner == kernel)))
+        parts.append((section.entry_size, section.align, _content(cubin, index, keep_all=owner == kernel)))
     return tuple(parts)
 
 
@@ -159,33 +193,32 @@ def _read(data: bytes, kernel: bytes) -> _Cubin:
     names = [section_name(data, every[names_at], section) for section in every]
     if any(name is None for name in names):
         raise ValueError("a section's name is not in the section names' table")
-    table = symbols(data, every)
-    symbol_names = _symbol_names(data, table)
-    entries = {name for symbol, name in zip(table, symbol_names, strict=True) if symbol.is_entry}
+    known = [name or b"" for name in names]
+    every_symbol = symbols(data, every, kinds=_SYMBOL_TABLES)
+    symbol_names = _symbol_names(data, every_symbol)
+    entries = {name for symbol, name in zip(every_symbol, symbol_names, strict=True) if symbol.is_entry}
     if kernel not in entries:
         raise ValueError("no such kernel")
-    section_kernels = _section_kernels(every, names, entries)
-    symbol_kernels: list[bytes | None] = []
-    for symbol, name in zip(table, symbol_names, strict=True):
+    section_kernels = _section_kernels(every, known, entries)
+    tables: dict[int, _Table] = {}
+    seen: dict[tuple[int, bytes], int] = {}  # symbols of a table and a name so far
+    for symbol, name in zip(every_symbol, symbol_names, strict=True):
+        table = tables.setdefault(symbol.table, _Table([], [], []))
         where = section_kernels[symbol.section] if 0 < symbol.section < len(every) else None
         if symbol.is_entry and where != name:  # its code named after another kernel, or after none
             raise ValueError("a kernel's code is not in its own section")
-        symbol_kernels.append(where)
-    return _Cubin(
-        data,
-        every,
-        [name or b"" for name in names],
-        table,
-        _labels(table, symbol_names, names),
-        section_kernels,
-        symbol_kernels,
-        kernel,
-    )
+        if symbol.info & 0xF == _STT_SECTION and 0 < symbol.section < len(every):
+            name = b"section " + known[symbol.section]
+        table.labels.append((name, seen.get((symbol.table, name), 0)))
+        seen[symbol.table, name] = seen.get((symbol.table, name), 0) + 1
+        table.kernels.append(where)
+        table.symbols.append(symbol)
+    return _Cubin(data, every, known, section_kernels, tables, kernel)
 
 
 def _symbol_names(data: bytes, table: list[Symbol]) -> list[bytes]:
-    """Every symbol's name; TooLarge where they add up to more than the cubin (a real one stores each
-    once), so that a crafted table cannot make this read one long name a million times."""
+    """Every symbol's name; TooLarge where they add up to more than a real cubin's can, so that a
+    crafted table cannot make this read one long name a million times."""
     found: list[bytes] = []
     total = 0
     for symbol in table:
@@ -193,35 +226,22 @@ def _symbol_names(data: bytes, table: list[Symbol]) -> list[bytes]:
         if name is None:
             raise ValueError("a symbol's name is not in its string table")
         total += len(name)
-        if total > len(data):
-            raise TooLarge(f"its symbols' names add up to more than its own {len(data)} bytes")
+        if total > _NAME_BYTES_PER_FILE_BYTE * len(data):
+            raise TooLarge(
+                f"its symbols' names add up to more than {_NAME_BYTES_PER_FILE_BYTE} times its bytes"
+            )
         found.append(name)
     return found
 
 
-def _labels(
-    table: list[Symbol], symbol_names: list[bytes], names: list[bytes | None]
-) -> list[tuple[bytes, int]]:
-    labels: list[tuple[bytes, int]] = []
-    seen: dict[bytes, int] = {}
-    for symbol, name in zip(table, symbol_names, strict=True):
-        if symbol.info & 0xF == _STT_SECTION and 0 < symbol.section < len(names):
-            name = b"section " + (names[symbol.section] or b"")
-        labels.append((name, seen.get(name, 0)))
-        seen[name] = seen.get(name, 0) + 1
-    return labels
-
-
-def _section_kernels(
-    every: list[Section], names: list[bytes | None], entries: set[bytes]
-) -> list[bytes | None]:
+def _section_kernels(every: list[Section], names: list[bytes], entries: set[bytes]) -> list[bytes | None]:
     """The kernel each section belongs to: the one it is named after, or, for a section that says it
     belongs to another (its info a section's index: a relocation, a kernel's attributes or constants),
     that one's; None for a section of no kernel (a device function's, or one of the whole cubin).
     ValueError where the name and the section it belongs to say two kernels: not a layout understood."""
     found: list[bytes | None] = []
     for name in names:
-        named = _PER_FUNCTION.fullmatch(name or b"")
+        named = _PER_FUNCTION.fullmatch(_stem(name))
         found.append(named.group(1) if named is not None and named.group(1) in entries else None)
     for index, section in enumerate(every):
         if section.flags & _SHF_INFO_LINK and 0 < section.info < len(every):
@@ -232,96 +252,110 @@ def _section_kernels(
     return found
 
 
+def _stem(name: bytes) -> bytes:
+    """A section's name, a mercury copy's named as the section it copies (`.nv.capmerc.text.k`: `.text.k`)."""
+    return _MERCURY.sub(b"", name, count=1) if name.startswith(b".nv.") else name
+
+
 def _is_debug(name: bytes, section: Section) -> bool:
     """Whether a section is debug information: named so, and not loaded (a section loaded on the GPU is
     digested whatever its name)."""
-    stem = name.removeprefix(b".rela").removeprefix(b".rel")
+    stem = _stem(name).removeprefix(b".rela").removeprefix(b".rel")
     return stem.startswith(_DEBUG_PREFIXES) and not section.flags & _SHF_ALLOC
 
 
-def _info(cubin: _Cubin, section: Section) -> object:
+def _info(cubin: _Cubin, index: int) -> object:
     """A section header's info word, its indexes named: a code section's symbol (its top byte, the
     register count on older architectures, as it is), another section's index where the flags say so;
     none for a symbol table (its count of local symbols, which other kernels' symbols change)."""
-    if section.kind == _SHT_SYMTAB:
+    section = cubin.sections[index]
+    if section.kind in _SYMBOL_TABLES:
         return None
-    if section.flags & _SHF_EXECINSTR:
-        return section.info >> 24, _symbol_label(cubin, section.info & 0xFFFFFF)
+    code = section.flags & _SHF_EXECINSTR or _stem(cubin.names[index]).startswith(b".text.")
+    if code and section.link in cubin.tables:
+        labels = cubin.table(section).labels
+        symbol = section.info & 0xFFFFFF
+        return section.info >> 24, labels[symbol] if symbol < len(labels) else symbol
     if section.flags & _SHF_INFO_LINK:
         return cubin.section_label(section.info)
     return section.info
 
 
-def _symbol_label(cubin: _Cubin, index: int) -> object:
-    return cubin.labels[index] if index < len(cubin.labels) else index
-
-
-def _content(cubin: _Cubin, section: Section, keep_all: bool) -> object:
+def _content(cubin: _Cubin, index: int, keep_all: bool) -> object:
     """A section's content: its records re-read where it is a table that refers to symbols (those of
     another kernel left out, but from the kernel's own sections), its bytes otherwise."""
+    section = cubin.sections[index]
     if section.kind == _SHT_NOBITS:
         return section.size
     data = cubin.data[section.offset : section.offset + section.size]
-    if section.kind == _SHT_SYMTAB:
-        return _symbol_records(cubin)
+    if section.kind in _SYMBOL_TABLES:
+        return _symbol_records(cubin, cubin.tables[index])
     if section.kind in _RELOCATION_ENTRY:
-        return _relocation_records(cubin, data, _RELOCATION_ENTRY[section.kind], keep_all)
-    if section.kind == _CUDA_INFO:
-        return _info_records(cubin, data, keep_all)
-    if section.kind == _CUDA_CALLGRAPH:
-        return _call_records(cubin, data, keep_all)
+        return _relocation_records(
+            cubin, cubin.table(section), data, _RELOCATION_ENTRY[section.kind], keep_all
+        )
+    if section.kind in _CUDA_INFO:
+        return _info_records(cubin, section, data, keep_all)
+    if section.kind in _CALL_GRAPH:
+        return _call_records(cubin, cubin.table(section), data, keep_all)
     return data
 
 
-def _symbol_records(cubin: _Cubin) -> tuple[object, ...]:
+def _symbol_records(cubin: _Cubin, table: _Table) -> tuple[object, ...]:
     """The symbols, by label: their order changes where another kernel comes or goes."""
     return _in_order(
         [
-            (cubin.labels[i], s.info, s.other, cubin.section_label(s.section), s.value, s.size)
-            for i, s in enumerate(cubin.symbols)
-            if not cubin.of_another_kernel([i])
+            (table.labels[i], s.info, s.other, cubin.section_label(s.section), s.value, s.size)
+            for i, s in enumerate(table.symbols)
+            if not cubin.of_another_kernel(table, [i])
         ],
         keep_all=False,
     )
 
 
-def _relocation_records(cubin: _Cubin, data: bytes, size: int, keep_all: bool) -> tuple[object, ...]:
+def _relocation_records(
+    cubin: _Cubin, table: _Table, data: bytes, size: int, keep_all: bool
+) -> tuple[object, ...]:
     records: list[object] = []
     for at in range(0, len(data) - size + 1, size):
         offset, info = struct.unpack_from("<QQ", data, at)
         addend = struct.unpack_from("<q", data, at + 16)[0] if size == 24 else 0
         symbol = info >> 32
-        if keep_all or not cubin.of_another_kernel([symbol]):
-            records.append((offset, info & 0xFFFFFFFF, cubin.labels[symbol], addend))
+        if not cubin.of_another_kernel(table, [symbol], own=keep_all):
+            records.append((offset, info & 0xFFFFFFFF, table.labels[symbol], addend))
     return (*_in_order(records, keep_all), data[len(data) - len(data) % size :])
 
 
-def _info_records(cubin: _Cubin, data: bytes, keep_all: bool) -> tuple[object, ...]:
+def _info_records(cubin: _Cubin, section: Section, data: bytes, keep_all: bool) -> tuple[object, ...]:
+    """An .nv.info section's records, the symbols of those that name one by label; a section of such
+    records that links to no symbol table cannot be read so (KeyError)."""
     records: list[object] = []
     for form, attribute, value in info_records(data):
         referred: list[int] = []
         if form == INFO_SIZED and attribute in _SYMBOL_FIRST and len(value) >= 4:
             referred = [struct.unpack_from("<I", value)[0]]
-            value_read: object = (cubin.labels[referred[0]], value[4:])
+            value_read: object = (cubin.table(section).labels[referred[0]], value[4:])
         elif form == INFO_SIZED and attribute == _SYMBOL_LIST and len(value) % 4 == 0:
             referred = [index for (index,) in struct.iter_unpack("<I", value)]
-            value_read = tuple(cubin.labels[index] for index in referred)
+            value_read = tuple(cubin.table(section).labels[index] for index in referred)
         else:
             value_read = value
-        if keep_all or not cubin.of_another_kernel(referred):
+        if not (referred and cubin.of_another_kernel(cubin.table(section), referred, own=keep_all)):
             records.append((form, attribute, value_read))
     return _in_order(records, keep_all)
 
 
-def _call_records(cubin: _Cubin, data: bytes, keep_all: bool) -> tuple[object, ...]:
+def _call_records(cubin: _Cubin, table: _Table, data: bytes, keep_all: bool) -> tuple[object, ...]:
     """.nv.callgraph's (caller, callee) pairs of symbol indexes; an index past the symbols is a marker
     (-1 to -4), kept as it is."""
     records: list[object] = []
     for at in range(0, len(data) - 7, 8):
         pair = struct.unpack_from("<II", data, at)
-        referred = [index for index in pair if index < len(cubin.symbols)]
-        if keep_all or not cubin.of_another_kernel(referred):
-            records.append(tuple(_symbol_label(cubin, index) for index in pair))
+        referred = [index for index in pair if index < len(table.labels)]
+        if not cubin.of_another_kernel(table, referred, own=keep_all):
+            records.append(
+                tuple(table.labels[index] if index < len(table.labels) else index for index in pair)
+            )
     return (*_in_order(records, keep_all), data[len(data) - len(data) % 8 :])
 
 
