@@ -1,13 +1,14 @@
 """check --reuse on a real GPU under Nsight Compute: a run after a kernel changed profiles that kernel's
-cases alone and judges as a whole run does; after a comment-only edit it profiles nothing; its dry run
-plans what it then profiles. Skipped, with the reason, where there is no GPU."""
+cases alone (and not those of the other kernels of its .cu file, one cubin) and judges as a whole run
+does; after a comment-only edit it profiles nothing; its dry run plans what it then profiles. Skipped,
+with the reason, where there is no GPU."""
 
 import json
 import shutil
 from pathlib import Path
 
 import pytest
-from conftest import COMPILE_CACHE, DATA, NO_GPU
+from conftest import COMPILE_CACHE, DATA, EXPECTATIONS, NO_GPU, ROOT
 
 from ncuverify.options import CheckOptions
 from ncuverify.pipeline import check_files, plan_files
@@ -97,3 +98,26 @@ def test_the_dry_run_plans_on_this_gpu_what_the_reusing_run_then_profiles(gpu_en
     assert [c.case for c in plan.profile] == ["scale_2d"]
     checked(path, gpu_environment, tmp_path / "reusing", reuse=tmp_path / "base")
     assert profiled(tmp_path / "reusing") == ["scale_2d"]
+
+
+ADDED = "C[i] = A[i] + B[i];"  # of vecAddKernel, then of vecAddKernelGridStride, in kernels/vector_add.cu
+VECADD_CASES = ["v1", "v1_big", "v1_odd", "v1_verify"]  # the cases of vector_add.yaml that launch it
+
+
+def test_an_edit_of_one_kernel_of_a_cu_file_profiles_its_cases_alone(gpu_environment, tmp_path):
+    project = tmp_path / "suite"
+    (project / "expectations").mkdir(parents=True)
+    (project / "kernels").mkdir()
+    (project / ".ncuverify-root").write_text("")
+    path = project / "expectations" / "vector_add.yaml"
+    shutil.copy(EXPECTATIONS / "vector_add.yaml", path)
+    source = project / "kernels" / "vector_add.cu"
+    shutil.copy(ROOT / "kernels" / "vector_add.cu", source)
+    checked(path, gpu_environment, tmp_path / "base")
+    every = profiled(tmp_path / "base")
+    assert set(VECADD_CASES) < set(every)
+    source.write_text(source.read_text().replace(ADDED, ADDED.replace(";", " + 0.0f;"), 1))
+    reusing = checked(path, gpu_environment, tmp_path / "reusing", reuse=tmp_path / "base")
+    assert profiled(tmp_path / "reusing") == VECADD_CASES
+    assert reusing.reused_from is not None
+    assert sorted(reusing.reused_from.cases) == sorted(set(every) - set(VECADD_CASES))
