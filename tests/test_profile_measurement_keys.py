@@ -325,6 +325,21 @@ def test_a_kernel_whose_code_lies_in_another_kernel_s_section_is_digested_whole(
     assert code_digest(bytes(moved), "vecAddKernel").startswith("bytes:")
 
 
+def test_a_section_of_the_whole_cubin_said_to_be_another_kernel_s_is_still_digested(tmp_path):
+    """Only a relocation belongs to the kernel of the section it applies to: data of the whole cubin whose
+    header points at another kernel's code stays in every kernel's digest."""
+    cubin = built(tmp_path, VECTOR_ADD, ["vecAddKernel"])["vecAddKernel"].cubin
+    every = sections(cubin)
+    compat = section_named(cubin, b".nv.compat")
+    header = struct.unpack_from("<Q", cubin, 40)[0] + 64 * every.index(compat)
+    pointed = bytearray(cubin)
+    struct.pack_into("<Q", pointed, header + 8, compat.flags | 0x40)  # SHF_INFO_LINK
+    struct.pack_into("<I", pointed, header + 44, every.index(section_named(cubin, b".text.vecScaleKernel")))
+    changed_data = bytearray(pointed)
+    changed_data[compat.offset] ^= 0xFF
+    assert code_digest(bytes(pointed), "vecAddKernel") != code_digest(bytes(changed_data), "vecAddKernel")
+
+
 def test_a_kernel_that_calls_another_kernel_is_digested_whole(tmp_path):
     """Its call graph naming another kernel (dynamic parallelism): that kernel's code runs too."""
     cubin = built(tmp_path, VECTOR_ADD, ["vecAddKernel"])["vecAddKernel"].cubin

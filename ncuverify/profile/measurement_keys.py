@@ -235,10 +235,10 @@ def _symbol_names(data: bytes, table: list[Symbol]) -> list[bytes]:
 
 
 def _section_kernels(every: list[Section], names: list[bytes], entries: set[bytes]) -> list[bytes | None]:
-    """The kernel each section belongs to: the one it is named after, or, for a section that says it
-    belongs to another (its info a section's index: a relocation, a kernel's attributes or constants),
-    that one's; None for a section of no kernel (a device function's, or one of the whole cubin).
-    ValueError where the name and the section it belongs to say two kernels: not a layout understood."""
+    """The kernel each section belongs to: the one it is named after, or, for a relocation, that of the
+    section it applies to; None for a section of no kernel (a device function's, or one of the whole
+    cubin). ValueError where a section's name and the section its info says it belongs to (a relocation's,
+    a kernel's attributes' or constants') say two kernels: not a layout understood."""
     found: list[bytes | None] = []
     for name in names:
         named = _PER_FUNCTION.fullmatch(_stem(name))
@@ -248,7 +248,8 @@ def _section_kernels(every: list[Section], names: list[bytes], entries: set[byte
             target = found[section.info]
             if found[index] is not None and target not in (None, found[index]):
                 raise ValueError("a section named after one kernel belongs to another")
-            found[index] = found[index] or target
+            if section.kind in _RELOCATION_ENTRY:  # another section named after no kernel stays whole
+                found[index] = found[index] or target
     return found
 
 
