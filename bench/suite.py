@@ -33,6 +33,7 @@ from pathlib import Path
 
 from ncuverify.names import PASSES_METRIC, REPEATS
 from ncuverify.profile.outcome import ELAPSED_FILE
+from ncuverify.profile.work import is_driver_command
 
 ROOT = Path(__file__).resolve().parent.parent
 # The two rows the plugin's ratio is of.
@@ -164,7 +165,8 @@ def gpu_rows(scratch: Path, naive_sample: int) -> list[tuple[str, float]]:
     )
     plans = [json.loads(p.read_text()) for p in sorted(saved.glob("runs/*/0/plan.json"))]
     commands = json.loads((saved / "commands.json").read_text())
-    metrics = sorted({m for c in commands for m in c[c.index("--metrics") + 1].split(",")})
+    profiled = [c for c in commands if not is_driver_command(c)]  # the runner alone takes no metric
+    metrics = sorted({m for c in profiled for m in c[c.index("--metrics") + 1].split(",")})
     # The cases as the suite names them (a repeated case's repeats are its own entry in the plans).
     cases = [case for plan in plans for case in plan["cases"] if not case["name"].endswith(REPEATS)]
     # One ncu per case costs about the same for every case (ncu's start dominates): time a fixed sample
@@ -236,9 +238,12 @@ def process_rows(
     rows = []
     for command, at in zip(commands, ordered, strict=False):  # the recording's runs are in this order
         run = runs[at]
-        metrics = command[command.index("--metrics") + 1].split(",")
         cases = json.loads((run / "plan.json").read_text())["cases"]
         launches = sum(case["repeat"] for case in cases)
+        if is_driver_command(command):  # the runner alone: no ncu, no pass
+            rows.append((f"process {'/'.join(run.parts[-2:])}: {len(cases)} cases without ncu", seconds[at]))
+            continue
+        metrics = command[command.index("--metrics") + 1].split(",")
         predicted = launches * model.passes(metrics)
         measured = sum(by_launch[run])
         rows.append(
@@ -313,6 +318,8 @@ def _own_passes(run: Path, by_launch: list[int]) -> int:
     """A process's launch-passes as the floor counts them: each case's first launch with the passes ncu
     took for it (by_launch, in launch order), its further launches (repeats, for time only) one
     pass each."""
+    if not by_launch:  # the runner alone, without ncu
+        return 0
     plan = json.loads((run / "plan.json").read_text())
     passes = iter(by_launch)
     total = 0
