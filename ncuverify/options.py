@@ -56,9 +56,11 @@ class CheckOptions:
     allow_programs: bool = False  # run the commands of program cases (code the expectation file names)
     # artifacts given for `binary:` kernels, by kernel key (check --binary KERNEL=PATH), absolute
     binaries: Mapping[str, Path] = field(default_factory=dict)
-    # False: ncu profiles every case, also one whose claims read only launch facts the driver gives
-    # (not an option of the command line: what tests compare the runner's facts with)
-    driver_facts: bool = True
+    # True (check --facts-without-ncu): cases whose claims read only launch facts the driver gives, or
+    # only buffers, run in a process of the runner alone. Off by default: ncu keeps every other
+    # profiled process's kernels off the GPU while it profiles, and the runner alone keeps nothing
+    # off it, so it is for a run that has the GPU to itself.
+    driver_facts: bool = False
 
 
 def for_run(
@@ -78,6 +80,7 @@ def for_run(
     allow_programs: bool = False,
     allow_stale: bool = False,
     binaries: Mapping[str, Path] | None = None,
+    driver_facts: bool = False,
 ) -> CheckOptions:
     """A run's options as `ncuverify check` makes them: compiled through the compile cache and with
     ncu's passes per metric set remembered in its folder, unless cache is False (then every kernel is
@@ -100,6 +103,7 @@ def for_run(
         allow_programs=allow_programs,
         allow_stale=allow_stale,
         binaries=binaries or {},
+        driver_facts=driver_facts,
     )
 
 

@@ -30,13 +30,10 @@ def runs(gpu_environment, tmp_path_factory) -> tuple[list[FileResult], list[File
     """The suite checked as a run checks it, and again with ncu profiling every case; and where the
     first run's recording is."""
     saved = tmp_path_factory.mktemp("with-driver")
-    options = CheckOptions(cache=COMPILE_CACHE, save_profile=saved, explain=False)
+    options = CheckOptions(cache=COMPILE_CACHE, save_profile=saved, explain=False, driver_facts=True)
     with_driver = check_files(PATHS, options, gpu_environment)
     ncu_only = CheckOptions(
-        cache=COMPILE_CACHE,
-        save_profile=tmp_path_factory.mktemp("ncu-only"),
-        explain=False,
-        driver_facts=False,
+        cache=COMPILE_CACHE, save_profile=tmp_path_factory.mktemp("ncu-only"), explain=False
     )
     return with_driver, check_files(PATHS, ncu_only, gpu_environment), saved
 

@@ -443,7 +443,7 @@ def test_cases_that_need_no_ncu_share_one_process_without_it_on_the_least_busy_g
         case("counters", {SECTORS, LIMIT}),
         ProfiledCase("timed", 1, frozenset(), pinned=True),
     ]
-    placed = schedule.units(cases, (0, 1), PassCounts())
+    placed = schedule.units(cases, (0, 1), PassCounts(), driver=True)
     with_ncu = [unit for unit in placed if unit.ncu]
     assert [(unit.gpu, unit.cases) for unit in with_ncu] == [(0, ("counters",))]
     without = [unit for unit in placed if not unit.ncu]
@@ -460,10 +460,15 @@ def test_a_sequence_or_any_metric_beyond_the_driver_s_keeps_a_case_with_ncu():
     time = case("time", {"gpu__time_duration.sum"})
     assert all(schedule.needs_ncu(each) for each in (steps, shared_limit, time))
     assert not schedule.needs_ncu(case("facts", {LIMIT, "device__attribute_multiprocessor_count"}))
-    assert all(unit.ncu for unit in schedule.units([steps, shared_limit, time], (0,), PassCounts()))
+    assert all(
+        unit.ncu for unit in schedule.units([steps, shared_limit, time], (0,), PassCounts(), driver=True)
+    )
 
 
 def test_without_the_driver_s_facts_ncu_profiles_every_case():
     cases = [case("facts", {LIMIT}), case("buffers", set())]
-    placed = schedule.units(cases, (0,), PassCounts(), driver=False)
-    assert [(unit.ncu, unit.cases) for unit in placed] == [(True, ("facts", "buffers"))]
+    for placed in (
+        schedule.units(cases, (0,), PassCounts(), driver=False),
+        schedule.units(cases, (0,), PassCounts()),
+    ):
+        assert [(unit.ncu, unit.cases) for unit in placed] == [(True, ("facts", "buffers"))]

@@ -586,7 +586,7 @@ def test_a_case_that_needs_no_ncu_runs_in_the_runner_alone_and_is_recorded_so(tm
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-00000000-0000-0000-0000-000000000000")
     saved = tmp_path / "saved"
     result, notes = checked_with_fake_ncu(
-        tmp_path, FACTS_FILE + claims, monkeypatch, save_profile=saved, explain=False
+        tmp_path, FACTS_FILE + claims, monkeypatch, save_profile=saved, explain=False, driver_facts=True
     )
     assert [[c.rsplit("::", 1)[1] for c in note["cases"]] for note in notes] == [["counted"]], "ncu's alone"
     verdicts = {c.claim.id: c for c in result.claims}
@@ -604,7 +604,6 @@ def test_a_case_that_needs_no_ncu_runs_in_the_runner_alone_and_is_recorded_so(tm
         FACTS_FILE + claims,
         monkeypatch,
         save_profile=tmp_path / "again",
-        driver_facts=False,
         explain=False,
     )
     assert [[c.rsplit("::", 1)[1] for c in note["cases"]] for note in notes][-1] == ["counted", "limited"]
@@ -622,7 +621,9 @@ def test_a_recorded_process_without_ncu_replays_its_facts(tmp_path: Path, monkey
     )
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-00000000-0000-0000-0000-000000000000")
     saved = tmp_path / "saved"
-    checked_with_fake_ncu(tmp_path, FACTS_FILE + claims, monkeypatch, save_profile=saved, explain=False)
+    checked_with_fake_ncu(
+        tmp_path, FACTS_FILE + claims, monkeypatch, save_profile=saved, explain=False, driver_facts=True
+    )
     # The process without ncu run again as on a GPU, on a stand-in for one, into the recording's files.
     plan = Plan.read(saved / "runs" / "1" / "0" / "plan.json")
     run_plan(

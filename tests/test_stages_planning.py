@@ -56,7 +56,8 @@ WITHOUT_NCU = {
 
 
 def test_the_cases_that_need_no_ncu_share_one_process_without_it(no_gpu, tmp_path):
-    plan = planned(tmp_path, str(EXPECTATIONS))
+    assert all(p["ncu"] for p in planned(tmp_path, str(EXPECTATIONS))["processes"]), "only when asked"
+    plan = planned(tmp_path, "--facts-without-ncu", str(EXPECTATIONS))
     without = [p for p in plan["processes"] if not p["ncu"]]
     assert len(without) == 1 and without[0]["passes"] == 0 and not without[0]["program"]
     cases: dict[str, set[str]] = {}

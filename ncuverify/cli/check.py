@@ -91,6 +91,16 @@ def check(
         bool,
         typer.Option(help="profile the cases of failed memory claims again for ncu's rules and source lines"),
     ] = True,
+    facts_without_ncu: Annotated[
+        bool,
+        typer.Option(
+            "--facts-without-ncu",
+            help="run the cases whose claims read only launch facts (occupancy, block and grid size,"
+            " registers, shared memory, device attributes) or only buffers without ncu, with the"
+            " driver's figures: faster, for a run that has the GPU to itself (ncu keeps other profiled"
+            " processes' kernels off the GPU while it profiles; the runner alone does not)",
+        ),
+    ] = False,
     from_profile: FromProfile = None,
     reuse: Annotated[
         Path | None,
@@ -218,6 +228,7 @@ def check(
         allow_programs=allow_programs,
         allow_stale=allow_stale,
         binaries=binaries,
+        driver_facts=facts_without_ncu,
     )
     if dry_run:
         raise typer.Exit(int(_planned(paths, run, outputs, comparison is not None, verbose, quiet)))

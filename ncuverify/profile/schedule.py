@@ -366,7 +366,7 @@ def needs_ncu(case: ProfiledCase) -> bool:
 
 
 def units(
-    cases: Sequence[ProfiledCase], gpus: Sequence[int], passes: PassCounts, driver: bool = True
+    cases: Sequence[ProfiledCase], gpus: Sequence[int], passes: PassCounts, driver: bool = False
 ) -> list[Unit]:
     """Every process of a run: the cases that need ncu grouped and spread over the GPUs, then, with
     driver, one process of the runner alone for the cases that need no ncu, on the GPU with the fewest

@@ -48,7 +48,7 @@ class Settings:
     passes: schedule.PassCounts | None = None
     keep_report: bool = False  # also keep ncu's .ncu-rep of every process
     say: Callable[[str], None] | None = None
-    driver_facts: bool = True  # False: ncu profiles every case, even one that needs no ncu
+    driver_facts: bool = False  # True: cases that need no ncu run in a process of the runner alone
 
 
 def profile_files(
