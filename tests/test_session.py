@@ -236,21 +236,29 @@ def test_a_kept_profile_s_folder_is_never_written_through_a_link(tmp_path: Path,
     assert victim.read_bytes() == b"keep me"
 
 
-SEQUENCE_FILE = """kernels:
-  copy: {file: copy.cu, entry: copy}
+def copy_file(first: str) -> str:
+    """An expectation file's kernel and its first case, a launch of the copy kernel named `&launch`."""
+    return f"""kernels:
+  copy: {{file: copy.cu, entry: copy}}
 cases:
-  before: &launch
+  {first}: &launch
     kernel: copy
     grid: 1
     block: 32
-    args: [{buffer: float32, count: 32}, {buffer: float32, count: 32, name: out}, {int32: 32}]
-  reduce:
+    args: [{{buffer: float32, count: 32}}, {{buffer: float32, count: 32, name: out}}, {{int32: 32}}]
+"""
+
+
+SEQUENCE_FILE = (
+    copy_file("before")
+    + """  reduce:
     steps:
       - *launch
       - {kernel: copy, grid: 1, block: 32, args: [{use: out}, {buffer: float32, count: 32}, {int32: 32}]}
   after: *launch
 claims:
 """
+)
 
 
 def checked_with_fake_ncu(folder: Path, text: str, monkeypatch, **options) -> tuple[FileResult, list[dict]]:
@@ -563,17 +571,12 @@ def test_units_that_must_be_alone_start_with_the_last_unit_before_them():
     assert session._starts_after([unit(True)] * 2, 2) == [0, 0]
 
 
-FACTS_FILE = """kernels:
-  copy: {file: copy.cu, entry: copy}
-cases:
-  counted: &launch
-    kernel: copy
-    grid: 1
-    block: 32
-    args: [{buffer: float32, count: 32}, {buffer: float32, count: 32, name: out}, {int32: 32}]
-  limited: *launch
+FACTS_FILE = (
+    copy_file("counted")
+    + """  limited: *launch
 claims:
 """
+)
 
 
 def test_a_case_that_needs_no_ncu_runs_in_the_runner_alone_and_is_recorded_so(tmp_path: Path, monkeypatch):
